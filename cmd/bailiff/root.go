@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"bailiff/report"
+)
+
+// Exit codes: 0 ok, 1 a finding, 2 usage or I/O error.
+const (
+	exitOK      = 0
+	exitFinding = 1
+	exitUsage   = 2
+)
+
+// ExitError carries an exit code, and optionally a message and a hint, out
+// of a command.
+type ExitError struct {
+	Code int
+	Err  error
+	Hint string
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func usageErr(err error, hint string) error { return &ExitError{Code: exitUsage, Err: err, Hint: hint} }
+
+// findings ends a command that reported findings on stdout.
+var findings = &ExitError{Code: exitFinding}
+
+// run is the whole program, callable in-process by tests.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *ExitError
+	if !errors.As(err, &ee) {
+		// cobra's own errors: unknown flags, commands, argument counts.
+		ee = &ExitError{Code: exitUsage, Err: err, Hint: "run 'bailiff --help' for usage"}
+	}
+	if ee.Err != nil {
+		fmt.Fprintf(stderr, "bailiff: error: %s\n", strings.TrimSuffix(ee.Err.Error(), "."))
+	}
+	if ee.Hint != "" {
+		fmt.Fprintf(stderr, "bailiff: hint: %s\n", ee.Hint)
+	}
+	return ee.Code
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "bailiff",
+		Short: "A deterministic gateway for MCP tool calls, and the tools to audit it",
+		Long: `bailiff decides every MCP tools/call with a pure policy engine before the
+real server is contacted, and reads its decisions back offline.
+
+Start with the demo, which replays a hijacked agent's session under a
+built-in policy and shows what each check stopped:
+
+  bailiff demo
+
+Then test your own policy against a hand-written session trace:
+
+  bailiff replay --policy policy.yaml session.jsonl`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr(err, fmt.Sprintf("run 'bailiff %s --help' for usage", strings.TrimPrefix(c.CommandPath(), "bailiff ")))
+	})
+	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout))
+	return root
+}
+
+// formatFlag is the --format flag shared by the offline commands.
+type formatFlag struct{ value string }
+
+func (f *formatFlag) register(c *cobra.Command) {
+	c.Flags().StringVar(&f.value, "format", "", "output format: table, json or markdown (default table)")
+}
+
+func (f *formatFlag) get() (report.Format, error) {
+	if f.value == "" {
+		return report.Table, nil
+	}
+	r, err := report.ParseFormat(f.value)
+	if err != nil {
+		return "", usageErr(err, "")
+	}
+	return r, nil
+}
+
+// readFile reads an input file, with a plain error when it cannot.
+func readFile(name string) ([]byte, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+	}
+	return b, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// writeOutput writes data to name atomically: a temp file in the same
+// directory, synced, then renamed, so a failed command leaves no partial
+// output.
+func writeOutput(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot write %s: %v", name, unwrapPath(err)), "")
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return usageErr(fmt.Errorf("cannot write %s: %v", name, err), "")
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return usageErr(fmt.Errorf("cannot write %s: %v", name, err), "")
+	}
+	if err := tmp.Close(); err != nil {
+		return usageErr(fmt.Errorf("cannot write %s: %v", name, err), "")
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return usageErr(fmt.Errorf("cannot write %s: %v", name, unwrapPath(err)), "")
+	}
+	return nil
+}

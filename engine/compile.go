@@ -1,0 +1,350 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Check names one step of the decision order. Every check but the rules
+// themselves can be switched off by name with Policy.Without.
+type Check string
+
+// The checks, in the order they run.
+const (
+	CheckPinning     Check = "pinning"
+	CheckRules       Check = "rules"
+	CheckScopes      Check = "scopes"
+	CheckBudget      Check = "budget"
+	CheckPath        Check = "path"
+	CheckPattern     Check = "pattern"
+	CheckTaint       Check = "taint"
+	CheckApproval    Check = "approval"
+	CheckDefaultDeny Check = "default-deny"
+)
+
+// Switchable lists the checks Policy.Without accepts, in decision order.
+// The rules and the default deny are the firewall itself and cannot be
+// switched off; single rules can, as "rule:<id>".
+func Switchable() []Check {
+	return []Check{CheckPinning, CheckScopes, CheckBudget, CheckPath, CheckPattern, CheckTaint, CheckApproval}
+}
+
+// Policy is a compiled policy, ready for Decide. It is immutable and safe
+// for concurrent use.
+type Policy struct {
+	canonical []byte
+	version   string
+
+	rules     []rule
+	contracts map[string]*contract
+	sources   []SourceSpec
+	redact    []Path
+	ttl       time.Duration
+
+	disabled      map[Check]bool
+	disabledRules map[string]bool
+}
+
+type rule struct {
+	id, server, tool string
+	scopes           []string
+	preds            []pred
+	action           Verdict
+	reason           string // the reason a matching rule gives
+}
+
+type contract struct {
+	spec         *Contract
+	exfil        exfilMode
+	sinks        []Path
+	trusted      []destPattern
+	onTaint      Verdict
+	writes       []Path
+	prefixes     []string
+	maxCalls     int // -1: no budget
+	patterns     []argPattern
+	hasContract  bool
+	hasExfilFlag bool
+}
+
+type exfilMode int
+
+const (
+	exfilAuto exfilMode = iota // gated when a destination-shaped argument is present
+	exfilYes
+	exfilNo
+)
+
+type argPattern struct {
+	path Path
+	src  string
+	re   *regexp.Regexp
+}
+
+// Without returns a copy of p with the named checks switched off: names
+// from Switchable, or "rule:<id>" to skip one rule. The rules and the
+// default deny cannot be switched off: no setting makes an unmatched call
+// allowed.
+func (p *Policy) Without(names ...string) (*Policy, error) {
+	q := *p
+	q.disabled = map[Check]bool{}
+	q.disabledRules = map[string]bool{}
+	for k, v := range p.disabled {
+		q.disabled[k] = v
+	}
+	for k, v := range p.disabledRules {
+		q.disabledRules[k] = v
+	}
+	for _, n := range names {
+		if id, ok := strings.CutPrefix(n, "rule:"); ok {
+			found := false
+			for _, r := range p.rules {
+				found = found || r.id == id
+			}
+			if !found {
+				return nil, fmt.Errorf("no rule %q in the policy", id)
+			}
+			q.disabledRules[id] = true
+			continue
+		}
+		c := Check(n)
+		switch c {
+		case CheckRules, CheckDefaultDeny:
+			return nil, fmt.Errorf("check %q cannot be switched off: it is the firewall (switch off single rules with rule:<id>)", n)
+		}
+		ok := false
+		for _, s := range Switchable() {
+			ok = ok || s == c
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown check %q (known: %s, or rule:<id>)", n, checkList())
+		}
+		q.disabled[c] = true
+	}
+	return &q, nil
+}
+
+func checkList() string {
+	var s []string
+	for _, c := range Switchable() {
+		s = append(s, string(c))
+	}
+	return strings.Join(s, ", ")
+}
+
+// RuleIDs lists the rule ids in written order.
+func (p *Policy) RuleIDs() []string {
+	ids := make([]string, len(p.rules))
+	for i, r := range p.rules {
+		ids[i] = r.id
+	}
+	return ids
+}
+
+// Redact lists the argument paths the policy removes before anything is
+// written to an audit log.
+func (p *Policy) Redact() []Path { return p.redact }
+
+// ApprovalTTL is how long a grant without its own expiry stays usable.
+func (p *Policy) ApprovalTTL() time.Duration { return p.ttl }
+
+func (p *Policy) on(c Check) bool { return !p.disabled[c] }
+
+type compileErr struct {
+	keys   []any
+	reason string
+}
+
+func compile(f *File, name string, root *yaml.Node) (*Policy, error) {
+	p, ce := compileFile(f)
+	if ce != nil {
+		return nil, &LoadError{File: name, Line: lineOf(root, ce.keys...), Reason: ce.reason}
+	}
+	return p, nil
+}
+
+func fail(reason string, keys ...any) *compileErr { return &compileErr{keys: keys, reason: reason} }
+
+func compileFile(f *File) (*Policy, *compileErr) {
+	if f.Version != FormatVersion {
+		if f.Version == 0 {
+			return nil, fail("missing `version: 1`", "version")
+		}
+		return nil, fail(fmt.Sprintf("unsupported policy version %d (this bailiff reads version %d)", f.Version, FormatVersion), "version")
+	}
+	expanded, ce := expandPacks(f)
+	if ce != nil {
+		return nil, ce
+	}
+	f = expanded
+	p := &Policy{contracts: map[string]*contract{}, ttl: DefaultApprovalTTL}
+	seen := map[string]bool{}
+	for i, rs := range f.Rules {
+		r, ce := compileRule(rs, i)
+		if ce != nil {
+			return nil, ce
+		}
+		if seen[r.id] {
+			return nil, fail(fmt.Sprintf("duplicate rule id %q", r.id), "rules", i, "id")
+		}
+		seen[r.id] = true
+		p.rules = append(p.rules, r)
+	}
+	for _, name := range sortedKeys(f.Tools) {
+		c, ce := compileContract(name, f.Tools[name])
+		if ce != nil {
+			return nil, ce
+		}
+		p.contracts[name] = c
+	}
+	for i, s := range f.TrustedSources {
+		if s.Tool == "" {
+			return nil, fail("trusted source needs a tool (a glob; \"*\" for every tool)", "trusted_sources", i)
+		}
+		if err := checkGlob(s.Tool); err != nil {
+			return nil, fail(err.Error(), "trusted_sources", i, "tool")
+		}
+		if s.Server == "" {
+			s.Server = "*"
+		}
+		if err := checkGlob(s.Server); err != nil {
+			return nil, fail(err.Error(), "trusted_sources", i, "server")
+		}
+		p.sources = append(p.sources, s)
+	}
+	for i, r := range f.Redact {
+		pth, err := ParsePath(r)
+		if err != nil {
+			return nil, fail(err.Error(), "redact", i)
+		}
+		p.redact = append(p.redact, pth)
+	}
+	if f.Approval != nil && f.Approval.TTL != "" {
+		d, err := time.ParseDuration(f.Approval.TTL)
+		if err != nil || d <= 0 {
+			return nil, fail(fmt.Sprintf("approval ttl %q is not a positive duration such as 15m", f.Approval.TTL), "approval", "ttl")
+		}
+		p.ttl = d
+	}
+	p.canonical, p.version = canonicalize(f)
+	return p, nil
+}
+
+func compileRule(rs RuleSpec, i int) (rule, *compileErr) {
+	r := rule{id: rs.ID, server: rs.Server, tool: rs.Tool, scopes: rs.Scopes}
+	switch {
+	case rs.ID == "":
+		return r, fail("rule needs an id", "rules", i)
+	case strings.HasPrefix(rs.ID, "<") || strings.HasPrefix(rs.ID, "rule:"):
+		return r, fail(fmt.Sprintf("rule id %q is reserved", rs.ID), "rules", i, "id")
+	case rs.Tool == "":
+		return r, fail(fmt.Sprintf("rule %q needs a tool (a glob; \"*\" for every tool)", rs.ID), "rules", i)
+	case !validAction(rs.Action):
+		return r, fail(fmt.Sprintf("rule %q: action must be allow, deny or ask, not %q", rs.ID, rs.Action), "rules", i, "action")
+	}
+	if r.server == "" {
+		r.server = "*"
+	}
+	if err := checkGlob(r.tool); err != nil {
+		return r, fail(err.Error(), "rules", i, "tool")
+	}
+	if err := checkGlob(r.server); err != nil {
+		return r, fail(err.Error(), "rules", i, "server")
+	}
+	r.action = Verdict(rs.Action)
+	r.reason = rs.Reason
+	if r.reason == "" {
+		r.reason = fmt.Sprintf("rule %s: %s", rs.ID, rs.Action)
+	}
+	for j, ps := range rs.When {
+		pr, err := compilePred(ps)
+		if err != nil {
+			return r, fail(fmt.Sprintf("rule %q: %v", rs.ID, err), "rules", i, "when", j)
+		}
+		r.preds = append(r.preds, pr)
+	}
+	return r, nil
+}
+
+func compileContract(name string, cs *Contract) (*contract, *compileErr) {
+	if cs == nil {
+		cs = &Contract{}
+	}
+	c := &contract{spec: cs, maxCalls: -1, onTaint: Deny, hasContract: true}
+	if cs.Exfiltrating != nil {
+		c.hasExfilFlag = true
+		c.exfil = exfilNo
+		if *cs.Exfiltrating {
+			c.exfil = exfilYes
+		}
+	}
+	for i, s := range cs.SinkParams {
+		pth, err := ParsePath(s)
+		if err != nil {
+			return nil, fail(err.Error(), "tools", name, "sink_params", i)
+		}
+		c.sinks = append(c.sinks, pth)
+	}
+	for i, d := range cs.TrustedDestinations {
+		dp, err := compileDest(d)
+		if err != nil {
+			return nil, fail(err.Error(), "tools", name, "trusted_destinations", i)
+		}
+		c.trusted = append(c.trusted, dp)
+	}
+	switch cs.OnTaint {
+	case "", "deny":
+	case "ask":
+		c.onTaint = Ask
+	default:
+		return nil, fail(fmt.Sprintf("tool %q: on_taint must be deny or ask, not %q", name, cs.OnTaint), "tools", name, "on_taint")
+	}
+	for i, w := range cs.WriteParams {
+		pth, err := ParsePath(w)
+		if err != nil {
+			return nil, fail(err.Error(), "tools", name, "write_params", i)
+		}
+		c.writes = append(c.writes, pth)
+	}
+	for i, pre := range cs.AllowedPathPrefixes {
+		clean, err := checkPrefix(pre)
+		if err != nil {
+			return nil, fail(fmt.Sprintf("tool %q: %v", name, err), "tools", name, "allowed_path_prefixes", i)
+		}
+		c.prefixes = append(c.prefixes, clean)
+	}
+	if cs.MaxCalls != nil {
+		if *cs.MaxCalls < 0 {
+			return nil, fail(fmt.Sprintf("tool %q: max_calls must be 0 or more", name), "tools", name, "max_calls")
+		}
+		c.maxCalls = *cs.MaxCalls
+	}
+	for _, k := range sortedKeys(cs.ArgPatterns) {
+		pth, err := ParsePath(k)
+		if err != nil {
+			return nil, fail(err.Error(), "tools", name, "arg_patterns", k)
+		}
+		re, err := regexp.Compile(`^(?:` + cs.ArgPatterns[k] + `)$`)
+		if err != nil {
+			return nil, fail(fmt.Sprintf("tool %q: arg_patterns %q: bad regex: %v", name, k, err), "tools", name, "arg_patterns", k)
+		}
+		c.patterns = append(c.patterns, argPattern{path: pth, src: cs.ArgPatterns[k], re: re})
+	}
+	return c, nil
+}
+
+// noContract is what a tool without a contract gets: no budget, no path or
+// pattern constraints, and the fail-closed sink gate when its arguments look
+// like destinations.
+var noContract = &contract{spec: &Contract{}, maxCalls: -1, onTaint: Deny}
+
+func (p *Policy) contractFor(tool string) *contract {
+	if c, ok := p.contracts[tool]; ok {
+		return c
+	}
+	return noContract
+}

@@ -1,0 +1,457 @@
+package engine
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+)
+
+// Verdict is the outcome of a decision.
+type Verdict string
+
+// The verdicts. Ask means a human must answer; no answer is a deny.
+const (
+	Allow Verdict = "allow"
+	Deny  Verdict = "deny"
+	Ask   Verdict = "ask"
+)
+
+// Decision is a verdict and why.
+type Decision struct {
+	Verdict Verdict
+	Check   Check
+	Rule    string // the rule that matched, DefaultRuleID when none did
+	Reason  string
+	// TaintedBy names the output a tainted destination appeared in.
+	TaintedBy *Source
+	// Destination is the destination the taint check decided on.
+	Destination string
+	// Grant is the grant this decision used, if any.
+	Grant string
+	// Unevaluable is set when the verdict depends on redacted input:
+	// Possible lists the verdicts it could have had, Unknown the paths.
+	Unevaluable bool
+	Possible    []Verdict
+	Unknown     []string
+}
+
+// maxChoices bounds how many unknown inputs one decision explores; a call
+// with more is unevaluable outright.
+const maxChoices = 12
+
+// oracle enumerates the values of unknown (redacted) inputs. Decide runs
+// the checks once per combination; with no redacted input that is once,
+// and nothing is allocated.
+type oracle struct {
+	picks [maxChoices]uint8
+	arity [maxChoices]uint8
+	paths [maxChoices]string
+	fixed int // picks[:fixed] are replayed from the previous run
+	n     int
+	over  bool
+}
+
+func (o *oracle) choose(arity int, p string) int {
+	if o.n >= maxChoices {
+		o.over = true
+		return 0
+	}
+	i := o.n
+	o.n++
+	if i < o.fixed {
+		return int(o.picks[i])
+	}
+	o.picks[i], o.arity[i], o.paths[i] = 0, uint8(arity), p
+	return 0
+}
+
+// next advances to the next combination, depth first.
+func (o *oracle) next() bool {
+	for i := o.n - 1; i >= 0; i-- {
+		if o.picks[i]+1 < o.arity[i] {
+			o.picks[i]++
+			o.fixed = i + 1
+			o.n = 0
+			return true
+		}
+	}
+	return false
+}
+
+// Decide is the decision function: the same policy, state, call and time
+// give the same decision, forever. It runs the checks in their documented
+// order and never reads a clock, the environment or the network.
+func Decide(p *Policy, s *State, c *Call, now time.Time) Decision {
+	var o oracle
+	first := decideOnce(p, s, c, now, &o)
+	if o.n == 0 {
+		return first
+	}
+	possible := []Verdict{first.Verdict}
+	unknown := map[string]bool{}
+	for i := 0; i < o.n; i++ {
+		unknown[o.paths[i]] = true
+	}
+	for !o.over && o.next() {
+		d := decideOnce(p, s, c, now, &o)
+		for i := 0; i < o.n; i++ {
+			unknown[o.paths[i]] = true
+		}
+		seen := false
+		for _, v := range possible {
+			seen = seen || v == d.Verdict
+		}
+		if !seen {
+			possible = append(possible, d.Verdict)
+		}
+	}
+	if len(possible) == 1 && !o.over {
+		return first
+	}
+	paths := sortedKeys(unknown)
+	var vs []string
+	for _, v := range possible {
+		vs = append(vs, string(v))
+	}
+	reason := fmt.Sprintf("verdict depends on redacted %s: it could be %s", strings.Join(paths, ", "), strings.Join(vs, " or "))
+	if o.over {
+		reason = fmt.Sprintf("more than %d redacted inputs decide this call", maxChoices)
+	}
+	return Decision{Verdict: first.Verdict, Check: first.Check, Rule: first.Rule, Reason: reason,
+		Unevaluable: true, Possible: possible, Unknown: paths}
+}
+
+func decideOnce(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision {
+	if p.on(CheckPinning) {
+		if d, bad := pinning(s, c); bad {
+			return d
+		}
+	}
+	var scopeMiss *rule
+	for i := range p.rules {
+		r := &p.rules[i]
+		if p.disabledRules[r.id] || !matchGlob(r.server, s.Server) || !matchGlob(r.tool, c.Tool) {
+			continue
+		}
+		if !r.matchArgs(c, o) {
+			continue
+		}
+		if p.on(CheckScopes) && !hasAll(s.Principal.Scopes, r.scopes) {
+			if scopeMiss == nil && r.action != Deny {
+				scopeMiss = r
+			}
+			continue
+		}
+		if r.action == Deny {
+			return Decision{Verdict: Deny, Check: CheckRules, Rule: r.id, Reason: r.reason}
+		}
+		d := contracts(p, s, c, now, o)
+		d.Rule = r.id
+		if d.Verdict == Allow && r.action == Ask {
+			d = Decision{Verdict: Ask, Check: CheckRules, Rule: r.id, Reason: r.reason}
+		}
+		if d.Verdict == Allow && d.Check == "" {
+			d.Check, d.Reason = CheckRules, r.reason
+		}
+		if d.Verdict == Ask {
+			return approval(p, s, c, now, d)
+		}
+		return d
+	}
+	if scopeMiss != nil {
+		return Decision{Verdict: Deny, Check: CheckScopes, Rule: scopeMiss.id,
+			Reason: fmt.Sprintf("rule %s needs scope %s, which %s does not hold", scopeMiss.id, missing(s.Principal.Scopes, scopeMiss.scopes), subject(s))}
+	}
+	return Decision{Verdict: Deny, Check: CheckDefaultDeny, Rule: DefaultRuleID,
+		Reason: "no rule matched: denied by default"}
+}
+
+func subject(s *State) string {
+	if s.Principal.Subject == "" {
+		return "the principal"
+	}
+	return s.Principal.Subject
+}
+
+func pinning(s *State, c *Call) (Decision, bool) {
+	pin, ok := s.pins[c.Tool]
+	if !ok {
+		return Decision{Verdict: Deny, Check: CheckPinning,
+			Reason: fmt.Sprintf("tool %q was not listed when the session started", c.Tool)}, true
+	}
+	if s.current == nil {
+		return Decision{}, false
+	}
+	cur, ok := s.current[c.Tool]
+	if !ok {
+		return Decision{Verdict: Deny, Check: CheckPinning,
+			Reason: fmt.Sprintf("tool %q is no longer listed by the server", c.Tool)}, true
+	}
+	if pin != "" && cur != pin {
+		return Decision{Verdict: Deny, Check: CheckPinning,
+			Reason: fmt.Sprintf("tool %q changed its definition since the session started (pinned %s, now %s)", c.Tool, short(pin), short(cur))}, true
+	}
+	return Decision{}, false
+}
+
+func short(d string) string {
+	if len(d) > 19 {
+		return d[:19]
+	}
+	if d == "" {
+		return "unknown"
+	}
+	return d
+}
+
+func (r *rule) matchArgs(c *Call, o *oracle) bool {
+	all := r.action == Allow
+	for i := range r.preds {
+		switch r.preds[i].eval(c, all) {
+		case no:
+			return false
+		case unknown:
+			if o.choose(2, r.preds[i].path.raw) == 1 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func hasAll(have, need []string) bool {
+	for _, n := range need {
+		found := false
+		for _, h := range have {
+			found = found || h == n
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func missing(have, need []string) string {
+	var m []string
+	for _, n := range need {
+		if !hasAll(have, []string{n}) {
+			m = append(m, n)
+		}
+	}
+	return strings.Join(m, ", ")
+}
+
+// contracts runs budget, path, pattern and taint in that order. It
+// returns an allow with an empty Check when no contract spoke.
+func contracts(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision {
+	ct := p.contractFor(c.Tool)
+	if p.on(CheckBudget) && ct.maxCalls >= 0 && s.used[c.Tool] >= ct.maxCalls {
+		reason := fmt.Sprintf("tool %q has used %d of its %d calls this session", c.Tool, s.used[c.Tool], ct.maxCalls)
+		if ct.maxCalls == 0 {
+			reason = fmt.Sprintf("max_calls is 0: tool %q is forbidden", c.Tool)
+		}
+		return Decision{Verdict: Deny, Check: CheckBudget, Reason: reason}
+	}
+	if p.on(CheckPath) {
+		if d, bad := confine(ct, c, o); bad {
+			return d
+		}
+	}
+	if p.on(CheckPattern) {
+		if d, bad := patterns(ct, c, o); bad {
+			return d
+		}
+	}
+	if p.on(CheckTaint) && gated(ct, c) {
+		return sinkGate(p, s, ct, c, o)
+	}
+	return Decision{Verdict: Allow}
+}
+
+// valueAt returns the value at pth, or unknown when it was redacted.
+func valueAt(c *Call, pth Path) (v any, present, unknownValue bool) {
+	for _, r := range c.Redacted {
+		if covers, inside := overlap(r, pth); covers || inside {
+			return nil, true, true
+		}
+	}
+	v, ok := pth.lookup(c.Args)
+	return v, ok, false
+}
+
+func confine(ct *contract, c *Call, o *oracle) (Decision, bool) {
+	for _, w := range ct.writes {
+		v, present, unk := valueAt(c, w)
+		if !present {
+			continue
+		}
+		if unk {
+			if o.choose(2, w.raw) == 0 {
+				continue
+			}
+			return Decision{Verdict: Deny, Check: CheckPath, Reason: fmt.Sprintf("%s is redacted", w.raw)}, true
+		}
+		vals, ok := stringsOf(v)
+		if !ok {
+			return Decision{Verdict: Deny, Check: CheckPath, Reason: fmt.Sprintf("%s is not a path string", w.raw)}, true
+		}
+		for _, s := range vals {
+			if reason := outside(s, ct.prefixes); reason != "" {
+				return Decision{Verdict: Deny, Check: CheckPath, Reason: fmt.Sprintf("%s %q %s", w.raw, s, reason)}, true
+			}
+		}
+	}
+	return Decision{}, false
+}
+
+// outside explains why a path is not under any prefix, or returns "".
+func outside(p string, prefixes []string) string {
+	if len(prefixes) == 0 {
+		return "cannot be written: the policy allows no path prefixes for this tool"
+	}
+	if !strings.HasPrefix(p, "/") {
+		return "is relative: only absolute paths can be confined"
+	}
+	clean := path.Clean(p)
+	for _, pre := range prefixes {
+		if clean == pre || pre == "/" || strings.HasPrefix(clean, pre+"/") {
+			return ""
+		}
+	}
+	return fmt.Sprintf("is outside the allowed prefixes (cleaned: %q)", clean)
+}
+
+// stringsOf returns a string or a list of strings; anything else fails.
+func stringsOf(v any) ([]string, bool) {
+	switch v := v.(type) {
+	case string:
+		return []string{v}, true
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func patterns(ct *contract, c *Call, o *oracle) (Decision, bool) {
+	for _, ap := range ct.patterns {
+		v, present, unk := valueAt(c, ap.path)
+		if !present {
+			continue
+		}
+		if unk {
+			if o.choose(2, ap.path.raw) == 0 {
+				continue
+			}
+			return Decision{Verdict: Deny, Check: CheckPattern, Reason: fmt.Sprintf("%s is redacted", ap.path.raw)}, true
+		}
+		var vals []string
+		switch v := v.(type) {
+		case map[string]any:
+			return Decision{Verdict: Deny, Check: CheckPattern, Reason: fmt.Sprintf("%s is an object, not a value to match", ap.path.raw)}, true
+		case []any:
+			for _, e := range v {
+				s, ok := scalarText(e)
+				if !ok {
+					return Decision{Verdict: Deny, Check: CheckPattern, Reason: fmt.Sprintf("%s holds a non-scalar", ap.path.raw)}, true
+				}
+				vals = append(vals, s)
+			}
+		default:
+			s, _ := scalarText(v)
+			vals = []string{s}
+		}
+		for _, s := range vals {
+			if !ap.re.MatchString(s) {
+				return Decision{Verdict: Deny, Check: CheckPattern, Reason: fmt.Sprintf("%s %q does not match %q", ap.path.raw, s, ap.src)}, true
+			}
+		}
+	}
+	return Decision{}, false
+}
+
+func scalarText(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case nil:
+		return "null", true
+	case bool:
+		if v {
+			return "true", true
+		}
+		return "false", true
+	default:
+		if f, ok := v.(fmt.Stringer); ok {
+			return f.String(), true
+		}
+	}
+	return "", false
+}
+
+// approval turns an ask into an allow when an unspent grant bound to this
+// exact call is on file.
+func approval(p *Policy, s *State, c *Call, now time.Time, d Decision) Decision {
+	for _, g := range s.grants {
+		if s.spent[g.ID] || !g.Approve {
+			continue
+		}
+		if p.on(CheckApproval) && grantProblem(s, c, g, now) != "" {
+			continue
+		}
+		return Decision{Verdict: Allow, Check: CheckApproval, Rule: d.Rule, Grant: g.ID,
+			Reason: fmt.Sprintf("approved by %s (grant %s)", g.Approver, g.ID), TaintedBy: d.TaintedBy, Destination: d.Destination}
+	}
+	return d
+}
+
+// grantProblem says why g cannot approve c at now, or returns "".
+func grantProblem(s *State, c *Call, g Grant, now time.Time) string {
+	switch {
+	case s.spent[g.ID]:
+		return fmt.Sprintf("grant %s was already used", g.ID)
+	case g.Server != s.Server || g.Tool != c.Tool || g.Digest != c.Digest:
+		return fmt.Sprintf("grant %s is bound to another call", g.ID)
+	case g.Approver == "":
+		return fmt.Sprintf("grant %s names no approver", g.ID)
+	case g.Approver == s.Principal.Subject:
+		return fmt.Sprintf("grant %s is self-approved: %s requested the call", g.ID, g.Approver)
+	case now.After(g.Expires):
+		return fmt.Sprintf("grant %s expired at %s", g.ID, g.Expires.UTC().Format(time.RFC3339))
+	}
+	return ""
+}
+
+// Answer decides a call that was asked, given the human's answer to it.
+// A valid approval allows it; a decline, or a grant that is not bound to
+// the call, spent, expired or self-approved, denies it.
+func Answer(p *Policy, s *State, c *Call, asked Decision, g Grant, now time.Time) Decision {
+	if asked.Verdict != Ask {
+		return asked
+	}
+	d := Decision{Check: CheckApproval, Rule: asked.Rule, Grant: g.ID, TaintedBy: asked.TaintedBy, Destination: asked.Destination}
+	if p.on(CheckApproval) {
+		if problem := grantProblem(s, c, g, now); problem != "" {
+			d.Verdict, d.Reason = Deny, problem
+			if s.spent[g.ID] {
+				d.Grant = "" // a spent grant is not spent again
+			}
+			return d
+		}
+	}
+	if !g.Approve {
+		d.Verdict, d.Reason = Deny, fmt.Sprintf("declined by %s (grant %s)", g.Approver, g.ID)
+		return d
+	}
+	d.Verdict, d.Reason = Allow, fmt.Sprintf("approved by %s (grant %s)", g.Approver, g.ID)
+	return d
+}

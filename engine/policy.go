@@ -1,0 +1,329 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FormatVersion is the only policy file format this engine reads. A file
+// without `version: 1` is refused rather than guessed at.
+const FormatVersion = 1
+
+// DefaultRuleID names the decision of a call that no rule matched. It can
+// never be written as a rule id, so it cannot be confused with one.
+const DefaultRuleID = "<implicit-default-deny>"
+
+// DefaultApprovalTTL is how long a grant stays usable when neither the grant
+// nor the policy says otherwise.
+const DefaultApprovalTTL = 15 * time.Minute
+
+// File is a policy as written in YAML. Load turns it into a Policy; the
+// canonical form of a Policy is a File again, with packs expanded.
+type File struct {
+	Version        int                  `yaml:"version" json:"version"`
+	Name           string               `yaml:"name,omitempty" json:"name,omitempty"`
+	Packs          []string             `yaml:"packs,omitempty" json:"packs,omitempty"`
+	Rules          []RuleSpec           `yaml:"rules" json:"rules"`
+	Tools          map[string]*Contract `yaml:"tools,omitempty" json:"tools,omitempty"`
+	TrustedSources []SourceSpec         `yaml:"trusted_sources,omitempty" json:"trusted_sources,omitempty"`
+	Redact         []string             `yaml:"redact,omitempty" json:"redact,omitempty"`
+	Approval       *ApprovalSpec        `yaml:"approval,omitempty" json:"approval,omitempty"`
+}
+
+// RuleSpec is one firewall rule. Tool and Server are globs; every predicate
+// in When must hold for the rule to match.
+type RuleSpec struct {
+	ID     string      `yaml:"id" json:"id"`
+	Server string      `yaml:"server,omitempty" json:"server,omitempty"`
+	Tool   string      `yaml:"tool" json:"tool"`
+	Scopes []string    `yaml:"scopes,omitempty" json:"scopes,omitempty"`
+	When   []Predicate `yaml:"when,omitempty" json:"when,omitempty"`
+	Action string      `yaml:"action" json:"action"`
+	Reason string      `yaml:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// Predicate tests the argument at path Arg with exactly one operator.
+type Predicate struct {
+	Arg    string   `yaml:"arg" json:"arg"`
+	Equals *Scalar  `yaml:"equals,omitempty" json:"equals,omitempty"`
+	In     []Scalar `yaml:"in,omitempty" json:"in,omitempty"`
+	Regex  *string  `yaml:"regex,omitempty" json:"regex,omitempty"`
+	Prefix *string  `yaml:"prefix,omitempty" json:"prefix,omitempty"`
+	Glob   *string  `yaml:"glob,omitempty" json:"glob,omitempty"`
+	Exists *bool    `yaml:"exists,omitempty" json:"exists,omitempty"`
+	Gt     *float64 `yaml:"gt,omitempty" json:"gt,omitempty"`
+	Gte    *float64 `yaml:"gte,omitempty" json:"gte,omitempty"`
+	Lt     *float64 `yaml:"lt,omitempty" json:"lt,omitempty"`
+	Lte    *float64 `yaml:"lte,omitempty" json:"lte,omitempty"`
+}
+
+// Contract holds the per-tool constraints checked after a rule allowed (or
+// asked for) a call. The keys are mcp-bouncer's, so its policies port over.
+type Contract struct {
+	Exfiltrating        *bool             `yaml:"exfiltrating,omitempty" json:"exfiltrating,omitempty"`
+	SinkParams          []string          `yaml:"sink_params,omitempty" json:"sink_params,omitempty"`
+	TrustedDestinations []string          `yaml:"trusted_destinations,omitempty" json:"trusted_destinations,omitempty"`
+	OnTaint             string            `yaml:"on_taint,omitempty" json:"on_taint,omitempty"`
+	WriteParams         []string          `yaml:"write_params,omitempty" json:"write_params,omitempty"`
+	AllowedPathPrefixes []string          `yaml:"allowed_path_prefixes,omitempty" json:"allowed_path_prefixes,omitempty"`
+	MaxCalls            *int              `yaml:"max_calls,omitempty" json:"max_calls,omitempty"`
+	ArgPatterns         map[string]string `yaml:"arg_patterns,omitempty" json:"arg_patterns,omitempty"`
+}
+
+// SourceSpec names tool output that does not taint destinations, such as
+// the user's own address book. Both fields are globs.
+type SourceSpec struct {
+	Server string `yaml:"server,omitempty" json:"server,omitempty"`
+	Tool   string `yaml:"tool" json:"tool"`
+}
+
+// ApprovalSpec tunes human grants.
+type ApprovalSpec struct {
+	TTL string `yaml:"ttl,omitempty" json:"ttl,omitempty"`
+}
+
+// Scalar is a YAML/JSON scalar used as a comparison value: a string, a
+// number, a boolean or null. Lists and maps are refused at load time.
+type Scalar struct {
+	V any // string, float64, bool or nil
+}
+
+// UnmarshalYAML accepts scalars only, so `equals: [a, b]` is an error rather
+// than a comparison that can never hold.
+func (s *Scalar) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: a comparison value must be a scalar", n.Line)}}
+	}
+	switch n.Tag {
+	case "!!null":
+		s.V = nil
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return err
+		}
+		s.V = b
+	case "!!int", "!!float":
+		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err != nil {
+			var i int64
+			if err2 := n.Decode(&i); err2 != nil {
+				return err
+			}
+			f = float64(i)
+		}
+		s.V = f
+	default:
+		s.V = n.Value
+	}
+	return nil
+}
+
+// MarshalJSON writes the scalar as its plain JSON value.
+func (s Scalar) MarshalJSON() ([]byte, error) { return json.Marshal(s.V) }
+
+// MarshalYAML writes the scalar as its plain value.
+func (s Scalar) MarshalYAML() (any, error) { return s.V, nil }
+
+// LoadError is a policy that cannot be loaded: where, and why.
+type LoadError struct {
+	File   string
+	Line   int // 0 when no line applies
+	Reason string
+}
+
+func (e *LoadError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Reason)
+}
+
+// Load parses and compiles a policy file. name is used in error messages
+// only. Unknown keys, wrong types, bad regexes, relative path prefixes and
+// unknown packs all stop loading with the file, line and a plain reason.
+func Load(name string, data []byte) (*Policy, error) {
+	f, root, err := decodeFile(name, data)
+	if err != nil {
+		return nil, err
+	}
+	p, err := compile(f, name, root)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ParseFile decodes a policy file strictly without compiling it, for tools
+// (lint, import) that need the file as written.
+func ParseFile(name string, data []byte) (*File, error) {
+	f, _, err := decodeFile(name, data)
+	return f, err
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+var notFound = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
+
+func decodeFile(name string, data []byte) (*File, *yaml.Node, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, nil, yamlError(name, err)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, nil, &LoadError{File: name, Reason: "empty policy"}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, nil, yamlError(name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, nil, &LoadError{File: name, Line: extra.Line, Reason: "more than one YAML document"}
+	}
+	return &f, &root, nil
+}
+
+// yamlError turns yaml.v3's messages into file:line: reason.
+func yamlError(name string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg := te.Errors[0]
+		line := 0
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		if m := notFound.FindStringSubmatch(msg); m != nil {
+			msg = fmt.Sprintf("unknown key %q", m[1])
+		} else if strings.HasPrefix(msg, "cannot unmarshal") {
+			msg = "wrong type: " + msg
+		}
+		return &LoadError{File: name, Line: line, Reason: msg}
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	return &LoadError{File: name, Line: line, Reason: msg}
+}
+
+// lineOf finds the line of the YAML node at a path of keys and indexes
+// ("rules", 2, "when", 0, "regex"), falling back to the deepest node found.
+func lineOf(root *yaml.Node, keys ...any) int {
+	if root == nil {
+		return 0
+	}
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, k := range keys {
+		var next *yaml.Node
+		switch k := k.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == k {
+						next = n.Content[i+1]
+						line = n.Content[i].Line
+						break
+					}
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && k < len(n.Content) {
+				next = n.Content[k]
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n = next
+		line = n.Line
+	}
+	return line
+}
+
+// Canonical returns the canonical form of the policy: the file with packs
+// expanded, as JSON with fields in a fixed order and map keys sorted. It is
+// valid policy YAML, and loading it gives a policy with the same canonical
+// form, so an audit log can carry the policy it was decided under.
+func (p *Policy) Canonical() []byte { return p.canonical }
+
+// Version is the SHA-256 of the canonical form, as "sha256:<hex>".
+func (p *Policy) Version() string { return p.version }
+
+// Spec returns a copy of the expanded policy file.
+func (p *Policy) Spec() *File {
+	var f File
+	// The canonical bytes were produced from a File; decoding them cannot fail.
+	_ = json.Unmarshal(p.canonical, &f)
+	return &f
+}
+
+func canonicalize(f *File) ([]byte, string) {
+	c := *f
+	c.Packs = nil
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	// A File holds only strings, numbers, bools, slices and maps: it always encodes.
+	_ = enc.Encode(&c)
+	b := bytes.TrimRight(buf.Bytes(), "\n")
+	sum := sha256.Sum256(b)
+	return b, "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// UnmarshalJSON lets Spec decode a Scalar from canonical JSON.
+func (s *Scalar) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v.(type) {
+	case nil, string, float64, bool:
+		s.V = v
+		return nil
+	}
+	return errors.New("a comparison value must be a scalar")
+}
+
+func validAction(a string) bool { return a == "allow" || a == "deny" || a == "ask" }
+
+// checkPrefix validates an allowed_path_prefixes entry.
+func checkPrefix(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path prefix")
+	}
+	if !strings.HasPrefix(p, "/") {
+		return "", fmt.Errorf("path prefix %q is relative: allowed_path_prefixes must be absolute", p)
+	}
+	return path.Clean(p), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

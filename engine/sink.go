@@ -1,0 +1,291 @@
+package engine
+
+import "fmt"
+
+// dest is one flattened destination value of a call.
+type dest struct {
+	norm    string
+	path    string
+	unknown bool // redacted: its value cannot be known
+}
+
+// gated tells whether the sink gate applies: the contract says the tool
+// exfiltrates, or it says nothing and an argument looks like a destination.
+func gated(ct *contract, c *Call) bool {
+	switch ct.exfil {
+	case exfilYes:
+		return true
+	case exfilNo:
+		return false
+	}
+	if hasDestinationShaped(c.Args, 0) {
+		return true
+	}
+	for _, r := range c.Redacted {
+		for _, s := range r.segs {
+			if s.idx < 0 && DestinationShaped(s.key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasDestinationShaped(v any, depth int) bool {
+	if depth > maxDepth {
+		return true
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if DestinationShaped(k) || hasDestinationShaped(e, depth+1) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if hasDestinationShaped(e, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// destinations flattens every destination of the call: the sink_params,
+// every destination-shaped argument at any depth, and, when neither is
+// present, every argument. Redacted values come back as unknown.
+func destinations(ct *contract, c *Call, out []dest) []dest {
+	w := walker{c: c, out: out}
+	for _, sp := range ct.sinks {
+		v, present, unk := valueAt(c, sp)
+		switch {
+		case unk:
+			w.out = append(w.out, dest{path: sp.raw, unknown: true})
+		case present:
+			w.flatten(v, sp.segs, 0)
+		}
+	}
+	w.shaped(c.Args, nil, 0)
+	if len(w.out) == 0 {
+		w.flatten(c.Args, nil, 0)
+	}
+	// Dedupe, keeping the first path a value was found under.
+	seen := map[string]bool{}
+	kept := w.out[:0]
+	for _, d := range w.out {
+		key := d.norm
+		if d.unknown {
+			key = "\x00" + d.path
+		}
+		if !seen[key] {
+			seen[key] = true
+			kept = append(kept, d)
+		}
+	}
+	return kept
+}
+
+type walker struct {
+	c   *Call
+	out []dest
+}
+
+func (w *walker) redacted(segs []seg) bool {
+	for _, r := range w.c.Redacted {
+		if covers, inside := overlap(r, Path{segs: segs}); covers || inside {
+			return true
+		}
+	}
+	return false
+}
+
+// shaped finds destination-shaped keys anywhere in v and flattens them.
+func (w *walker) shaped(v any, segs []seg, depth int) {
+	if depth > maxDepth {
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			sub := append(segs[:len(segs):len(segs)], seg{key: k, idx: -1})
+			if DestinationShaped(k) {
+				w.flatten(v[k], sub, depth+1)
+				continue
+			}
+			w.shaped(v[k], sub, depth+1)
+		}
+	case []any:
+		for i, e := range v {
+			w.shaped(e, append(segs[:len(segs):len(segs)], seg{idx: i}), depth+1)
+		}
+	}
+	if len(segs) == 0 {
+		// A redacted destination-shaped key is a destination of unknown value.
+		for _, r := range w.c.Redacted {
+			if n := len(r.segs); n > 0 && r.segs[n-1].idx < 0 && DestinationShaped(r.segs[n-1].key) {
+				w.out = append(w.out, dest{path: r.raw, unknown: true})
+			}
+		}
+	}
+}
+
+func (w *walker) flatten(v any, segs []seg, depth int) {
+	if len(w.c.Redacted) > 0 && len(segs) > 0 && w.redacted(segs) {
+		w.out = append(w.out, dest{path: pathString(segs), unknown: true})
+		return
+	}
+	if depth > maxDepth {
+		w.out = append(w.out, dest{path: pathString(segs), unknown: true})
+		return
+	}
+	switch v := v.(type) {
+	case string:
+		if n := Normalize(v); n != "" {
+			w.out = append(w.out, dest{norm: n, path: pathString(segs)})
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			w.flatten(v[k], append(segs[:len(segs):len(segs)], seg{key: k, idx: -1}), depth+1)
+		}
+	case []any:
+		for i, e := range v {
+			w.flatten(e, append(segs[:len(segs):len(segs)], seg{idx: i}), depth+1)
+		}
+	case nil, bool:
+	default:
+		if s, ok := scalarText(v); ok {
+			w.out = append(w.out, dest{norm: s, path: pathString(segs)})
+		}
+	}
+}
+
+func pathString(segs []seg) string {
+	b := make([]byte, 0, 32)
+	for i, s := range segs {
+		if s.idx >= 0 {
+			b = fmt.Appendf(b, "[%d]", s.idx)
+			continue
+		}
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, s.key...)
+	}
+	return string(b)
+}
+
+type destOutcome uint8
+
+const (
+	destOK destOutcome = iota
+	destTainted
+	destMiss
+)
+
+// sinkGate decides an exfiltrating call: trusted or approved destinations
+// pass; one seen in untrusted output (or holding an address or host seen
+// there) is tainted; anything else must be confirmed by a human.
+func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
+	var buf [8]dest
+	ds := destinations(ct, c, buf[:0])
+	var miss *dest
+	for i := range ds {
+		d := &ds[i]
+		var out destOutcome
+		var src Source
+		var why string
+		if d.unknown {
+			out = destOutcome(o.choose(3, d.path))
+		} else {
+			out, src, why = judge(s, ct, d.norm)
+		}
+		switch out {
+		case destTainted:
+			if d.unknown {
+				return Decision{Verdict: ct.onTaint, Check: CheckTaint, Reason: fmt.Sprintf("redacted destination %s could be tainted", d.path)}
+			}
+			s := src
+			return Decision{Verdict: ct.onTaint, Check: CheckTaint, TaintedBy: &s, Destination: d.norm,
+				Reason: fmt.Sprintf("destination %s %q %s in untrusted %s", d.path, d.norm, why, src)}
+		case destMiss:
+			if miss == nil {
+				miss = d
+			}
+		}
+	}
+	if miss != nil {
+		reason := fmt.Sprintf("destination %s %q is neither trusted nor approved: a human must confirm", miss.path, miss.norm)
+		if miss.unknown {
+			reason = fmt.Sprintf("redacted destination %s cannot be checked: a human must confirm", miss.path)
+		}
+		return Decision{Verdict: Ask, Check: CheckTaint, Destination: miss.norm, Reason: reason}
+	}
+	return Decision{Verdict: Allow}
+}
+
+// judge classifies one normalized destination.
+func judge(s *State, ct *contract, d string) (destOutcome, Source, string) {
+	for i := range ct.trusted {
+		if ct.trusted[i].matches(d) {
+			return destOK, Source{}, ""
+		}
+	}
+	if s.approved[d] {
+		return destOK, Source{}, ""
+	}
+	ix := &s.taint
+	long := runeCount(d) >= minTaintLen
+	email, isEmail := singleEmail(d)
+	// An exact email or a URL whose host is long enough to index needs no
+	// scan: if the whole string appeared in output, so did its address or
+	// host, and the index has it.
+	scan := long
+	if isEmail && email == d {
+		scan = false
+	} else if u, ok := parseURL(d); ok && runeCount(u.Hostname()) >= minTaintLen {
+		scan = false
+	}
+	if scan {
+		if src, ok := ix.find(d); ok {
+			return destTainted, src, "appeared"
+		}
+	}
+	type hit struct {
+		src  int32
+		what string
+	}
+	var found *hit
+	tokens(d, func(e, h string) {
+		if found != nil {
+			return
+		}
+		if e != "" && runeCount(e) >= minTaintLen {
+			if i, ok := ix.emails[e]; ok {
+				what := fmt.Sprintf("holds address %q, which appeared", e)
+				if e == d {
+					what = "appeared"
+				}
+				found = &hit{i, what}
+				return
+			}
+		}
+		if h != "" && runeCount(h) >= minTaintLen {
+			if i, ok := ix.hosts[h]; ok {
+				found = &hit{i, fmt.Sprintf("holds host %q, which appeared", h)}
+			}
+		}
+	})
+	if found != nil {
+		return destTainted, ix.sources[found.src], found.what
+	}
+	return destMiss, Source{}, ""
+}
+
+func runeCount(s string) int {
+	n := 0
+	for range s {
+		n++
+	}
+	return n
+}

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"time"
+)
+
+// Principal is who the agent acts for.
+type Principal struct {
+	Subject string   `json:"subject"`
+	Groups  []string `json:"groups,omitempty"`
+	Scopes  []string `json:"scopes,omitempty"`
+}
+
+// Call is one tools/call as the engine sees it.
+type Call struct {
+	ID     string
+	Server string
+	Tool   string
+	Args   map[string]any
+	// Redacted lists argument paths whose values are unknown (removed
+	// before the call was written down). Decide treats predicates over
+	// them as unknown.
+	Redacted []Path
+	// Digest binds grants to this exact call: ArgsDigest of the
+	// unredacted arguments, or the HMAC recorded in its place.
+	Digest string
+}
+
+// Grant is a human answer to an ask, bound to one call.
+type Grant struct {
+	ID       string
+	Server   string
+	Tool     string
+	Digest   string
+	Approver string
+	Approve  bool
+	Expires  time.Time
+}
+
+// State is what the engine remembers of one session: the pinned tools,
+// the budget used, the untrusted output seen, and the grants given. The
+// caller feeds it events in order; Decide only reads it.
+type State struct {
+	Session   string
+	Server    string
+	Principal Principal
+
+	pins      map[string]string // tool -> definition digest at session start
+	current   map[string]string // nil until the tool list changes
+	used      map[string]int    // forwarded, non-failed calls per tool
+	forwarded map[string]string // call id -> tool, for calls that consumed budget
+	taint     taintIndex
+	grants    []Grant
+	spent     map[string]bool // grant ids already used
+	approved  map[string]bool // normalized destinations a human approved
+}
+
+// NewState starts a session with the tools listed at its start.
+func NewState(session, server string, principal Principal, tools []ToolDef) *State {
+	s := &State{
+		Session: session, Server: server, Principal: principal,
+		pins: map[string]string{}, used: map[string]int{}, forwarded: map[string]string{},
+		spent: map[string]bool{}, approved: map[string]bool{},
+	}
+	for _, t := range tools {
+		s.pins[t.Name] = t.Digest
+	}
+	return s
+}
+
+// ListTools records a later tools/list answer (after list_changed): the
+// pins stay as they were, and calls are checked against both.
+func (s *State) ListTools(tools []ToolDef) {
+	s.current = make(map[string]string, len(tools))
+	for _, t := range tools {
+		s.current[t.Name] = t.Digest
+	}
+}
+
+// AddOutput records the text of a tool result. Output from a source the
+// policy trusts does not taint; everything else does.
+func (s *State) AddOutput(p *Policy, src Source, text string) {
+	if p.trustedSource(src) {
+		return
+	}
+	s.taint.add(src, text)
+}
+
+func (p *Policy) trustedSource(src Source) bool {
+	for _, t := range p.sources {
+		if matchGlob(t.Server, src.Server) && matchGlob(t.Tool, src.Tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// AddGrant records a grant given out of band, for a later identical call.
+func (s *State) AddGrant(g Grant) { s.grants = append(s.grants, g) }
+
+// Spent tells whether the grant id was used already.
+func (s *State) Spent(id string) bool { return s.spent[id] }
+
+// Apply records the effect of a final decision: an allowed call is
+// forwarded and consumes budget; a grant it used is spent; the
+// destinations of a call a human approved become approved for the session.
+func (s *State) Apply(p *Policy, c *Call, d Decision) {
+	if d.Grant != "" {
+		s.spent[d.Grant] = true
+	}
+	if d.Verdict != Allow {
+		return
+	}
+	s.used[c.Tool]++
+	if c.ID != "" {
+		s.forwarded[c.ID] = c.Tool
+	}
+	if d.Check == CheckApproval {
+		ct := p.contractFor(c.Tool)
+		for _, dst := range destinations(ct, c, nil) {
+			if !dst.unknown {
+				s.approved[dst.norm] = true
+			}
+		}
+	}
+}
+
+// Failed records that a forwarded call failed: it gives its budget back.
+func (s *State) Failed(callID string) {
+	if tool, ok := s.forwarded[callID]; ok {
+		s.used[tool]--
+		delete(s.forwarded, callID)
+	}
+}
+
+// Used is how many calls to the tool consumed budget so far.
+func (s *State) Used(tool string) int { return s.used[tool] }

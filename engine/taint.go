@@ -1,0 +1,340 @@
+package engine
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Source is where a piece of tool output came from: its position in the
+// session (trace line or record seq, as the caller numbers it), the server
+// and the tool. Taint decisions name the Source that tainted them.
+type Source struct {
+	Pos    int    `json:"pos"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+}
+
+func (s Source) String() string {
+	return fmt.Sprintf("output of %s (event %d)", s.Tool, s.Pos)
+}
+
+// minTaintLen is the shortest normalized string that can be tainted: a
+// shorter one ("ok", "yes", "bob") appears in some output by accident.
+const minTaintLen = 6
+
+// taintIndex holds the untrusted output of a session: the normalized text
+// of each output for substring matching, and the email addresses and hosts
+// seen in it, indexed as the output arrives, so that the common case (an
+// email or URL destination) is a map lookup whatever the session's size.
+type taintIndex struct {
+	sources []Source
+	texts   []string // normalized, one per source
+	emails  map[string]int32
+	hosts   map[string]int32
+}
+
+func (ix *taintIndex) add(src Source, text string) {
+	if ix.emails == nil {
+		ix.emails = map[string]int32{}
+		ix.hosts = map[string]int32{}
+	}
+	n := Normalize(text)
+	i := int32(len(ix.sources))
+	ix.sources = append(ix.sources, src)
+	ix.texts = append(ix.texts, n)
+	tokens(n, func(email, host string) {
+		if email != "" {
+			if _, ok := ix.emails[email]; !ok {
+				ix.emails[strings.Clone(email)] = i
+			}
+		}
+		if host != "" {
+			if _, ok := ix.hosts[host]; !ok {
+				ix.hosts[strings.Clone(host)] = i
+			}
+		}
+	})
+}
+
+// find reports the first output whose normalized text contains s.
+func (ix *taintIndex) find(s string) (Source, bool) {
+	for i, t := range ix.texts {
+		if strings.Contains(t, s) {
+			return ix.sources[i], true
+		}
+	}
+	return Source{}, false
+}
+
+func (ix *taintIndex) clone() taintIndex {
+	c := taintIndex{
+		sources: ix.sources[:len(ix.sources):len(ix.sources)],
+		texts:   ix.texts[:len(ix.texts):len(ix.texts)],
+		emails:  make(map[string]int32, len(ix.emails)),
+		hosts:   make(map[string]int32, len(ix.hosts)),
+	}
+	for k, v := range ix.emails {
+		c.emails[k] = v
+	}
+	for k, v := range ix.hosts {
+		c.hosts[k] = v
+	}
+	return c
+}
+
+func tokenRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') || r == '.' || r == '-' || r == '_' || r == '+' || r == '%' || r == '@' || ('A' <= r && r <= 'Z')
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+}
+
+// tokens calls fn with every email address and every host name found in
+// normalized text s. A host is a dotted name whose labels are non-empty and
+// whose last label has at least two characters; the domain of an email is
+// a host too.
+func tokens(s string, fn func(email, host string)) {
+	i := 0
+	for i < len(s) {
+		// Skip separators quickly in the ASCII case.
+		c := s[i]
+		if c < utf8.RuneSelf && !tokenRune(rune(c)) {
+			i++
+			continue
+		}
+		j := i
+		hasDot, hasAt := false, false
+		for j < len(s) {
+			c := s[j]
+			if c < utf8.RuneSelf {
+				if !tokenRune(rune(c)) {
+					break
+				}
+				hasDot = hasDot || c == '.'
+				hasAt = hasAt || c == '@'
+				j++
+				continue
+			}
+			r, n := utf8.DecodeRuneInString(s[j:])
+			if !tokenRune(r) {
+				break
+			}
+			j += n
+		}
+		if j == i { // a non-ASCII separator
+			_, n := utf8.DecodeRuneInString(s[i:])
+			i += n
+			continue
+		}
+		if hasDot {
+			classify(s[i:j], hasAt, fn)
+		}
+		i = j
+	}
+}
+
+func classify(tok string, hasAt bool, fn func(email, host string)) {
+	tok = strings.Trim(tok, ".-_+%@")
+	if !hasAt {
+		if hostLike(tok) {
+			fn("", tok)
+		}
+		return
+	}
+	at := strings.LastIndexByte(tok, '@')
+	local, domain := tok[:at], tok[at+1:]
+	if k := strings.LastIndexByte(local, '@'); k >= 0 {
+		local = local[k+1:]
+	}
+	if local == "" || !hostLike(domain) {
+		return
+	}
+	fn(tok[len(tok)-len(local)-1-len(domain):], domain)
+}
+
+func hostLike(h string) bool {
+	if h == "" || strings.ContainsAny(h, "@_+%") {
+		return false
+	}
+	last := strings.LastIndexByte(h, '.')
+	if last < 1 || len(h)-last-1 < 2 {
+		return false
+	}
+	return !strings.Contains(h, "..")
+}
+
+// destPattern is one trusted_destinations entry, parsed.
+type destPattern struct {
+	raw    string
+	kind   destKind
+	value  string   // exact: normalized value; domain: the domain; glob: the host glob
+	prefix *url.URL // url prefix
+}
+
+type destKind uint8
+
+const (
+	destExact destKind = iota
+	destDomain
+	destURLPrefix
+	destHostGlob
+)
+
+func compileDest(d string) (destPattern, error) {
+	n := Normalize(d)
+	dp := destPattern{raw: d, value: n}
+	switch {
+	case n == "":
+		return dp, fmt.Errorf("empty trusted destination")
+	case strings.HasPrefix(n, "@"):
+		dp.kind = destDomain
+		dp.value = strings.TrimSuffix(n[1:], ".")
+		if !hostLike(dp.value) {
+			return dp, fmt.Errorf("trusted destination %q: %q is not a domain", d, dp.value)
+		}
+	case strings.Contains(n, "://"):
+		u, err := url.Parse(n)
+		if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") || u.RawQuery != "" || u.Fragment != "" {
+			return dp, fmt.Errorf("trusted destination %q: a URL prefix needs http(s)://host/path and no user, query or fragment", d)
+		}
+		if u.Path == "" {
+			u.Path = "/"
+		}
+		dp.kind = destURLPrefix
+		dp.prefix = u
+	case strings.ContainsAny(n, "*?"):
+		dp.kind = destHostGlob
+		if strings.ContainsAny(n, "/@ ") {
+			return dp, fmt.Errorf("trusted destination %q: a host glob names hosts only, like *.example.com", d)
+		}
+		if err := checkGlob(n); err != nil {
+			return dp, err
+		}
+	}
+	return dp, nil
+}
+
+// matches tells whether the normalized destination d is trusted by the
+// pattern. URLs and addresses are parsed, never substring-matched, so
+// "https://evil.example/?x=irs.gov" is not under *.irs.gov.
+func (dp *destPattern) matches(d string) bool {
+	switch dp.kind {
+	case destExact:
+		return d == dp.value
+	case destDomain:
+		e, ok := singleEmail(d)
+		return ok && emailDomain(e) == dp.value
+	case destURLPrefix:
+		u, ok := parseURL(d)
+		if !ok || u.Scheme != dp.prefix.Scheme || u.Host != dp.prefix.Host {
+			return false
+		}
+		p := cleanURLPath(u.Path)
+		pp := dp.prefix.Path
+		if strings.HasSuffix(pp, "/") {
+			return strings.HasPrefix(p+"/", pp)
+		}
+		return p == pp || strings.HasPrefix(p, pp+"/")
+	case destHostGlob:
+		if u, ok := parseURL(d); ok {
+			return matchGlob(dp.value, strings.TrimSuffix(u.Hostname(), "."))
+		}
+		if e, ok := singleEmail(d); ok {
+			return matchGlob(dp.value, emailDomain(e))
+		}
+	}
+	return false
+}
+
+func cleanURLPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
+}
+
+func parseURL(d string) (*url.URL, bool) {
+	if !strings.Contains(d, "://") || strings.ContainsAny(d, " \\") {
+		return nil, false
+	}
+	u, err := url.Parse(d)
+	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, false
+	}
+	return u, true
+}
+
+// singleEmail recognises a destination that is exactly one address: bare,
+// "mailto:addr", or "Name <addr>".
+func singleEmail(d string) (string, bool) {
+	d = strings.TrimPrefix(d, "mailto:")
+	if i := strings.IndexByte(d, '<'); i >= 0 && strings.HasSuffix(d, ">") {
+		if strings.ContainsAny(d[:i], "<>@,;") {
+			return "", false
+		}
+		d = d[i+1 : len(d)-1]
+	}
+	at := strings.IndexByte(d, '@')
+	if at <= 0 || strings.Count(d, "@") != 1 || strings.ContainsAny(d, " ,;<>()\"'/:?") {
+		return "", false
+	}
+	if !hostLike(strings.TrimSuffix(d[at+1:], ".")) {
+		return "", false
+	}
+	return d, true
+}
+
+func emailDomain(e string) string {
+	return strings.TrimSuffix(e[strings.IndexByte(e, '@')+1:], ".")
+}
+
+// destinationNames are argument names that hold where data goes. They are
+// compared after lower-casing and dropping '_', '-' and '.'.
+var destinationNames = map[string]bool{
+	"to": true, "cc": true, "bcc": true, "replyto": true, "recipient": true, "recipients": true,
+	"email": true, "emails": true, "emailaddress": true, "address": true, "addresses": true,
+	"url": true, "urls": true, "uri": true, "href": true, "link": true, "endpoint": true,
+	"webhook": true, "webhookurl": true, "callback": true, "callbackurl": true,
+	"channel": true, "channels": true, "channelid": true, "chatid": true,
+	"phone": true, "phonenumber": true, "destination": true, "dest": true, "target": true,
+	"host": true, "hostname": true, "server": true, "domain": true,
+	"owner": true, "repo": true, "repository": true,
+}
+
+// destinationSuffixes catch compound names such as target_url or user_email.
+var destinationSuffixes = []string{"url", "uri", "email", "emails", "webhook", "recipient", "recipients", "address", "channel", "channelid"}
+
+// DestinationShaped tells whether an argument name looks like a destination.
+func DestinationShaped(name string) bool {
+	var b [64]byte
+	n := 0
+	for i := 0; i < len(name) && n < len(b); i++ {
+		c := name[i]
+		switch {
+		case c == '_' || c == '-' || c == '.':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		b[n] = c
+		n++
+	}
+	k := string(b[:n])
+	if destinationNames[k] {
+		return true
+	}
+	for _, s := range destinationSuffixes {
+		if strings.HasSuffix(k, s) {
+			return true
+		}
+	}
+	return false
+}
