@@ -47,12 +47,13 @@ type oracle struct {
 	picks [maxChoices]uint8
 	arity [maxChoices]uint8
 	paths [maxChoices]string
+	check [maxChoices]Check
 	fixed int // picks[:fixed] are replayed from the previous run
 	n     int
 	over  bool
 }
 
-func (o *oracle) choose(arity int, p string) int {
+func (o *oracle) choose(arity int, p string, c Check) int {
 	if o.n >= maxChoices {
 		o.over = true
 		return 0
@@ -62,7 +63,7 @@ func (o *oracle) choose(arity int, p string) int {
 	if i < o.fixed {
 		return int(o.picks[i])
 	}
-	o.picks[i], o.arity[i], o.paths[i] = 0, uint8(arity), p
+	o.picks[i], o.arity[i], o.paths[i], o.check[i] = 0, uint8(arity), p, c
 	return 0
 }
 
@@ -118,7 +119,7 @@ func Decide(p *Policy, s *State, c *Call, now time.Time) Decision {
 	if o.over {
 		reason = fmt.Sprintf("more than %d redacted inputs decide this call", maxChoices)
 	}
-	return Decision{Verdict: first.Verdict, Check: first.Check, Rule: first.Rule, Reason: reason,
+	return Decision{Verdict: first.Verdict, Check: o.check[0], Rule: first.Rule, Reason: reason,
 		Unevaluable: true, Possible: possible, Unknown: paths}
 }
 
@@ -148,7 +149,8 @@ func decideOnce(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision
 		}
 		d := contracts(p, s, c, now, o)
 		d.Rule = r.id
-		if d.Verdict == Allow && r.action == Ask {
+		if d.Verdict != Deny && r.action == Ask {
+			// The rule asked first; contracts can only make it stricter.
 			d = Decision{Verdict: Ask, Check: CheckRules, Rule: r.id, Reason: r.reason}
 		}
 		if d.Verdict == Allow && d.Check == "" {
@@ -212,7 +214,7 @@ func (r *rule) matchArgs(c *Call, o *oracle) bool {
 		case no:
 			return false
 		case unknown:
-			if o.choose(2, r.preds[i].path.raw) == 1 {
+			if o.choose(2, r.preds[i].path.raw, CheckRules) == 1 {
 				return false
 			}
 		}
@@ -288,7 +290,7 @@ func confine(ct *contract, c *Call, o *oracle) (Decision, bool) {
 			continue
 		}
 		if unk {
-			if o.choose(2, w.raw) == 0 {
+			if o.choose(2, w.raw, CheckPath) == 0 {
 				continue
 			}
 			return Decision{Verdict: Deny, Check: CheckPath, Reason: fmt.Sprintf("%s is redacted", w.raw)}, true
@@ -349,7 +351,7 @@ func patterns(ct *contract, c *Call, o *oracle) (Decision, bool) {
 			continue
 		}
 		if unk {
-			if o.choose(2, ap.path.raw) == 0 {
+			if o.choose(2, ap.path.raw, CheckPattern) == 0 {
 				continue
 			}
 			return Decision{Verdict: Deny, Check: CheckPattern, Reason: fmt.Sprintf("%s is redacted", ap.path.raw)}, true

@@ -5,6 +5,7 @@ import "fmt"
 // dest is one flattened destination value of a call.
 type dest struct {
 	norm    string
+	raw     string // as the agent sent it, for reasons
 	path    string
 	unknown bool // redacted: its value cannot be known
 }
@@ -142,7 +143,7 @@ func (w *walker) flatten(v any, segs []seg, depth int) {
 	switch v := v.(type) {
 	case string:
 		if n := Normalize(v); n != "" {
-			w.out = append(w.out, dest{norm: n, path: pathString(segs)})
+			w.out = append(w.out, dest{norm: n, raw: v, path: pathString(segs)})
 		}
 	case map[string]any:
 		for _, k := range sortedKeys(v) {
@@ -155,7 +156,7 @@ func (w *walker) flatten(v any, segs []seg, depth int) {
 	case nil, bool:
 	default:
 		if s, ok := scalarText(v); ok {
-			w.out = append(w.out, dest{norm: s, path: pathString(segs)})
+			w.out = append(w.out, dest{norm: s, raw: s, path: pathString(segs)})
 		}
 	}
 }
@@ -196,7 +197,7 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 		var src Source
 		var why string
 		if d.unknown {
-			out = destOutcome(o.choose(3, d.path))
+			out = destOutcome(o.choose(3, d.path, CheckTaint))
 		} else {
 			out, src, why = judge(s, ct, d.norm)
 		}
@@ -207,7 +208,7 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 			}
 			s := src
 			return Decision{Verdict: ct.onTaint, Check: CheckTaint, TaintedBy: &s, Destination: d.norm,
-				Reason: fmt.Sprintf("destination %s %q %s in untrusted %s", d.path, d.norm, why, src)}
+				Reason: fmt.Sprintf("destination %s %q %s in untrusted %s", d.path, d.raw, why, src)}
 		case destMiss:
 			if miss == nil {
 				miss = d
@@ -215,7 +216,7 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 		}
 	}
 	if miss != nil {
-		reason := fmt.Sprintf("destination %s %q is neither trusted nor approved: a human must confirm", miss.path, miss.norm)
+		reason := fmt.Sprintf("destination %s %q is neither trusted nor approved: a human must confirm", miss.path, miss.raw)
 		if miss.unknown {
 			reason = fmt.Sprintf("redacted destination %s cannot be checked: a human must confirm", miss.path)
 		}

@@ -1,15 +1,169 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"bailiff/engine"
+	"bailiff/report"
 )
 
 func newPolicy(stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "policy",
 		Short: "Check and convert policy files",
+		Long:  "policy lint finds rules that can never decide; policy import converts other gateways' policies.",
+		Example: `  bailiff policy lint policy.yaml --tools mail-tools.json
+  bailiff policy import --from mcp-bouncer bouncer.yaml -o policy.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageErr(errors.New("policy needs a subcommand: lint or import"), "run 'bailiff policy --help' for usage")
+		},
 	}
+	c.AddCommand(newPolicyLint(stdout), newPolicyImport(stdout))
 	return c
+}
+
+type lintParams struct {
+	tools  []string
+	format formatFlag
+}
+
+func newPolicyLint(stdout io.Writer) *cobra.Command {
+	var p lintParams
+	c := &cobra.Command{
+		Use:   "lint POLICY",
+		Short: "Find rules that can never match and contracts that cannot work",
+		Long: `lint loads a policy and reports:
+  shadowed-rule           a rule an earlier rule always matches first
+  never-matches           a rule whose conditions contradict, or (with --tools)
+                          whose tool glob matches no listed tool
+  unlisted-contract       (with --tools) a contract for a tool no server lists
+  no-sink-params          an exfiltrating tool that names no sink_params
+  write-without-prefixes  write_params with no allowed_path_prefixes
+
+--tools takes a server's tools/list answer as JSON ({"tools": [...]});
+repeat it for every server the policy covers. Exit 1 when there are findings.`,
+		Example: `  bailiff policy lint policy.yaml
+  bailiff policy lint policy.yaml --tools fs-tools.json --tools mail-tools.json`,
+		Args: cobra.ExactArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			_, err := p.format.get()
+			return err
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLint(stdout, p, args[0])
+		},
+	}
+	c.Flags().StringArrayVar(&p.tools, "tools", nil, "a tools/list answer (JSON) of a server the policy covers (repeatable)")
+	p.format.register(c)
+	return c
+}
+
+func runLint(stdout io.Writer, p lintParams, name string) error {
+	data, err := readFile(name)
+	if err != nil {
+		return err
+	}
+	var tools []string
+	for _, t := range p.tools {
+		b, err := readFile(t)
+		if err != nil {
+			return err
+		}
+		names, err := engine.ToolNames(b)
+		if err != nil {
+			return usageErr(fmt.Errorf("%s: %v", t, err), "")
+		}
+		tools = append(tools, names...)
+	}
+	if p.tools != nil && tools == nil {
+		tools = []string{}
+	}
+	found, err := engine.Lint(name, data, tools)
+	if err != nil {
+		return usageErr(err, "")
+	}
+	f, _ := p.format.get()
+	var out bytes.Buffer
+	if err := report.Lint(&out, f, found); err != nil {
+		return err
+	}
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	if len(found) > 0 {
+		return findings
+	}
+	return nil
+}
+
+type importParams struct {
+	from string
+	out  string
+}
+
+func newPolicyImport(stdout io.Writer) *cobra.Command {
+	var p importParams
+	c := &cobra.Command{
+		Use:   "import --from mcp-bouncer FILE [-o OUT]",
+		Short: "Convert another gateway's policy into a bailiff policy",
+		Long: `import reads an mcp-bouncer policy (tool names at the top level, each with
+exfiltrating, sink_params, trusted_destinations, write_params,
+allowed_path_prefixes, max_calls, arg_patterns) and writes the equivalent
+bailiff policy: the same contracts, and one explicit, named allow-all rule,
+since bouncer forwards every call its contracts do not stop. Review that
+rule: bailiff's own default is to deny.
+
+The policy goes to stdout, or to OUT (written whole or not at all).`,
+		Example: `  bailiff policy import --from mcp-bouncer bouncer.yaml
+  bailiff policy import --from mcp-bouncer bouncer.yaml -o policy.yaml`,
+		Args: cobra.ExactArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			switch p.from {
+			case "mcp-bouncer":
+				return nil
+			case "":
+				return usageErr(errors.New("import needs --from"), "bailiff policy import --from mcp-bouncer FILE")
+			}
+			return usageErr(fmt.Errorf("cannot import from %q (known: mcp-bouncer)", p.from), "")
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runImport(stdout, p, args[0])
+		},
+	}
+	c.Flags().StringVar(&p.from, "from", "", "the format of FILE: mcp-bouncer")
+	c.Flags().StringVarP(&p.out, "output", "o", "", "write the policy to this file instead of stdout")
+	return c
+}
+
+func runImport(stdout io.Writer, p importParams, name string) error {
+	data, err := readFile(name)
+	if err != nil {
+		return err
+	}
+	f, err := engine.ImportBouncer(name, data)
+	if err != nil {
+		return usageErr(err, "")
+	}
+	text, err := engine.MarshalFile(f, fmt.Sprintf("Imported from the mcp-bouncer policy %s by bailiff policy import.\n"+
+		"Rule %s keeps bouncer's behaviour of forwarding every call its contracts\n"+
+		"do not stop; narrow it to the tools you use. Unlike bouncer, bailiff asks a\n"+
+		"human before sending to a destination that is neither trusted nor approved.", name, engine.BouncerAllowAll))
+	if err != nil {
+		return err
+	}
+	// What is written must load: check before anything reaches the user.
+	if _, err := engine.Load(name+" (converted)", text); err != nil {
+		return fmt.Errorf("converted policy does not load: %w", err)
+	}
+	if p.out != "" {
+		return writeOutput(p.out, text)
+	}
+	_, err = stdout.Write(text)
+	return err
 }

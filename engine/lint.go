@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// Finding is one problem lint found in a policy.
+type Finding struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Kind    string `json:"kind"`
+	Subject string `json:"subject"` // the rule id or tool name
+	Message string `json:"message"`
+}
+
+// The kinds of lint finding.
+const (
+	LintShadowed        = "shadowed-rule"
+	LintNeverMatches    = "never-matches"
+	LintUnlisted        = "unlisted-contract"
+	LintNoSinkParams    = "no-sink-params"
+	LintWriteNoPrefixes = "write-without-prefixes"
+)
+
+// Lint checks a policy for rules that can never decide and contracts that
+// cannot do their job. tools, when not nil, are the tool names the servers
+// list (from their tools/list answers): rules and contracts naming no
+// listed tool are findings too. The policy must load; lint does not repeat
+// the loader's errors.
+func Lint(name string, data []byte, tools []string) ([]Finding, error) {
+	f, root, err := decodeFile(name, data)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := compile(f, name, root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	add := func(line int, kind, subject, format string, a ...any) {
+		out = append(out, Finding{File: name, Line: line, Kind: kind, Subject: subject, Message: fmt.Sprintf(format, a...)})
+	}
+	for j, b := range f.Rules {
+		line := lineOf(root, "rules", j)
+		for i := 0; i < j; i++ {
+			if covers(f.Rules[i], b) {
+				add(line, LintShadowed, b.ID, "rule %s can never match: rule %s (earlier) matches every call it does", b.ID, f.Rules[i].ID)
+				break
+			}
+		}
+		if why := contradiction(b.When); why != "" {
+			add(line, LintNeverMatches, b.ID, "rule %s can never match: %s", b.ID, why)
+		} else if tools != nil && !anyMatch(b.Tool, tools) {
+			add(line, LintNeverMatches, b.ID, "rule %s can never match: no listed tool matches %q", b.ID, b.Tool)
+		}
+	}
+	written := map[string]bool{}
+	for k := range f.Tools {
+		written[k] = true
+	}
+	spec := pol.Spec()
+	for _, tool := range sortedKeys(spec.Tools) {
+		c := spec.Tools[tool]
+		line := lineOf(root, "tools", tool)
+		if !written[tool] {
+			line = lineOf(root, "packs")
+		}
+		if written[tool] && tools != nil && !contains(tools, tool) {
+			add(line, LintUnlisted, tool, "contract for %s, which no listed server offers", tool)
+		}
+		if written[tool] && c.Exfiltrating != nil && *c.Exfiltrating && len(c.SinkParams) == 0 {
+			add(line, LintNoSinkParams, tool, "%s is exfiltrating but names no sink_params: every argument is gated as a destination", tool)
+		}
+		if len(c.WriteParams) > 0 && len(c.AllowedPathPrefixes) == 0 && (tools == nil || contains(tools, tool)) && allowedBySomeRule(f.Rules, tool) {
+			add(line, LintWriteNoPrefixes, tool, "%s has write_params but no allowed_path_prefixes: every write is denied", tool)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out, nil
+}
+
+func contains(l []string, s string) bool {
+	for _, e := range l {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func anyMatch(glob string, names []string) bool {
+	for _, n := range names {
+		if matchGlob(glob, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func allowedBySomeRule(rules []RuleSpec, tool string) bool {
+	for _, r := range rules {
+		if r.Action != "deny" && matchGlob(r.Tool, tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// covers tells whether rule a matches every call rule b matches.
+func covers(a, b RuleSpec) bool {
+	as, bs := a.Server, b.Server
+	if as == "" {
+		as = "*"
+	}
+	if bs == "" {
+		bs = "*"
+	}
+	if !globCovers(as, bs) || !globCovers(a.Tool, b.Tool) {
+		return false
+	}
+	for _, s := range a.Scopes {
+		if !contains(b.Scopes, s) {
+			return false
+		}
+	}
+	// a's predicates must each appear in b; lists are judged by the
+	// action, so only same-direction rules can shadow through predicates.
+	if len(a.When) > 0 && (a.Action == "allow") != (b.Action == "allow") {
+		return false
+	}
+	for _, pa := range a.When {
+		found := false
+		for _, pb := range b.When {
+			found = found || reflect.DeepEqual(pa, pb)
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// globCovers tells whether every name b matches is matched by a, for the
+// patterns lint can reason about: equal patterns, a literal b, and a
+// trailing-star prefix.
+func globCovers(a, b string) bool {
+	if a == b || a == "**" {
+		return true
+	}
+	if !strings.ContainsAny(b, "*?") {
+		return matchGlob(a, b)
+	}
+	if a == "*" {
+		return !strings.Contains(b, "/")
+	}
+	if strings.HasSuffix(a, "*") && !strings.ContainsAny(a[:len(a)-1], "*?") {
+		return strings.HasPrefix(b, a[:len(a)-1]) && !strings.Contains(b, "/")
+	}
+	return false
+}
+
+// contradiction explains why a conjunction of predicates can never hold.
+func contradiction(when []Predicate) string {
+	byArg := map[string][]Predicate{}
+	for _, p := range when {
+		if p.In != nil && len(p.In) == 0 {
+			return fmt.Sprintf("%s is tested against an empty in list", p.Arg)
+		}
+		byArg[p.Arg] = append(byArg[p.Arg], p)
+	}
+	for _, arg := range sortedKeys(byArg) {
+		ps := byArg[arg]
+		var eq *Scalar
+		lo, hi := math.Inf(-1), math.Inf(1)
+		loOpen, hiOpen := false, false
+		absent, other := false, false
+		for _, p := range ps {
+			switch {
+			case p.Exists != nil && !*p.Exists:
+				absent = true
+			case p.Exists != nil:
+			case p.Equals != nil:
+				other = true
+				if eq != nil && !reflect.DeepEqual(eq.V, p.Equals.V) {
+					return fmt.Sprintf("%s must equal both %v and %v", arg, eq.V, p.Equals.V)
+				}
+				eq = p.Equals
+			default:
+				other = true
+			}
+			if p.Gt != nil && *p.Gt >= lo {
+				lo, loOpen = *p.Gt, true
+			}
+			if p.Gte != nil && *p.Gte > lo {
+				lo, loOpen = *p.Gte, false
+			}
+			if p.Lt != nil && *p.Lt <= hi {
+				hi, hiOpen = *p.Lt, true
+			}
+			if p.Lte != nil && *p.Lte < hi {
+				hi, hiOpen = *p.Lte, false
+			}
+		}
+		if absent && other {
+			return fmt.Sprintf("%s must be absent and also hold a value", arg)
+		}
+		if lo > hi || (lo == hi && (loOpen || hiOpen)) {
+			return fmt.Sprintf("no number satisfies every bound on %s", arg)
+		}
+		if eq != nil {
+			for _, p := range ps {
+				if p.In != nil {
+					in := false
+					for _, v := range p.In {
+						in = in || reflect.DeepEqual(v.V, eq.V)
+					}
+					if !in {
+						return fmt.Sprintf("%s must equal %v, which its in list does not hold", arg, eq.V)
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// ToolNames reads the tool names out of a tools/list result ({"tools":
+// [...]}) or a bare list of tool objects.
+func ToolNames(data []byte) ([]string, error) {
+	v, err := decodeStrict(data)
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := v.(map[string]any); ok {
+		v = m["tools"]
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, errors.New(`want a tools/list result: {"tools": [...]}`)
+	}
+	var names []string
+	for i, t := range l {
+		def, err := ToolFromValue(t)
+		if err != nil {
+			return nil, fmt.Errorf("tools[%d]: %v", i, err)
+		}
+		names = append(names, def.Name)
+	}
+	return names, nil
+}
