@@ -18,11 +18,16 @@ func Normalize(s string) string {
 	if isASCII(s) {
 		return asciiNormalize(s)
 	}
-	s = norm.NFKC.String(s)
-	s = cases.Fold().String(s)
-	// Folding can produce characters NFKC would map again (rare, but
-	// the result must be a fixed point for matching to be symmetric).
-	s = norm.NFKC.String(s)
+	// Folding can produce characters NFKC maps again, and x/text's fold is
+	// not idempotent for a few scripts (Cherokee): repeat until the text
+	// stops changing, so that output and destinations meet in one form.
+	for range 4 {
+		n := norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
+		if n == s {
+			break
+		}
+		s = n
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false

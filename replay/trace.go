@@ -36,7 +36,9 @@ type Event struct {
 	Call   *Call
 	Grant  *GrantEvent
 	Tools  []engine.ToolDef
-	End    bool
+	// ToolValues are the tools of a tools event as written.
+	ToolValues []any
+	End        bool
 }
 
 // Start opens a session.
@@ -45,6 +47,8 @@ type Start struct {
 	Server    string
 	Principal engine.Principal
 	Tools     []engine.ToolDef
+	// ToolValues are the tools as written: names or MCP tool objects.
+	ToolValues []any
 }
 
 // Output is what a tool returned.
@@ -140,7 +144,7 @@ func ParseEvent(b []byte, line int) (Event, error) {
 		case "grant":
 			err = parseGrant(&ev, f)
 		case "tools":
-			ev.Tools, err = toolList(f, "tools", true)
+			ev.Tools, ev.ToolValues, err = toolList(f, "tools", true)
 			if err == nil {
 				err = f.only("tools", "at")
 			}
@@ -185,24 +189,24 @@ func parseStart(ev *Event, f fields) error {
 			return err
 		}
 	}
-	if s.Tools, err = toolList(f, "tools", false); err != nil {
+	if s.Tools, s.ToolValues, err = toolList(f, "tools", false); err != nil {
 		return err
 	}
 	ev.Start = s
 	return nil
 }
 
-func toolList(f fields, key string, required bool) ([]engine.ToolDef, error) {
+func toolList(f fields, key string, required bool) ([]engine.ToolDef, []any, error) {
 	v, ok := f.m[key]
 	if !ok {
 		if required {
-			return nil, fmt.Errorf("%s needs %q", f.kind, key)
+			return nil, nil, fmt.Errorf("%s needs %q", f.kind, key)
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
 	l, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("%s.%s must be a list of tool names or tool objects", f.kind, key)
+		return nil, nil, fmt.Errorf("%s.%s must be a list of tool names or tool objects", f.kind, key)
 	}
 	seen := map[string]bool{}
 	out := []engine.ToolDef{}
@@ -211,24 +215,24 @@ func toolList(f fields, key string, required bool) ([]engine.ToolDef, error) {
 		switch t := t.(type) {
 		case string:
 			if t == "" {
-				return nil, fmt.Errorf("%s.%s[%d]: empty tool name", f.kind, key, i)
+				return nil, nil, fmt.Errorf("%s.%s[%d]: empty tool name", f.kind, key, i)
 			}
 			def.Name = t
 		case map[string]any:
 			var err error
 			if def, err = engine.ToolFromValue(t); err != nil {
-				return nil, fmt.Errorf("%s.%s[%d]: %v", f.kind, key, i, err)
+				return nil, nil, fmt.Errorf("%s.%s[%d]: %v", f.kind, key, i, err)
 			}
 		default:
-			return nil, fmt.Errorf("%s.%s[%d]: a tool is a name or an object", f.kind, key, i)
+			return nil, nil, fmt.Errorf("%s.%s[%d]: a tool is a name or an object", f.kind, key, i)
 		}
 		if seen[def.Name] {
-			return nil, fmt.Errorf("%s.%s: tool %q listed twice", f.kind, key, def.Name)
+			return nil, nil, fmt.Errorf("%s.%s: tool %q listed twice", f.kind, key, def.Name)
 		}
 		seen[def.Name] = true
 		out = append(out, def)
 	}
-	return out, nil
+	return out, l, nil
 }
 
 func parseOutput(ev *Event, f fields) error {
