@@ -62,12 +62,54 @@ func (ix *taintIndex) add(src Source, text string) {
 
 // find reports the first output whose normalized text contains s.
 func (ix *taintIndex) find(s string) (Source, bool) {
+	a := rarest(s)
 	for i, t := range ix.texts {
-		if strings.Contains(t, s) {
+		if containsAt(t, s, a) {
 			return ix.sources[i], true
 		}
 	}
 	return Source{}, false
+}
+
+// byteRank orders bytes by how common they are in text, most common
+// first: space, then letters by English frequency, then the rest.
+const byteRank = " etaoinshrdlcumwfgypbvkjxqz.,0123456789-_@/:"
+
+// rarest picks the byte of s least likely to occur in text, so the scan
+// can jump between its occurrences instead of the pattern's first byte.
+func rarest(s string) int {
+	best, bestRank := 0, -1
+	for i := 0; i < len(s); i++ {
+		r := strings.IndexByte(byteRank, s[i])
+		if r < 0 {
+			r = len(byteRank) // not ranked: rarer than anything ranked
+		}
+		if r > bestRank {
+			best, bestRank = i, r
+		}
+	}
+	return best
+}
+
+// containsAt is strings.Contains(t, s), anchored on s[a]: IndexByte
+// skips through t at memory speed, and each hit is checked in place.
+func containsAt(t, s string, a int) bool {
+	c := s[a]
+	for pos := a; pos < len(t); {
+		i := strings.IndexByte(t[pos:], c)
+		if i < 0 {
+			return false
+		}
+		start := pos + i - a
+		if start+len(s) > len(t) {
+			return false
+		}
+		if t[start:start+len(s)] == s {
+			return true
+		}
+		pos += i + 1
+	}
+	return false
 }
 
 func (ix *taintIndex) clone() taintIndex {
@@ -86,9 +128,17 @@ func (ix *taintIndex) clone() taintIndex {
 	return c
 }
 
+// tokenByte marks the ASCII bytes that can be part of an address or host.
+var tokenByte = func() (t [utf8.RuneSelf]bool) {
+	for c := 0; c < utf8.RuneSelf; c++ {
+		t[c] = ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') || strings.IndexByte(".-_+%@", byte(c)) >= 0
+	}
+	return t
+}()
+
 func tokenRune(r rune) bool {
 	if r < utf8.RuneSelf {
-		return ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') || r == '.' || r == '-' || r == '_' || r == '+' || r == '%' || r == '@' || ('A' <= r && r <= 'Z')
+		return tokenByte[r]
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
 }
@@ -102,7 +152,7 @@ func tokens(s string, fn func(email, host string)) {
 	for i < len(s) {
 		// Skip separators quickly in the ASCII case.
 		c := s[i]
-		if c < utf8.RuneSelf && !tokenRune(rune(c)) {
+		if c < utf8.RuneSelf && !tokenByte[c] {
 			i++
 			continue
 		}
@@ -111,7 +161,7 @@ func tokens(s string, fn func(email, host string)) {
 		for j < len(s) {
 			c := s[j]
 			if c < utf8.RuneSelf {
-				if !tokenRune(rune(c)) {
+				if !tokenByte[c] {
 					break
 				}
 				hasDot = hasDot || c == '.'
@@ -138,7 +188,12 @@ func tokens(s string, fn func(email, host string)) {
 }
 
 func classify(tok string, hasAt bool, fn func(email, host string)) {
-	tok = strings.Trim(tok, ".-_+%@")
+	for len(tok) > 0 && strings.IndexByte(".-_+%@", tok[0]) >= 0 {
+		tok = tok[1:]
+	}
+	for len(tok) > 0 && strings.IndexByte(".-_+%@", tok[len(tok)-1]) >= 0 {
+		tok = tok[:len(tok)-1]
+	}
 	if !hasAt {
 		if hostLike(tok) {
 			fn("", tok)
@@ -157,14 +212,19 @@ func classify(tok string, hasAt bool, fn func(email, host string)) {
 }
 
 func hostLike(h string) bool {
-	if h == "" || strings.ContainsAny(h, "@_+%") {
-		return false
+	last := -1
+	for i := 0; i < len(h); i++ {
+		switch h[i] {
+		case '@', '_', '+', '%':
+			return false
+		case '.':
+			if i == last+1 {
+				return false // empty label
+			}
+			last = i
+		}
 	}
-	last := strings.LastIndexByte(h, '.')
-	if last < 1 || len(h)-last-1 < 2 {
-		return false
-	}
-	return !strings.Contains(h, "..")
+	return last >= 1 && len(h)-last-1 >= 2
 }
 
 // destPattern is one trusted_destinations entry, parsed.
