@@ -170,12 +170,12 @@ tools:
 
 func TestNormalize(t *testing.T) {
 	cases := map[string]string{
-		"ATTACKER@Evil.Example":        "attacker@evil.example",
-		"ＡＴＴＡＣＫＥＲ＠ｅｖｉｌ．ｅｘａｍｐｌｅ":   "attacker@evil.example",
-		"  drop\t\n box  team ":        "drop box team",
-		"Straße":                       "strasse",
-		"ﬁle.example":                  "file.example",
-		"already normal":               "already normal",
+		"ATTACKER@Evil.Example": "attacker@evil.example",
+		"ＡＴＴＡＣＫＥＲ＠ｅｖｉｌ．ｅｘａｍｐｌｅ": "attacker@evil.example",
+		"  drop\t\n box  team ":         "drop box team",
+		"Straße":                        "strasse",
+		"ﬁle.example":                   "file.example",
+		"already normal":                "already normal",
 		"\u00a0non\u2003breaking\u3000": "non breaking",
 	}
 	for in, want := range cases {
@@ -221,9 +221,9 @@ func TestGlob(t *testing.T) {
 
 func TestParsePath(t *testing.T) {
 	good := map[string]any{
-		"to":                        "x",
+		"to":                          "x",
 		"message.recipients[1].email": "b@x.example",
-		`headers["X.Api-Key"]`:      "k",
+		`headers["X.Api-Key"]`:        "k",
 	}
 	args := map[string]any{
 		"to":      "x",

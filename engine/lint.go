@@ -234,7 +234,7 @@ func contradiction(when []Predicate) string {
 func ToolNames(data []byte) ([]string, error) {
 	v, err := decodeStrict(data)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("not valid JSON: %v", err)
 	}
 	if m, ok := v.(map[string]any); ok {
 		v = m["tools"]

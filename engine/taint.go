@@ -112,22 +112,6 @@ func containsAt(t, s string, a int) bool {
 	return false
 }
 
-func (ix *taintIndex) clone() taintIndex {
-	c := taintIndex{
-		sources: ix.sources[:len(ix.sources):len(ix.sources)],
-		texts:   ix.texts[:len(ix.texts):len(ix.texts)],
-		emails:  make(map[string]int32, len(ix.emails)),
-		hosts:   make(map[string]int32, len(ix.hosts)),
-	}
-	for k, v := range ix.emails {
-		c.emails[k] = v
-	}
-	for k, v := range ix.hosts {
-		c.hosts[k] = v
-	}
-	return c
-}
-
 // tokenByte marks the ASCII bytes that can be part of an address or host.
 var tokenByte = func() (t [utf8.RuneSelf]bool) {
 	for c := 0; c < utf8.RuneSelf; c++ {

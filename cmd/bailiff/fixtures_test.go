@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,8 +65,4 @@ func TestDemo(t *testing.T) {
 			golden.Check(t, "../../golden/demo."+f, out.Bytes())
 		})
 	}
-}
-
-func TestMain(m *testing.M) {
-	os.Exit(m.Run())
 }

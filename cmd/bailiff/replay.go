@@ -114,4 +114,3 @@ func replayTrace(pol *engine.Policy, name string, data []byte) ([]replay.Result,
 	}
 	return res, nil
 }
-

@@ -15,6 +15,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// Updating tells whether the tests run with -update.
+func Updating() bool { return *update }
+
 // Check compares got with the golden file at path (relative to the test's
 // directory), showing the first differing line on mismatch.
 func Check(t testing.TB, path string, got []byte) {
