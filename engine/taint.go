@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 	"path"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,14 +29,32 @@ func (s Source) String() string {
 const minTaintLen = 6
 
 // taintIndex holds the untrusted output of a session: the normalized text
-// of each output for substring matching, and the email addresses and hosts
-// seen in it, indexed as the output arrives, so that the common case (an
-// email or URL destination) is a map lookup whatever the session's size.
+// of every output in one buffer, for substring matching, and the email
+// addresses and hosts seen in it, indexed as the output arrives, so that
+// the common case (an email or URL destination) is a map lookup whatever
+// the session's size. Substring matching is narrowed by a trigram filter
+// per 64 KiB block of the buffer, so a search touches only the blocks that
+// could hold the destination.
 type taintIndex struct {
 	sources []Source
-	texts   []string // normalized, one per source
+	starts  []int  // where each source's text starts in buf
+	buf     []byte // normalized texts, each followed by a NUL
+	filters []*trigramFilter
 	emails  map[string]int32
 	hosts   map[string]int32
+}
+
+const (
+	blockShift = 16 // 64 KiB blocks
+	blockSize  = 1 << blockShift
+	filterBits = 1 << 16
+)
+
+// trigramFilter has a bit set for every trigram that starts in its block.
+type trigramFilter [filterBits / 64]uint64
+
+func trigram(a, b, c byte) uint32 {
+	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9E3779B1 >> (32 - 16)
 }
 
 func (ix *taintIndex) add(src Source, text string) {
@@ -45,7 +65,18 @@ func (ix *taintIndex) add(src Source, text string) {
 	n := Normalize(text)
 	i := int32(len(ix.sources))
 	ix.sources = append(ix.sources, src)
-	ix.texts = append(ix.texts, n)
+	start := len(ix.buf)
+	ix.starts = append(ix.starts, start)
+	ix.buf = append(ix.buf, n...)
+	ix.buf = append(ix.buf, 0)
+	for p := max(start-2, 0); p+2 < len(ix.buf); p++ {
+		k := p >> blockShift
+		for k >= len(ix.filters) {
+			ix.filters = append(ix.filters, new(trigramFilter))
+		}
+		h := trigram(ix.buf[p], ix.buf[p+1], ix.buf[p+2])
+		ix.filters[k][h>>6] |= 1 << (h & 63)
+	}
 	tokens(n, func(email, host string) {
 		if email != "" {
 			if _, ok := ix.emails[email]; !ok {
@@ -62,13 +93,50 @@ func (ix *taintIndex) add(src Source, text string) {
 
 // find reports the first output whose normalized text contains s.
 func (ix *taintIndex) find(s string) (Source, bool) {
+	if len(s) < 3 || len(s) > blockSize || strings.IndexByte(s, 0) >= 0 {
+		return ix.at(containsAt(ix.buf, s, rarest(s)))
+	}
+	var hs [64]uint32
+	grams := hs[:0]
+	for p := 0; p+2 < len(s) && len(grams) < len(hs); p++ {
+		grams = append(grams, trigram(s[p], s[p+1], s[p+2]))
+	}
 	a := rarest(s)
-	for i, t := range ix.texts {
-		if containsAt(t, s, a) {
-			return ix.sources[i], true
+	for k, f := range ix.filters {
+		var next *trigramFilter
+		if k+1 < len(ix.filters) {
+			next = ix.filters[k+1]
+		}
+		if !mayHold(f, next, grams) {
+			continue
+		}
+		lo := k << blockShift
+		hi := min(len(ix.buf), lo+blockSize+len(s)-1)
+		if i := containsAt(ix.buf[lo:hi], s, a); i >= 0 {
+			return ix.at(lo + i)
 		}
 	}
 	return Source{}, false
+}
+
+// mayHold tells whether every trigram is in f or its successor: a match
+// starting in f's block can run into the next one.
+func mayHold(f, next *trigramFilter, grams []uint32) bool {
+	for _, h := range grams {
+		w, bit := h>>6, uint64(1)<<(h&63)
+		if f[w]&bit == 0 && (next == nil || next[w]&bit == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func (ix *taintIndex) at(pos int) (Source, bool) {
+	if pos < 0 {
+		return Source{}, false
+	}
+	i := sort.SearchInts(ix.starts, pos+1) - 1
+	return ix.sources[i], true
 }
 
 // byteRank orders bytes by how common they are in text, most common
@@ -91,25 +159,28 @@ func rarest(s string) int {
 	return best
 }
 
-// containsAt is strings.Contains(t, s), anchored on s[a]: IndexByte
-// skips through t at memory speed, and each hit is checked in place.
-func containsAt(t, s string, a int) bool {
+// containsAt is bytes.Index(t, s), anchored on s[a]: IndexByte skips
+// through t at memory speed, and each hit is checked in place.
+func containsAt(t []byte, s string, a int) int {
+	if len(s) == 0 {
+		return 0
+	}
 	c := s[a]
 	for pos := a; pos < len(t); {
-		i := strings.IndexByte(t[pos:], c)
+		i := bytes.IndexByte(t[pos:], c)
 		if i < 0 {
-			return false
+			return -1
 		}
 		start := pos + i - a
 		if start+len(s) > len(t) {
-			return false
+			return -1
 		}
-		if t[start:start+len(s)] == s {
-			return true
+		if string(t[start:start+len(s)]) == s {
+			return start
 		}
 		pos += i + 1
 	}
-	return false
+	return -1
 }
 
 // tokenByte marks the ASCII bytes that can be part of an address or host.
