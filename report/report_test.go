@@ -1,0 +1,46 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// Audit content is attacker-controlled: it must not reach a reviewer's
+// terminal as control characters, or break a Markdown table.
+func TestCellsAreInert(t *testing.T) {
+	hostile := "ok\x1b[2J\nFORGED ROW|x\u202eevil\u0085`<b>`"
+	var tb bytes.Buffer
+	if err := writeTable(&tb, []string{"A", "B"}, [][]string{{hostile, ""}}); err != nil {
+		t.Fatal(err)
+	}
+	out := tb.String()
+	if strings.ContainsAny(out, "\x1b\u202e\u0085") || strings.Count(out, "\n") != 2 {
+		t.Errorf("table leaks control characters or lines: %q", out)
+	}
+	if !strings.Contains(out, `ok\u001b[2J\nFORGED ROW`) {
+		t.Errorf("table does not show the escaped text: %q", out)
+	}
+	var md bytes.Buffer
+	if err := writeMarkdown(&md, []string{"A"}, [][]string{{hostile}}); err != nil {
+		t.Fatal(err)
+	}
+	row := strings.Split(md.String(), "\n")[2]
+	if strings.Count(row, "|")-strings.Count(row, `\|`) != 2 {
+		t.Errorf("markdown row has extra cells: %q", row)
+	}
+	if strings.Contains(row, "<b>") || strings.Contains(row, "`") && !strings.Contains(row, "\\`") {
+		t.Errorf("markdown row keeps live markup: %q", row)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, ok := range []string{"table", "json", "markdown"} {
+		if _, err := ParseFormat(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if _, err := ParseFormat("html"); err == nil {
+		t.Error("html accepted")
+	}
+}
