@@ -45,12 +45,26 @@ type Policy struct {
 	redact    []Path
 	ttl       time.Duration
 
-	disabled      map[Check]bool
+	disabled      checkSet
 	disabledRules map[string]bool
+}
+
+// checkSet is a set of checks as bits, so the hot path tests a switch
+// without a map lookup.
+type checkSet uint16
+
+func checkBit(c Check) checkSet {
+	for i, s := range Switchable() {
+		if s == c {
+			return 1 << i
+		}
+	}
+	return 0
 }
 
 type rule struct {
 	id, server, tool string
+	serverG, toolG   glob
 	scopes           []string
 	preds            []pred
 	action           Verdict
@@ -91,11 +105,7 @@ type argPattern struct {
 // allowed.
 func (p *Policy) Without(names ...string) (*Policy, error) {
 	q := *p
-	q.disabled = map[Check]bool{}
 	q.disabledRules = map[string]bool{}
-	for k, v := range p.disabled {
-		q.disabled[k] = v
-	}
 	for k, v := range p.disabledRules {
 		q.disabledRules[k] = v
 	}
@@ -123,7 +133,7 @@ func (p *Policy) Without(names ...string) (*Policy, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown check %q (known: %s, or rule:<id>)", n, checkList())
 		}
-		q.disabled[c] = true
+		q.disabled |= checkBit(c)
 	}
 	return &q, nil
 }
@@ -152,7 +162,7 @@ func (p *Policy) Redact() []Path { return p.redact }
 // ApprovalTTL is how long a grant without its own expiry stays usable.
 func (p *Policy) ApprovalTTL() time.Duration { return p.ttl }
 
-func (p *Policy) on(c Check) bool { return !p.disabled[c] }
+func (p *Policy) on(c Check) bool { return p.disabled&checkBit(c) == 0 }
 
 type compileErr struct {
 	keys   []any
@@ -255,6 +265,7 @@ func compileRule(rs RuleSpec, i int) (rule, *compileErr) {
 	if err := checkGlob(r.server); err != nil {
 		return r, fail(err.Error(), "rules", i, "server")
 	}
+	r.serverG, r.toolG = compileGlob(r.server), compileGlob(r.tool)
 	r.action = Verdict(rs.Action)
 	r.reason = rs.Reason
 	if r.reason == "" {

@@ -132,7 +132,7 @@ func decideOnce(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision
 	var scopeMiss *rule
 	for i := range p.rules {
 		r := &p.rules[i]
-		if p.disabledRules[r.id] || !matchGlob(r.server, s.Server) || !matchGlob(r.tool, c.Tool) {
+		if !r.serverG.match(s.Server) || !r.toolG.match(c.Tool) || (p.disabledRules != nil && p.disabledRules[r.id]) {
 			continue
 		}
 		if !r.matchArgs(c, o) {

@@ -344,6 +344,46 @@ func checkGlob(g string) error {
 	return nil
 }
 
+// glob is a compiled glob: the common shapes (a literal, "*", "prefix*")
+// are matched without the general matcher.
+type glob struct {
+	pat  string
+	kind globKind
+}
+
+type globKind uint8
+
+const (
+	globGeneral globKind = iota
+	globLiteral
+	globStar   // "*": anything without '/'
+	globPrefix // "lit*": pat holds lit
+)
+
+func compileGlob(g string) glob {
+	switch i := strings.IndexAny(g, "*?"); {
+	case i < 0:
+		return glob{g, globLiteral}
+	case g == "*":
+		return glob{g, globStar}
+	case i == len(g)-1 && g[i] == '*':
+		return glob{g[:i], globPrefix}
+	}
+	return glob{g, globGeneral}
+}
+
+func (g glob) match(s string) bool {
+	switch g.kind {
+	case globLiteral:
+		return s == g.pat
+	case globStar:
+		return strings.IndexByte(s, '/') < 0
+	case globPrefix:
+		return strings.HasPrefix(s, g.pat) && strings.IndexByte(s[len(g.pat):], '/') < 0
+	}
+	return matchGlob(g.pat, s)
+}
+
 // matchGlob matches s against a glob where * is any run of characters
 // except '/', ** is any run at all, and ? is one character except '/'.
 // Tool and server names hold no '/', so for them * matches everything.

@@ -411,17 +411,22 @@ func emailDomain(e string) string {
 	return strings.TrimSuffix(e[strings.IndexByte(e, '@')+1:], ".")
 }
 
-// destinationNames are argument names that hold where data goes. They are
-// compared after lower-casing and dropping '_', '-' and '.'.
-var destinationNames = map[string]bool{
-	"to": true, "cc": true, "bcc": true, "replyto": true, "recipient": true, "recipients": true,
-	"email": true, "emails": true, "emailaddress": true, "address": true, "addresses": true,
-	"url": true, "urls": true, "uri": true, "href": true, "link": true, "endpoint": true,
-	"webhook": true, "webhookurl": true, "callback": true, "callbackurl": true,
-	"channel": true, "channels": true, "channelid": true, "chatid": true,
-	"phone": true, "phonenumber": true, "destination": true, "dest": true, "target": true,
-	"host": true, "hostname": true, "server": true, "domain": true,
-	"owner": true, "repo": true, "repository": true,
+// isDestinationName lists argument names that hold where data goes. They
+// are compared after lower-casing and dropping '_', '-' and '.'. A switch
+// rather than a map: this runs for every argument of every gated call.
+func isDestinationName(k string) bool {
+	switch k {
+	case "to", "cc", "bcc", "replyto", "recipient", "recipients",
+		"email", "emails", "emailaddress", "address", "addresses",
+		"url", "urls", "uri", "href", "link", "endpoint",
+		"webhook", "webhookurl", "callback", "callbackurl",
+		"channel", "channels", "channelid", "chatid",
+		"phone", "phonenumber", "destination", "dest", "target",
+		"host", "hostname", "server", "domain",
+		"owner", "repo", "repository":
+		return true
+	}
+	return false
 }
 
 // destinationSuffixes catch compound names such as target_url or user_email.
@@ -442,12 +447,11 @@ func DestinationShaped(name string) bool {
 		b[n] = c
 		n++
 	}
-	k := string(b[:n])
-	if destinationNames[k] {
+	if isDestinationName(string(b[:n])) {
 		return true
 	}
 	for _, s := range destinationSuffixes {
-		if strings.HasSuffix(k, s) {
+		if n >= len(s) && string(b[n-len(s):n]) == s {
 			return true
 		}
 	}
