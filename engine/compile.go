@@ -146,15 +146,6 @@ func checkList() string {
 	return strings.Join(s, ", ")
 }
 
-// RuleIDs lists the rule ids in written order.
-func (p *Policy) RuleIDs() []string {
-	ids := make([]string, len(p.rules))
-	for i, r := range p.rules {
-		ids[i] = r.id
-	}
-	return ids
-}
-
 // Redact lists the argument paths the policy removes before anything is
 // written to an audit log.
 func (p *Policy) Redact() []Path { return p.redact }

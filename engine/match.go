@@ -75,15 +75,6 @@ func ParsePath(s string) (Path, error) {
 	return p, nil
 }
 
-// MustPath is ParsePath for paths known to be valid.
-func MustPath(s string) Path {
-	p, err := ParsePath(s)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
-
 func (p Path) String() string { return p.raw }
 
 // lookup returns the value at p inside v.

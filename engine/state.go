@@ -98,9 +98,6 @@ func (p *Policy) trustedSource(src Source) bool {
 // AddGrant records a grant given out of band, for a later identical call.
 func (s *State) AddGrant(g Grant) { s.grants = append(s.grants, g) }
 
-// Spent tells whether the grant id was used already.
-func (s *State) Spent(id string) bool { return s.spent[id] }
-
 // Apply records the effect of a final decision: an allowed call is
 // forwarded and consumes budget; a grant it used is spent; the
 // destinations of a call a human approved become approved for the session.
@@ -132,6 +129,3 @@ func (s *State) Failed(callID string) {
 		delete(s.forwarded, callID)
 	}
 }
-
-// Used is how many calls to the tool consumed budget so far.
-func (s *State) Used(tool string) int { return s.used[tool] }
