@@ -36,6 +36,9 @@ type Decision struct {
 	Unknown     []string
 }
 
+// purgedLabel marks an unknown that is purged output, not an argument.
+const purgedLabel = "\x00purged:"
+
 // maxChoices bounds how many unknown inputs one decision explores; a call
 // with more is unevaluable outright.
 const maxChoices = 12
@@ -111,11 +114,23 @@ func Decide(p *Policy, s *State, c *Call, now time.Time) Decision {
 		return first
 	}
 	paths := sortedKeys(unknown)
-	var vs []string
+	var vs, what []string
 	for _, v := range possible {
 		vs = append(vs, string(v))
 	}
-	reason := fmt.Sprintf("verdict depends on redacted %s: it could be %s", strings.Join(paths, ", "), strings.Join(vs, " or "))
+	var redacted []string
+	for i, p := range paths {
+		if rest, ok := strings.CutPrefix(p, purgedLabel); ok {
+			paths[i] = "purged " + rest
+			what = append(what, paths[i])
+		} else {
+			redacted = append(redacted, p)
+		}
+	}
+	if len(redacted) > 0 {
+		what = append([]string{"redacted " + strings.Join(redacted, ", ")}, what...)
+	}
+	reason := fmt.Sprintf("verdict depends on %s: it could be %s", strings.Join(what, " and "), strings.Join(vs, " or "))
 	if o.over {
 		reason = fmt.Sprintf("more than %d redacted inputs decide this call", maxChoices)
 	}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -69,4 +71,51 @@ func leaves(v any, add func(string), depth int) {
 			add(s)
 		}
 	}
+}
+
+// OutputJSON is the evidence form of a tool result, the bytes an audit
+// log's evidence store keeps: the canonical JSON object
+// {"content":…,"structured":…,"text":…} with absent parts left out.
+func OutputJSON(text string, content, structured any) []byte {
+	m := map[string]any{}
+	if text != "" {
+		m["text"] = text
+	}
+	if content != nil {
+		m["content"] = content
+	}
+	if structured != nil {
+		m["structured"] = structured
+	}
+	return CanonicalJSON(m)
+}
+
+// OutputFromJSON reads evidence written by OutputJSON and returns the
+// text taint is computed from.
+func OutputFromJSON(b []byte) (string, error) {
+	v, err := decodeStrict(b)
+	if err != nil {
+		return "", err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", errors.New("evidence is not a JSON object")
+	}
+	var text string
+	for k, v := range m {
+		switch k {
+		case "text":
+			if text, ok = v.(string); !ok {
+				return "", errors.New("evidence text is not a string")
+			}
+		case "content":
+			if _, ok := v.([]any); !ok {
+				return "", errors.New("evidence content is not a list of content blocks")
+			}
+		case "structured":
+		default:
+			return "", fmt.Errorf("evidence has unknown key %q", k)
+		}
+	}
+	return OutputText(text, m["content"], m["structured"]), nil
 }

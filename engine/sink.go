@@ -200,6 +200,13 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 			out = destOutcome(o.choose(3, d.path, CheckTaint))
 		} else {
 			out, src, why = judge(s, ct, d.norm)
+			if out == destMiss && len(s.purged) > 0 && runeCount(d.norm) >= minTaintLen {
+				// The destination may have been in output whose text is gone.
+				src = s.purged[0]
+				if o.choose(2, purgedLabel+src.String(), CheckTaint) == 1 {
+					out, why = destTainted, "may have appeared"
+				}
+			}
 		}
 		switch out {
 		case destTainted:

@@ -53,6 +53,7 @@ type State struct {
 	grants    []Grant
 	spent     map[string]bool // grant ids already used
 	approved  map[string]bool // normalized destinations a human approved
+	purged    []Source        // untrusted output whose text is unknown
 }
 
 // NewState starts a session with the tools listed at its start.
@@ -84,6 +85,17 @@ func (s *State) AddOutput(p *Policy, src Source, text string) {
 		return
 	}
 	s.taint.add(src, text)
+}
+
+// AddPurged records untrusted output whose text is no longer known (its
+// evidence was purged). Any destination long enough to be tainted could
+// have appeared in it, so a decision that turns on that is unevaluable,
+// never silently clean.
+func (s *State) AddPurged(p *Policy, src Source) {
+	if p.trustedSource(src) {
+		return
+	}
+	s.purged = append(s.purged, src)
 }
 
 func (p *Policy) trustedSource(src Source) bool {

@@ -7,8 +7,8 @@ import (
 )
 
 // FormatEvent writes an event as one trace line (without the newline),
-// such that ParseEvent reads back the same event. Output content blocks
-// are written as the text taint is computed from.
+// such that ParseEvent reads back the same event. Output is written as its
+// evidence holds it: text, content blocks and structured content.
 func FormatEvent(ev Event) []byte {
 	body := map[string]any{}
 	kind := ""
@@ -31,7 +31,11 @@ func FormatEvent(ev Event) []byte {
 	case ev.Output != nil:
 		kind = "output"
 		o := ev.Output
-		body["text"] = o.Text
+		if v, err := engine.DecodeJSON(o.Evidence); err == nil {
+			for k, part := range v.(map[string]any) {
+				body[k] = part
+			}
+		}
 		put(body, "server", o.Server)
 		put(body, "tool", o.Tool)
 		put(body, "call", o.Call)

@@ -58,6 +58,9 @@ type Output struct {
 	Call   string
 	Text   string
 	Error  bool
+	// Evidence is the output as an audit log's evidence store keeps it
+	// (engine.OutputJSON).
+	Evidence []byte
 }
 
 // Call is a tools/call.
@@ -264,6 +267,7 @@ func parseOutput(ev *Event, f fields) error {
 		}
 	}
 	o.Text = engine.OutputText(text, content, f.m["structured"])
+	o.Evidence = engine.OutputJSON(text, content, f.m["structured"])
 	if o.Error, err = f.boolean("error"); err != nil {
 		return err
 	}

@@ -86,7 +86,9 @@ Then test your own policy against a hand-written session trace:
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr(err, fmt.Sprintf("run 'bailiff %s --help' for usage", strings.TrimPrefix(c.CommandPath(), "bailiff ")))
 	})
-	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout))
+	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout),
+		newRecord(stdout, stderr), newVerify(stdout), newKeygen(stderr), newCheckpoint(stdout, stderr),
+		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr))
 	return root
 }
 

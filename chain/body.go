@@ -1,0 +1,114 @@
+package chain
+
+// The bodies of the record kinds. Field names are the JSON keys written;
+// omitempty fields are left out when empty. The decision fields use the
+// engine's words (verdict allow/deny/ask, check names, rule ids), but this
+// package does not interpret them: replay does.
+
+// Principal is who the session acts for.
+type Principal struct {
+	Subject string   `json:"subject"`
+	Groups  []string `json:"groups,omitempty"`
+	Scopes  []string `json:"scopes,omitempty"`
+}
+
+// Tool is a pinned tool: its name and definition digest ("" when only the
+// name is known).
+type Tool struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest,omitempty"`
+}
+
+// SessionBody opens a session. The log is self-contained: the full
+// canonical policy text is here, and PolicyVersion is its SHA-256.
+type SessionBody struct {
+	Server        string    `json:"server"`
+	Principal     Principal `json:"principal"`
+	PolicyVersion string    `json:"policy_version"`
+	Policy        string    `json:"policy"`
+	Tools         []Tool    `json:"tools"`
+	Engine        string    `json:"engine"`
+}
+
+// ToolsBody is a later tools/list answer (after list_changed). The pins of
+// the session record stay; calls are checked against both.
+type ToolsBody struct {
+	Tools []Tool `json:"tools"`
+}
+
+// Source names the output that tainted a destination: the seq of its
+// result record, the server and the tool.
+type Source struct {
+	Seq    int    `json:"seq"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+}
+
+// Decision is a verdict as recorded.
+type Decision struct {
+	Verdict     string  `json:"verdict"`
+	Check       string  `json:"check"`
+	Rule        string  `json:"rule,omitempty"`
+	Reason      string  `json:"reason"`
+	TaintedBy   *Source `json:"tainted_by,omitempty"`
+	Destination string  `json:"destination,omitempty"`
+	Grant       string  `json:"grant,omitempty"`
+}
+
+// CallBody is a decided tools/call. Args are the arguments after
+// redaction; Redacted lists the argument paths removed. Digest binds
+// grants to the call: "sha256:<hex>" of the canonical arguments, or, when
+// anything was redacted, "hmac-sha256:<hex>" under a deployment secret so
+// a redacted value cannot be guessed from it.
+type CallBody struct {
+	Call     string         `json:"call"`
+	Tool     string         `json:"tool"`
+	Args     map[string]any `json:"args"`
+	Redacted []string       `json:"redacted,omitempty"`
+	Digest   string         `json:"digest"`
+	Decision
+}
+
+// GrantBody is a human's answer to an asked call. Decision is set when the
+// grant settled the call it answers (the call was waiting for it); a
+// grant given for a later identical call has none.
+type GrantBody struct {
+	Grant    string    `json:"grant"`
+	Call     string    `json:"call"`
+	Tool     string    `json:"tool"`
+	Digest   string    `json:"digest"`
+	Approver string    `json:"approver"`
+	Answer   string    `json:"answer"`
+	Expires  string    `json:"expires"`
+	Decision *Decision `json:"decision,omitempty"`
+}
+
+// The result statuses.
+const (
+	StatusOK     = "ok"     // the tool answered
+	StatusError  = "error"  // the tool answered with isError
+	StatusFailed = "failed" // the upstream failed: crash, timeout, protocol error
+)
+
+// ResultBody is what came back for a forwarded call (Call set), or output
+// the session saw otherwise. Content is the digest of the evidence: the
+// result's content, kept beside the log (see Evidence).
+type ResultBody struct {
+	Call    string `json:"call,omitempty"`
+	Server  string `json:"server"`
+	Tool    string `json:"tool"`
+	Status  string `json:"status"`
+	Content string `json:"content,omitempty"`
+	Size    int64  `json:"size"`
+}
+
+// EndBody closes a session.
+type EndBody struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// CheckpointBody is a signed checkpoint written into the log: Note is the
+// signed note over the tree of the Size records before this one.
+type CheckpointBody struct {
+	Note string `json:"note"`
+}

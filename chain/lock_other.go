@@ -1,0 +1,14 @@
+//go:build !unix
+
+package chain
+
+import (
+	"errors"
+	"os"
+)
+
+// lockFile refuses: without a lock two writers could interleave records,
+// and a log that cannot be locked is not one to write.
+func lockFile(*os.File) error {
+	return errors.New("file locking is not supported on this system")
+}

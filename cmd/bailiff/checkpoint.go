@@ -1,0 +1,155 @@
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"bailiff/chain"
+)
+
+type keygenParams struct {
+	name string
+	out  string
+}
+
+func newKeygen(stderr io.Writer) *cobra.Command {
+	var p keygenParams
+	c := &cobra.Command{
+		Use:   "keygen --name NAME -o PREFIX",
+		Short: "Make a key pair for signing audit log checkpoints",
+		Long: `keygen makes an Ed25519 key pair in the signed-note text form and writes
+PREFIX.key (private: keep it with the gateway, mode 0600) and PREFIX.pub
+(public: give it to whoever verifies). NAME identifies the log; every
+checkpoint the key signs names it.`,
+		Example: `  bailiff keygen --name audit.example.com/mail -o audit
+  bailiff checkpoint audit.jsonl --key audit.key -o audit.ckpt`,
+		Args: cobra.NoArgs,
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if p.name == "" || p.out == "" {
+				return usageErr(errors.New("keygen needs --name and -o"), "bailiff keygen --name audit.example.com/mail -o audit")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			skey, vkey, err := chain.GenerateKey(rand.Reader, p.name)
+			if err != nil {
+				return usageErr(fmt.Errorf("key name %q: %v", p.name, err), "a name is printable, without spaces or +")
+			}
+			for _, f := range []string{p.out + ".key", p.out + ".pub"} {
+				if _, err := os.Lstat(f); err == nil {
+					return usageErr(fmt.Errorf("%s exists: keygen never overwrites a key", f), "")
+				}
+			}
+			if err := writeOutput(p.out+".key", []byte(skey+"\n")); err != nil {
+				return err
+			}
+			if err := os.Chmod(p.out+".key", 0o600); err != nil {
+				return usageErr(err, "")
+			}
+			if err := writeOutput(p.out+".pub", []byte(vkey+"\n")); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "bailiff: wrote %s.key (private) and %s.pub (public)\n", p.out, p.out)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&p.name, "name", "", "name of the log the key signs for")
+	c.Flags().StringVarP(&p.out, "output", "o", "", "prefix of the key files")
+	return c
+}
+
+type checkpointParams struct {
+	key    string
+	out    string
+	append bool
+}
+
+func newCheckpoint(stdout, stderr io.Writer) *cobra.Command {
+	var p checkpointParams
+	c := &cobra.Command{
+		Use:   "checkpoint LOG --key PRIVATE",
+		Short: "Sign a checkpoint of an audit log, to keep elsewhere",
+		Long: `checkpoint checks a log's integrity, computes the Merkle root of all its
+records, and signs a checkpoint of it: a note holding the key's name, the
+number of records and the root. Kept somewhere the log's writer cannot
+reach, it lets verify --checkpoint detect a log cut short or rewritten.
+
+It refuses to sign a log that fails integrity. With --append the
+checkpoint is also written into the log as a checkpoint record.`,
+		Example: `  bailiff checkpoint audit.jsonl --key audit.key -o audit.ckpt
+  bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl`,
+		Args: cobra.ExactArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if p.key == "" {
+				return usageErr(errors.New("checkpoint needs --key, the private key"), "bailiff keygen --name NAME -o PREFIX makes one")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheckpoint(stdout, stderr, p, args[0])
+		},
+	}
+	c.Flags().StringVar(&p.key, "key", "", "private key file (from bailiff keygen)")
+	c.Flags().StringVarP(&p.out, "output", "o", "", "write the signed checkpoint here (default stdout)")
+	c.Flags().BoolVar(&p.append, "append", false, "also append it to the log as a checkpoint record")
+	return c
+}
+
+func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) error {
+	skey, err := readKey(p.key)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+	}
+	sum, err := chain.VerifyIntegrity(f)
+	f.Close()
+	var ve *chain.VerifyError
+	if errors.As(err, &ve) {
+		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", name, ve), Hint: "a checkpoint is never signed over a broken log: run bailiff verify " + name}
+	}
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
+	}
+	cp := chain.Checkpoint{Origin: chain.KeyName(skey), Size: sum.Records, Root: sum.Root}
+	signed, err := chain.SignCheckpoint(cp, skey)
+	if err != nil {
+		return usageErr(fmt.Errorf("%s: %v", p.key, err), "")
+	}
+	if p.append {
+		w, err := chain.Open(name, chain.Sync)
+		if err != nil {
+			return usageErr(fmt.Errorf("cannot append to %s: %v", name, err), "")
+		}
+		if w.Next() != sum.Records {
+			w.Close()
+			return usageErr(fmt.Errorf("%s grew while it was checkpointed", name), "run checkpoint again")
+		}
+		// A checkpoint record belongs to no session; its time is the
+		// checkpoint's own, the one clock read here.
+		_, err = w.Append(time.Now(), "", chain.KindCheckpoint, &chain.CheckpointBody{Note: string(signed)})
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return usageErr(fmt.Errorf("cannot append to %s: %v", name, err), "")
+		}
+	}
+	if p.out == "" {
+		_, err = stdout.Write(signed)
+		return err
+	}
+	if err := writeOutput(p.out, signed); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "bailiff: signed a checkpoint of %d records of %s to %s\n", sum.Records, name, p.out)
+	return nil
+}

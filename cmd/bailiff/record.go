@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"bailiff/chain"
+	"bailiff/replay"
+)
+
+type recordParams struct {
+	policy string
+	out    string
+	secret string
+	clock  string
+}
+
+func newRecord(stdout, stderr io.Writer) *cobra.Command {
+	var p recordParams
+	c := &cobra.Command{
+		Use:   "record --policy POLICY TRACE... -o LOG",
+		Short: "Write the audit log the live gateway would have written for session traces",
+		Long: `record runs the engine over hand-written session traces, offline, and
+writes the audit log the live gateway would have written: a session record
+holding the full policy, a call record for every decision, grant, result
+and end records, and every output's content in the evidence store beside
+the log (LOG.evidence/). The result is deterministic: times come from the
+traces (events without "at" get --clock plus their line number in
+seconds), so the same inputs give the same bytes.
+
+It is how a policy is rehearsed end to end, and how audit fixtures are
+made. Arguments the policy redacts are left out of the log; their calls
+bind grants to an HMAC keyed with --secret (a file of random bytes).`,
+		Example: `  bailiff record --policy policy.yaml session.jsonl -o audit.jsonl
+  bailiff record --policy policy.yaml --secret deploy.secret traces/*.jsonl -o audit.jsonl
+  bailiff verify audit.jsonl`,
+		Args: cobra.MinimumNArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if p.policy == "" {
+				return usageErr(errors.New("record needs --policy"), "bailiff record --policy policy.yaml TRACE... -o audit.jsonl")
+			}
+			if p.out == "" {
+				return usageErr(errors.New("record needs -o LOG"), "bailiff record --policy policy.yaml TRACE... -o audit.jsonl")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRecord(stderr, p, args)
+		},
+	}
+	c.Flags().StringVar(&p.policy, "policy", "", "policy file (YAML)")
+	c.Flags().StringVarP(&p.out, "output", "o", "", "audit log to write (must not exist)")
+	c.Flags().StringVar(&p.secret, "secret", "", "file holding the key for digests of redacted calls")
+	c.Flags().StringVar(&p.clock, "clock", "", "RFC 3339 time of line 0 for events without \"at\" (default 2000-01-01T00:00:00Z)")
+	return c
+}
+
+func runRecord(stderr io.Writer, p recordParams, traces []string) error {
+	pol, err := loadPolicy(p.policy, nil)
+	if err != nil {
+		return err
+	}
+	rec := &replay.Recorder{Policy: pol, Evidence: chain.Evidence{Dir: chain.EvidenceDir(p.out)}}
+	if p.clock != "" {
+		if rec.Epoch, err = time.Parse(time.RFC3339Nano, p.clock); err != nil {
+			return usageErr(fmt.Errorf("--clock %q is not an RFC 3339 time", p.clock), "")
+		}
+	}
+	if p.secret != "" {
+		if rec.Secret, err = readFile(p.secret); err != nil {
+			return err
+		}
+		if len(rec.Secret) < 16 {
+			return usageErr(fmt.Errorf("secret %s holds %d bytes: a digest key needs at least 16", p.secret, len(rec.Secret)), "head -c 32 /dev/urandom > "+p.secret)
+		}
+	}
+	if _, err := os.Lstat(p.out); err == nil {
+		return usageErr(fmt.Errorf("%s exists: record writes a new log and never overwrites one", p.out), "choose another -o, or remove the old log and its .evidence directory")
+	}
+	type parsed struct {
+		name   string
+		events []replay.Event
+	}
+	var all []parsed
+	for _, t := range traces {
+		data, err := readFile(t)
+		if err != nil {
+			return err
+		}
+		events, err := replay.ParseTrace(t, bytes.NewReader(data))
+		if err != nil {
+			return usageErr(err, "see docs/trace-format.md for the trace format")
+		}
+		all = append(all, parsed{t, events})
+	}
+	// The log is written to a temp file and renamed: a failed record
+	// leaves no partial log.
+	tmp, err := os.CreateTemp(filepath.Dir(p.out), "."+filepath.Base(p.out)+".tmp*")
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot write %s: %v", p.out, unwrapPath(err)), "")
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	rec.Log = chain.NewWriter(tmp, chain.Batch)
+	for _, t := range all {
+		if err := rec.Record(t.name, t.events); err != nil {
+			var se *replay.SyntaxError
+			if errors.As(err, &se) {
+				return usageErr(err, "")
+			}
+			return usageErr(fmt.Errorf("cannot write %s: %v", p.out, err), "")
+		}
+	}
+	if err := rec.Log.Close(); err != nil {
+		return usageErr(fmt.Errorf("cannot write %s: %v", p.out, err), "")
+	}
+	if err := tmp.Close(); err != nil {
+		return usageErr(fmt.Errorf("cannot write %s: %v", p.out, err), "")
+	}
+	if err := os.Link(tmp.Name(), p.out); err != nil {
+		// Link, not rename: it fails rather than replace a log that
+		// appeared meanwhile.
+		return usageErr(fmt.Errorf("cannot write %s: %v", p.out, unwrapPath(err)), "")
+	}
+	fmt.Fprintf(stderr, "bailiff: recorded %d records to %s\n", rec.Log.Next(), p.out)
+	return nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"bailiff/chain"
+)
+
+func newRepair(stderr io.Writer) *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "repair LOG -o OUT",
+		Short: "Cut the torn last line a crashed writer left",
+		Long: `repair copies a log to OUT without its torn last line: the partial record
+a writer killed mid-write leaves. Every whole record is kept, so the copy
+verifies. A log that fails integrity anywhere else is refused (exit 1):
+repair never hides an edit. OUT may be LOG itself; it is replaced only
+once the copy is complete.`,
+		Example: `  bailiff repair audit.jsonl -o audit.jsonl
+  bailiff verify audit.jsonl`,
+		Args: cobra.ExactArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageErr(errors.New("repair needs -o OUT"), "")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := os.Open(args[0])
+			if err != nil {
+				return usageErr(fmt.Errorf("cannot read %s: %v", args[0], unwrapPath(err)), "")
+			}
+			defer f.Close()
+			var buf bytes.Buffer
+			kept, cut, err := chain.Repair(f, &buf)
+			var ve *chain.VerifyError
+			if errors.As(err, &ve) {
+				return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], ve), Hint: "repair only cuts a torn last line; run bailiff verify " + args[0]}
+			}
+			if err != nil {
+				return usageErr(fmt.Errorf("cannot read %s: %v", args[0], err), "")
+			}
+			if err := writeOutput(out, buf.Bytes()); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "bailiff: kept %d records, cut %d bytes of a torn last line\n", kept, cut)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "", "where to write the repaired log")
+	return c
+}
+
+type purgeParams struct {
+	session string
+	before  string
+	out     string
+}
+
+func newPurge(stderr io.Writer) *cobra.Command {
+	var p purgeParams
+	c := &cobra.Command{
+		Use:   "purge LOG (--session ID | --before TIME) -o OUT",
+		Short: "Delete stored tool output for privacy or retention, keeping the chain valid",
+		Long: `purge removes the evidence (the stored content of tool results) of one
+session, or of every result recorded before a time, and writes the log to
+OUT with the evidence that remains in OUT.evidence/. The log's records are
+copied byte for byte: the chain and every checkpoint still verify, since
+records hold only digests of content. Decisions that depended on purged
+content are reported by verify as unevaluable, never as clean.
+
+Content that another kept result shares is kept. OUT may be LOG itself:
+then the evidence is removed in place. Arguments in call records are part
+of the chain and cannot be purged; the policy's redact list keeps them
+out of the log in the first place.`,
+		Example: `  bailiff purge audit.jsonl --session s-2026-11-03-ana -o audit.purged.jsonl
+  bailiff purge audit.jsonl --before 2026-06-01T00:00:00Z -o audit.jsonl`,
+		Args: cobra.ExactArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if (p.session == "") == (p.before == "") {
+				return usageErr(errors.New("purge needs exactly one of --session and --before"), "")
+			}
+			if p.out == "" {
+				return usageErr(errors.New("purge needs -o OUT"), "")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPurge(stderr, p, args[0])
+		},
+	}
+	c.Flags().StringVar(&p.session, "session", "", "purge the evidence of this session")
+	c.Flags().StringVar(&p.before, "before", "", "purge the evidence of results recorded before this RFC 3339 time")
+	c.Flags().StringVarP(&p.out, "output", "o", "", "where to write the log (may be LOG)")
+	return c
+}
+
+func runPurge(stderr io.Writer, p purgeParams, name string) error {
+	var before time.Time
+	if p.before != "" {
+		var err error
+		if before, err = time.Parse(time.RFC3339Nano, p.before); err != nil {
+			return usageErr(fmt.Errorf("--before %q is not an RFC 3339 time", p.before), "")
+		}
+	}
+	data, err := readFile(name)
+	if err != nil {
+		return err
+	}
+	purge, keep := map[string]bool{}, map[string]bool{}
+	rd := chain.NewReader(bytes.NewReader(data))
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		var ve *chain.VerifyError
+		if errors.As(err, &ve) {
+			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", name, ve), Hint: "purge reads only logs that verify; run bailiff verify " + name}
+		}
+		if err != nil {
+			return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
+		}
+		if rec.Kind != chain.KindResult {
+			continue
+		}
+		var b chain.ResultBody
+		if err := chain.DecodeBody(rec.Body, &b); err != nil || b.Content == "" {
+			continue
+		}
+		if (p.session != "" && rec.Session == p.session) || (p.session == "" && rec.TS.Before(before)) {
+			purge[b.Content] = true
+		} else {
+			keep[b.Content] = true
+		}
+	}
+	var gone []string
+	for d := range purge {
+		if !keep[d] {
+			gone = append(gone, d)
+		}
+	}
+	sort.Strings(gone)
+	src := chain.Evidence{Dir: chain.EvidenceDir(name)}
+	same, _ := filepath.Abs(name)
+	dst, _ := filepath.Abs(p.out)
+	if same == dst {
+		for _, d := range gone {
+			if err := src.Remove(d); err != nil {
+				return usageErr(fmt.Errorf("cannot purge %s: %v", d, err), "")
+			}
+		}
+	} else {
+		if _, err := os.Lstat(p.out); err == nil {
+			return usageErr(fmt.Errorf("%s exists: purge writes a new log unless -o is the log itself", p.out), "")
+		}
+		out := chain.Evidence{Dir: chain.EvidenceDir(p.out)}
+		kept := make([]string, 0, len(keep))
+		for d := range keep {
+			kept = append(kept, d)
+		}
+		sort.Strings(kept)
+		for _, d := range kept {
+			if err := src.CopyTo(out, d); err != nil {
+				return usageErr(fmt.Errorf("cannot copy evidence %s: %v", d, err), "")
+			}
+		}
+		if err := writeOutput(p.out, data); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "bailiff: purged the evidence of %d results (%d kept)\n", len(gone), len(keep))
+	return nil
+}

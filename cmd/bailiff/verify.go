@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"bailiff/chain"
+	"bailiff/replay"
+	"bailiff/report"
+)
+
+type verifyParams struct {
+	checkpoint    string
+	key           string
+	evidence      string
+	integrityOnly bool
+	format        formatFlag
+}
+
+func newVerify(stdout io.Writer) *cobra.Command {
+	var p verifyParams
+	c := &cobra.Command{
+		Use:   "verify LOG...",
+		Short: "Check an audit log's integrity and recompute every verdict in it",
+		Long: `verify reads audit logs back and reports every finding:
+
+  integrity   the first record whose hash, link to the record before it or
+              seq is wrong, or a torn last line (bailiff repair cuts it)
+  checkpoint  with --checkpoint: the log is shorter than the checkpoint
+              (truncated) or its first records are not the ones signed
+              (rewritten, rolled back)
+  policy      a session's embedded policy was edited or does not load
+  verdict     a recorded decision the engine does not recompute from the
+              session's own records (policy, pins, outputs, grants)
+  grant       a grant that does not answer what it claims
+  evidence    result content that does not match its digest
+  record      a record that cannot be read or does not fit its session
+
+Decisions that depended on redacted arguments or purged evidence are listed
+as unevaluable, with the reason; they are not failures. Exit 0 when clean,
+1 with findings, 2 when a log cannot be read. A directory argument means
+every *.jsonl file in it; logs and the sessions in them are verified in
+parallel. Each log's evidence is read from LOG.evidence/.`,
+		Example: `  bailiff verify audit.jsonl
+  bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl
+  bailiff verify --integrity-only --format json logs/`,
+		Args: cobra.MinimumNArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if p.checkpoint != "" && p.key == "" {
+				return usageErr(errors.New("--checkpoint needs --key, the public key it was signed with"), "bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl")
+			}
+			_, err := p.format.get()
+			return err
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVerify(stdout, p, args)
+		},
+	}
+	c.Flags().StringVar(&p.checkpoint, "checkpoint", "", "signed checkpoint of the log, kept elsewhere")
+	c.Flags().StringVar(&p.key, "key", "", "public key file the checkpoints are signed with")
+	c.Flags().StringVar(&p.evidence, "evidence", "", "evidence directory (default LOG.evidence; one log only)")
+	c.Flags().BoolVar(&p.integrityOnly, "integrity-only", false, "check hashes, links and seqs only, not verdicts")
+	p.format.register(c)
+	return c
+}
+
+// logFiles expands directory arguments into the *.jsonl files in them.
+func logFiles(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, usageErr(fmt.Errorf("cannot read %s: %v", a, unwrapPath(err)), "")
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		found, _ := filepath.Glob(filepath.Join(a, "*.jsonl"))
+		if len(found) == 0 {
+			return nil, usageErr(fmt.Errorf("%s holds no *.jsonl logs", a), "")
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+func readKey(name string) (string, error) {
+	b, err := readFile(name)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func runVerify(stdout io.Writer, p verifyParams, args []string) error {
+	files, err := logFiles(args)
+	if err != nil {
+		return err
+	}
+	opt := replay.VerifyOptions{IntegrityOnly: p.integrityOnly}
+	if p.key != "" {
+		if opt.Key, err = readKey(p.key); err != nil {
+			return err
+		}
+	}
+	if p.checkpoint != "" {
+		if len(files) != 1 {
+			return usageErr(errors.New("--checkpoint is for one log"), "")
+		}
+		note, err := readFile(p.checkpoint)
+		if err != nil {
+			return err
+		}
+		c, err := chain.OpenCheckpoint(note, opt.Key)
+		if err != nil {
+			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: "a checkpoint that does not verify proves nothing about the log"}
+		}
+		opt.Checkpoint = &c
+	}
+	if p.evidence != "" && len(files) != 1 {
+		return usageErr(errors.New("--evidence is for one log"), "")
+	}
+	reports := make([]*replay.LogReport, len(files))
+	errs := make([]error, len(files))
+	// Logs in parallel; each log also spreads its sessions over workers.
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, name := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			reports[i], errs[i] = verifyOne(name, p.evidence, opt)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	f, _ := p.format.get()
+	var out bytes.Buffer
+	if err := report.Verify(&out, f, reports); err != nil {
+		return err
+	}
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	for _, r := range reports {
+		if len(r.Findings) > 0 {
+			return findings
+		}
+	}
+	return nil
+}
+
+func verifyOne(name, evidence string, opt replay.VerifyOptions) (*replay.LogReport, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+	}
+	defer f.Close()
+	if evidence == "" {
+		evidence = chain.EvidenceDir(name)
+	}
+	rep, err := replay.VerifyLog(name, f, chain.Evidence{Dir: evidence}, opt)
+	if err != nil {
+		return nil, usageErr(err, "")
+	}
+	return rep, nil
+}

@@ -1,0 +1,554 @@
+package replay
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"bailiff/chain"
+	"bailiff/engine"
+)
+
+// The kinds of finding verify reports.
+const (
+	FindIntegrity  = "integrity"  // hash, link, seq or a torn line
+	FindCheckpoint = "checkpoint" // truncation or rollback against a checkpoint
+	FindPolicy     = "policy"     // the embedded policy does not load or match its version
+	FindVerdict    = "verdict"    // a recorded decision the engine does not recompute
+	FindGrant      = "grant"      // a grant that does not answer what it claims
+	FindRecord     = "record"     // a record that cannot be read or does not fit its session
+	FindEvidence   = "evidence"   // evidence that does not match its digest
+)
+
+// Finding is one disagreement between a log and what it should be.
+type Finding struct {
+	File       string `json:"file"`
+	Seq        int64  `json:"seq"`
+	Session    string `json:"session"`
+	Call       string `json:"call"`
+	Kind       string `json:"kind"`
+	Recorded   string `json:"recorded"`
+	Recomputed string `json:"recomputed"`
+	Reason     string `json:"reason"`
+}
+
+// Unevaluable is a recorded decision that cannot be recomputed because it
+// depended on input that was redacted or purged. It is not a failure.
+type Unevaluable struct {
+	File     string `json:"file"`
+	Seq      int64  `json:"seq"`
+	Session  string `json:"session"`
+	Call     string `json:"call"`
+	Tool     string `json:"tool"`
+	Recorded string `json:"recorded"`
+	Reason   string `json:"reason"`
+}
+
+// LogReport is what verify found in one log.
+type LogReport struct {
+	File        string
+	Records     int64
+	Sessions    int
+	Calls       int
+	Checked     bool // semantics were checked (not integrity only)
+	Checkpoint  *chain.Checkpoint
+	Findings    []Finding
+	Unevaluable []Unevaluable
+}
+
+// VerifyOptions tunes VerifyLog.
+type VerifyOptions struct {
+	// Checkpoint, when set, is a verified checkpoint of this log kept
+	// elsewhere: a log shorter than it was truncated, and one whose first
+	// records do not have its root was rewritten.
+	Checkpoint *chain.Checkpoint
+	// IntegrityOnly skips the semantic check.
+	IntegrityOnly bool
+	// Workers bounds the sessions verified at once (default GOMAXPROCS).
+	Workers int
+	// Key, when set, is the public key in-log checkpoint records must be
+	// signed with.
+	Key string
+}
+
+// VerifyLog checks one log: its integrity (every record's hash, link and
+// seq), against a checkpoint if one is given, and, unless IntegrityOnly,
+// its semantics: every session is rebuilt from its own records (policy,
+// pins, outputs from the evidence store, grants) and every recorded
+// decision recomputed. Sessions are verified in parallel. Errors are for
+// unusable input only (it cannot be read); everything wrong with the log
+// is a Finding.
+func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (*LogReport, error) {
+	rep := &LogReport{File: name, Checked: !opt.IntegrityOnly, Checkpoint: opt.Checkpoint}
+	if opt.IntegrityOnly {
+		return rep, verifyIntegrity(rep, r, opt)
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	v := &verifier{file: name, ev: ev, key: opt.Key, policies: map[string]*policyEntry{}}
+	chans := make([]chan chain.Record, workers)
+	results := make([]*sessionSet, workers)
+	var wg sync.WaitGroup
+	for i := range chans {
+		chans[i] = make(chan chain.Record, 256)
+		results[i] = &sessionSet{v: v, sessions: map[string]*vsession{}}
+		wg.Add(1)
+		go func(in chan chain.Record, set *sessionSet) {
+			defer wg.Done()
+			for rec := range in {
+				set.record(rec)
+			}
+		}(chans[i], results[i])
+	}
+	rd := chain.NewReader(r)
+	var readErr error
+	for {
+		if opt.Checkpoint != nil && rd.Count() == opt.Checkpoint.Size {
+			checkRoot(rep, opt.Checkpoint, rd.Root())
+		}
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		var ve *chain.VerifyError
+		if errors.As(err, &ve) {
+			rep.Findings = append(rep.Findings, integrityFinding(name, ve))
+			break
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+		if rec.Kind == chain.KindCheckpoint {
+			v.checkpointRecord(rec, rd.RootBefore())
+			continue
+		}
+		h := fnv.New32a()
+		h.Write([]byte(rec.Session))
+		chans[h.Sum32()%uint32(workers)] <- rec
+	}
+	for _, c := range chans {
+		close(c)
+	}
+	wg.Wait()
+	if readErr != nil {
+		return nil, fmt.Errorf("%s: %w", name, readErr)
+	}
+	rep.Records = rd.Count()
+	if opt.Checkpoint != nil && rd.Count() < opt.Checkpoint.Size && len(rep.Findings) == 0 {
+		rep.Findings = append(rep.Findings, Finding{File: name, Seq: rd.Count(), Kind: FindCheckpoint,
+			Recorded: fmt.Sprintf("%d records", rd.Count()), Recomputed: fmt.Sprintf("%d records", opt.Checkpoint.Size),
+			Reason: fmt.Sprintf("the log was truncated: the checkpoint covers %d records and the log has %d", opt.Checkpoint.Size, rd.Count())})
+	}
+	for _, set := range results {
+		rep.Findings = append(rep.Findings, set.findings...)
+		rep.Unevaluable = append(rep.Unevaluable, set.unevaluable...)
+		rep.Sessions += len(set.sessions)
+		rep.Calls += set.calls
+	}
+	rep.Findings = append(rep.Findings, v.findings...)
+	sortReport(rep)
+	return rep, nil
+}
+
+func verifyIntegrity(rep *LogReport, r io.Reader, opt VerifyOptions) error {
+	var at []int64
+	if opt.Checkpoint != nil {
+		at = append(at, opt.Checkpoint.Size)
+	}
+	sum, err := chain.VerifyIntegrity(r, at...)
+	rep.Records = sum.Records
+	var ve *chain.VerifyError
+	if errors.As(err, &ve) {
+		rep.Findings = append(rep.Findings, integrityFinding(rep.File, ve))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", rep.File, err)
+	}
+	if c := opt.Checkpoint; c != nil {
+		if root, ok := sum.RootAt[c.Size]; ok {
+			checkRoot(rep, c, root)
+		} else {
+			rep.Findings = append(rep.Findings, Finding{File: rep.File, Seq: sum.Records, Kind: FindCheckpoint,
+				Recorded: fmt.Sprintf("%d records", sum.Records), Recomputed: fmt.Sprintf("%d records", c.Size),
+				Reason: fmt.Sprintf("the log was truncated: the checkpoint covers %d records and the log has %d", c.Size, sum.Records)})
+		}
+	}
+	return nil
+}
+
+func checkRoot(rep *LogReport, c *chain.Checkpoint, root [32]byte) {
+	if root == c.Root {
+		return
+	}
+	rep.Findings = append(rep.Findings, Finding{File: rep.File, Seq: c.Size - 1, Kind: FindCheckpoint,
+		Recorded: "root " + hex.EncodeToString(root[:6]), Recomputed: "root " + hex.EncodeToString(c.Root[:6]),
+		Reason: fmt.Sprintf("the first %d records are not the ones the checkpoint signed: the log was rewritten or rolled back", c.Size)})
+}
+
+func integrityFinding(file string, ve *chain.VerifyError) Finding {
+	return Finding{File: file, Seq: ve.Seq, Kind: FindIntegrity, Recorded: ve.Got, Recomputed: ve.Want,
+		Reason: fmt.Sprintf("%s (offset %d)", ve.Reason, ve.Offset)}
+}
+
+func sortReport(rep *LogReport) {
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if a.Seq != b.Seq {
+			return a.Seq < b.Seq
+		}
+		return a.Kind < b.Kind
+	})
+	sort.SliceStable(rep.Unevaluable, func(i, j int) bool { return rep.Unevaluable[i].Seq < rep.Unevaluable[j].Seq })
+}
+
+// verifier holds what the sessions of one log share: the evidence store
+// and the policies loaded so far, by version (a long log has many
+// sessions under one policy).
+type verifier struct {
+	file     string
+	ev       chain.Evidence
+	key      string
+	mu       sync.Mutex
+	policies map[string]*policyEntry
+	findings []Finding // from checkpoint records, read in order
+}
+
+type policyEntry struct {
+	p   *engine.Policy
+	err string
+}
+
+func (v *verifier) policy(text, version string) (*engine.Policy, string) {
+	sum := sha256.Sum256([]byte(text))
+	if got := "sha256:" + hex.EncodeToString(sum[:]); got != version {
+		return nil, fmt.Sprintf("the embedded policy text hashes to %s, not its recorded version %s: it was edited", shortHex(got), shortHex(version))
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e, ok := v.policies[version]; ok {
+		return e.p, e.err
+	}
+	e := &policyEntry{}
+	p, err := engine.Load("embedded policy", []byte(text))
+	switch {
+	case err != nil:
+		e.err = fmt.Sprintf("the embedded policy does not load: %v", err)
+	case !bytes.Equal(p.Canonical(), []byte(text)):
+		e.err = "the embedded policy is not in canonical form"
+	default:
+		e.p = p
+	}
+	v.policies[version] = e
+	return e.p, e.err
+}
+
+func shortHex(s string) string {
+	if len(s) > 19 {
+		return s[:19]
+	}
+	return s
+}
+
+// checkpointRecord checks a checkpoint written into the log against the
+// records before it.
+func (v *verifier) checkpointRecord(rec chain.Record, root [32]byte) {
+	fail := func(reason string) {
+		v.findings = append(v.findings, Finding{File: v.file, Seq: rec.Seq, Session: rec.Session, Kind: FindCheckpoint, Reason: reason})
+	}
+	var body chain.CheckpointBody
+	if err := chain.DecodeBody(rec.Body, &body); err != nil {
+		fail(fmt.Sprintf("checkpoint record: %v", err))
+		return
+	}
+	var c chain.Checkpoint
+	var err error
+	if v.key != "" {
+		c, err = chain.OpenCheckpoint([]byte(body.Note), v.key)
+	} else {
+		text, _, _ := strings.Cut(body.Note, "\n\n")
+		c, err = chain.ParseCheckpoint([]byte(text + "\n"))
+	}
+	if err != nil {
+		fail(err.Error())
+		return
+	}
+	switch {
+	case c.Size != rec.Seq:
+		fail(fmt.Sprintf("checkpoint record %d signs %d records, not the %d before it", rec.Seq, c.Size, rec.Seq))
+	case c.Root != root:
+		fail(fmt.Sprintf("checkpoint record %d signs a root that is not the root of the records before it: they were rewritten", rec.Seq))
+	}
+}
+
+// sessionSet is the sessions one worker verifies.
+type sessionSet struct {
+	v           *verifier
+	sessions    map[string]*vsession
+	findings    []Finding
+	unevaluable []Unevaluable
+	calls       int
+}
+
+type vsession struct {
+	s      *stepper // nil when the session record was unusable
+	ended  bool
+	broken bool // its policy could not be loaded: its calls cannot be judged
+}
+
+func (set *sessionSet) find(rec chain.Record, call, kind, recorded, recomputed, reason string) {
+	set.findings = append(set.findings, Finding{File: set.v.file, Seq: rec.Seq, Session: rec.Session, Call: call,
+		Kind: kind, Recorded: recorded, Recomputed: recomputed, Reason: reason})
+}
+
+func (set *sessionSet) record(rec chain.Record) {
+	vs := set.sessions[rec.Session]
+	if rec.Kind == chain.KindSession {
+		if vs != nil {
+			set.find(rec, "", FindRecord, "", "", fmt.Sprintf("session %q starts twice", rec.Session))
+			return
+		}
+		set.sessions[rec.Session] = set.open(rec)
+		return
+	}
+	switch {
+	case vs == nil:
+		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("%s record for session %q, which has no session record before it", rec.Kind, rec.Session))
+		return
+	case vs.ended:
+		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("%s record after session %q ended", rec.Kind, rec.Session))
+		return
+	case vs.broken:
+		// The session's one finding says why; its calls are counted, not
+		// judged.
+		if rec.Kind == chain.KindCall {
+			set.calls++
+		}
+		return
+	}
+	var err error
+	switch rec.Kind {
+	case chain.KindTools:
+		var b chain.ToolsBody
+		if err = chain.DecodeBody(rec.Body, &b); err == nil {
+			vs.s.state.ListTools(toolDefs(b.Tools))
+		}
+	case chain.KindCall:
+		set.calls++
+		err = set.call(vs, rec)
+	case chain.KindGrant:
+		err = set.grant(vs, rec)
+	case chain.KindResult:
+		err = set.result(vs, rec)
+	case chain.KindEnd:
+		var b chain.EndBody
+		err = chain.DecodeBody(rec.Body, &b)
+		vs.ended = true
+	}
+	if err != nil {
+		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("%s record: %v", rec.Kind, err))
+	}
+}
+
+func (set *sessionSet) open(rec chain.Record) *vsession {
+	var b chain.SessionBody
+	if err := chain.DecodeBody(rec.Body, &b); err != nil {
+		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("session record: %v", err))
+		return &vsession{broken: true}
+	}
+	p, problem := set.v.policy(b.Policy, b.PolicyVersion)
+	if problem != "" {
+		set.find(rec, "", FindPolicy, b.PolicyVersion, "", problem)
+		return &vsession{broken: true}
+	}
+	return &vsession{s: newStepper(p, rec.Session, b.Server, engine.Principal(b.Principal), toolDefs(b.Tools))}
+}
+
+func toolDefs(ts []chain.Tool) []engine.ToolDef {
+	out := make([]engine.ToolDef, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, engine.ToolDef(t))
+	}
+	return out
+}
+
+func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
+	var b chain.CallBody
+	if err := chain.DecodeBody(rec.Body, &b); err != nil {
+		return err
+	}
+	if b.Args == nil {
+		return errors.New(`"args" must be an object`)
+	}
+	call := &engine.Call{ID: b.Call, Server: vs.s.state.Server, Tool: b.Tool, Args: b.Args, Digest: b.Digest}
+	for _, r := range b.Redacted {
+		p, err := engine.ParsePath(r)
+		if err != nil {
+			return fmt.Errorf("redacted: %v", err)
+		}
+		call.Redacted = append(call.Redacted, p)
+	}
+	if len(call.Redacted) == 0 {
+		if want := engine.ArgsDigest(b.Args); want != b.Digest {
+			set.find(rec, b.Call, FindRecord, b.Digest, want, "the call's digest is not the digest of its arguments: the arguments or the digest were edited")
+		}
+	} else if !strings.HasPrefix(b.Digest, "hmac-sha256:") {
+		set.find(rec, b.Call, FindRecord, b.Digest, "hmac-sha256:…", "a call with redacted arguments must bind grants to a keyed digest")
+	}
+	pc, err := vs.s.call(call)
+	if err != nil {
+		return err
+	}
+	d := vs.s.evaluate(call, rec.TS)
+	set.compare(rec, b.Call, b.Tool, b.Decision, d)
+	vs.s.commit(pc, engineDecision(b.Decision))
+	return nil
+}
+
+// compare reports a recorded decision the engine does not recompute, and
+// lists one it cannot recompute.
+func (set *sessionSet) compare(rec chain.Record, call, tool string, got chain.Decision, want engine.Decision) {
+	if want.Unevaluable {
+		for _, v := range want.Possible {
+			if string(v) == got.Verdict {
+				set.unevaluable = append(set.unevaluable, Unevaluable{File: set.v.file, Seq: rec.Seq, Session: rec.Session,
+					Call: call, Tool: tool, Recorded: got.Verdict, Reason: want.Reason})
+				return
+			}
+		}
+		set.find(rec, call, FindVerdict, got.Verdict, joinVerdicts(want.Possible),
+			fmt.Sprintf("the recorded verdict is not one this call could have had: %s", want.Reason))
+		return
+	}
+	rw := recordDecision(want)
+	if diff := decisionDiff(got, rw); diff != "" {
+		set.find(rec, call, FindVerdict, summary(got), summary(rw), diff)
+	}
+}
+
+func joinVerdicts(vs []engine.Verdict) string {
+	var s []string
+	for _, v := range vs {
+		s = append(s, string(v))
+	}
+	return strings.Join(s, " or ")
+}
+
+func summary(d chain.Decision) string {
+	s := d.Verdict + " by " + d.Check
+	if d.Rule != "" {
+		s += " (" + d.Rule + ")"
+	}
+	return s
+}
+
+// decisionDiff explains how two decisions differ, or returns "".
+func decisionDiff(got, want chain.Decision) string {
+	switch {
+	case got.Verdict != want.Verdict || got.Check != want.Check || got.Rule != want.Rule:
+		return "recomputed: " + want.Reason
+	case got.Reason != want.Reason:
+		return fmt.Sprintf("same verdict, different reason: recorded %q, recomputed %q", got.Reason, want.Reason)
+	case got.Grant != want.Grant:
+		return fmt.Sprintf("recorded grant %q, recomputed %q", got.Grant, want.Grant)
+	case got.Destination != want.Destination || !sameSource(got.TaintedBy, want.TaintedBy):
+		return "same verdict, different taint source or destination"
+	}
+	return ""
+}
+
+func sameSource(a, b *chain.Source) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
+	var b chain.GrantBody
+	if err := chain.DecodeBody(rec.Body, &b); err != nil {
+		return err
+	}
+	exp, err := time.Parse(chain.TimeFormat, b.Expires)
+	if err != nil {
+		return fmt.Errorf("expires %q is not %s", b.Expires, chain.TimeFormat)
+	}
+	if b.Answer != "approve" && b.Answer != "decline" {
+		return fmt.Errorf("answer %q is not approve or decline", b.Answer)
+	}
+	pc, err := vs.s.lookup(b.Call)
+	if err != nil {
+		set.find(rec, b.Call, FindGrant, "", "", "grant "+err.Error())
+		return nil
+	}
+	g := engine.Grant{ID: b.Grant, Server: vs.s.state.Server, Tool: b.Tool, Digest: b.Digest,
+		Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp}
+	d, settles := vs.s.answer(pc, g, rec.TS)
+	switch {
+	case settles && b.Decision == nil:
+		set.find(rec, b.Call, FindGrant, "no decision", summary(recordDecision(d)), "the grant answers the call waiting for it but records no decision")
+		vs.s.settle(pc, d)
+	case settles:
+		set.compare(rec, b.Call, pc.call.Tool, *b.Decision, d)
+		vs.s.settle(pc, engineDecision(*b.Decision))
+	case b.Decision != nil:
+		set.find(rec, b.Call, FindGrant, summary(*b.Decision), "no decision",
+			fmt.Sprintf("the grant records a decision, but call %q was not waiting for an answer", b.Call))
+		vs.s.state.AddGrant(g)
+	default:
+		vs.s.state.AddGrant(g)
+	}
+	return nil
+}
+
+func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
+	var b chain.ResultBody
+	if err := chain.DecodeBody(rec.Body, &b); err != nil {
+		return err
+	}
+	switch b.Status {
+	case chain.StatusOK, chain.StatusError, chain.StatusFailed:
+	default:
+		return fmt.Errorf("status %q is not ok, error or failed", b.Status)
+	}
+	src, err := vs.s.source(b.Call, b.Server, b.Tool, int(rec.Seq))
+	if err != nil {
+		set.find(rec, b.Call, FindRecord, "", "", "result "+err.Error())
+		return nil
+	}
+	failed := b.Status != chain.StatusOK
+	if b.Content == "" {
+		vs.s.output(src, b.Call, failed, "", true)
+		return nil
+	}
+	data, err := set.v.ev.Get(b.Content)
+	var text string
+	if err == nil {
+		text, err = engine.OutputFromJSON(data)
+		if err != nil {
+			err = fmt.Errorf("evidence %s is not a tool result: %v", b.Content, err)
+		}
+	}
+	switch {
+	case err == nil:
+		vs.s.output(src, b.Call, failed, text, true)
+	case errors.Is(err, chain.ErrPurged):
+		vs.s.output(src, b.Call, failed, "", false)
+	default:
+		set.find(rec, b.Call, FindEvidence, b.Content, "", err.Error())
+		vs.s.output(src, b.Call, failed, "", false)
+	}
+	return nil
+}
