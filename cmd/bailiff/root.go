@@ -76,7 +76,12 @@ built-in policy and shows what each check stopped:
 
 Then test your own policy against a hand-written session trace:
 
-  bailiff replay --policy policy.yaml session.jsonl`,
+  bailiff replay --policy policy.yaml session.jsonl
+
+Write the audit log a session leaves, and prove every verdict in it:
+
+  bailiff record --policy policy.yaml session.jsonl -o audit.jsonl
+  bailiff verify audit.jsonl`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
