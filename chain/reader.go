@@ -158,11 +158,9 @@ func linkCheck(line []byte, want int64, prev tlog.Hash, fail func(reason, want, 
 	}
 	switch {
 	case seq != want:
-		reason := "seq out of order"
-		if seq < want {
-			reason = "seq repeats or goes back: a record was duplicated or moved"
-		} else {
-			reason = "seq skips: a record is missing"
+		reason := "seq goes back: a record was repeated or moved"
+		if seq > want {
+			reason = "seq skips ahead: a record is missing or was moved"
 		}
 		return actual, fail(reason, fmt.Sprint(want), fmt.Sprint(seq))
 	case stated != actual:

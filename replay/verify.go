@@ -306,6 +306,10 @@ type vsession struct {
 	s      *stepper // nil when the session record was unusable
 	ended  bool
 	broken bool // its policy could not be loaded: its calls cannot be judged
+	// given and used are the session's grants by id: the call each was
+	// given for and the call a recorded decision used it on.
+	given map[string]string
+	used  map[string]string
 }
 
 func (set *sessionSet) find(rec chain.Record, call, kind, recorded, recomputed, reason string) {
@@ -373,7 +377,8 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 		set.find(rec, "", FindPolicy, b.PolicyVersion, "", problem)
 		return &vsession{broken: true}
 	}
-	return &vsession{s: newStepper(p, rec.Session, b.Server, engine.Principal(b.Principal), toolDefs(b.Tools))}
+	return &vsession{s: newStepper(p, rec.Session, b.Server, engine.Principal(b.Principal), toolDefs(b.Tools)),
+		given: map[string]string{}, used: map[string]string{}}
 }
 
 func toolDefs(ts []chain.Tool) []engine.ToolDef {
@@ -412,14 +417,15 @@ func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
 		return err
 	}
 	d := vs.s.evaluate(call, rec.TS)
-	set.compare(rec, b.Call, b.Tool, b.Decision, d)
+	set.compare(vs, rec, b.Call, b.Tool, b.Decision, d)
 	vs.s.commit(pc, engineDecision(b.Decision))
+	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }
 
 // compare reports a recorded decision the engine does not recompute, and
 // lists one it cannot recompute.
-func (set *sessionSet) compare(rec chain.Record, call, tool string, got chain.Decision, want engine.Decision) {
+func (set *sessionSet) compare(vs *vsession, rec chain.Record, call, tool string, got chain.Decision, want engine.Decision) {
 	if want.Unevaluable {
 		for _, v := range want.Possible {
 			if string(v) == got.Verdict {
@@ -433,8 +439,29 @@ func (set *sessionSet) compare(rec chain.Record, call, tool string, got chain.De
 		return
 	}
 	rw := recordDecision(want)
-	if diff := decisionDiff(got, rw); diff != "" {
-		set.find(rec, call, FindVerdict, summary(got), summary(rw), diff)
+	diff := decisionDiff(got, rw)
+	if diff == "" {
+		return
+	}
+	kind := FindVerdict
+	if got.Check == string(engine.CheckApproval) || got.Grant != "" {
+		// The recorded decision rests on a grant: say what is wrong with it.
+		kind = FindGrant
+		if by, ok := vs.used[got.Grant]; ok && got.Grant != rw.Grant {
+			diff = fmt.Sprintf("grant %s was already used by call %s: a grant is single use", got.Grant, by)
+		} else if _, ok := vs.given[got.Grant]; !ok && got.Grant != "" {
+			diff = fmt.Sprintf("no grant %s was given in this session", got.Grant)
+		}
+	}
+	set.find(rec, call, kind, summary(got), summary(rw), diff)
+}
+
+// spend notes that a recorded decision used grant g on call.
+func (vs *vsession) spend(g, call string) {
+	if g != "" {
+		if _, ok := vs.used[g]; !ok {
+			vs.used[g] = call
+		}
 	}
 }
 
@@ -493,6 +520,7 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 		set.find(rec, b.Call, FindGrant, "", "", "grant "+err.Error())
 		return nil
 	}
+	vs.given[b.Grant] = b.Call
 	g := engine.Grant{ID: b.Grant, Server: vs.s.state.Server, Tool: b.Tool, Digest: b.Digest,
 		Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp}
 	d, settles := vs.s.answer(pc, g, rec.TS)
@@ -501,8 +529,9 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 		set.find(rec, b.Call, FindGrant, "no decision", summary(recordDecision(d)), "the grant answers the call waiting for it but records no decision")
 		vs.s.settle(pc, d)
 	case settles:
-		set.compare(rec, b.Call, pc.call.Tool, *b.Decision, d)
+		set.compare(vs, rec, b.Call, pc.call.Tool, *b.Decision, d)
 		vs.s.settle(pc, engineDecision(*b.Decision))
+		vs.spend(b.Decision.Grant, b.Call)
 	case b.Decision != nil:
 		set.find(rec, b.Call, FindGrant, summary(*b.Decision), "no decision",
 			fmt.Sprintf("the grant records a decision, but call %q was not waiting for an answer", b.Call))
