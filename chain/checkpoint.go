@@ -190,6 +190,9 @@ func (t *Tree) ProveConsistency(old, size int64) (tlog.TreeProof, error) {
 	if old < 0 || old > size || size > t.n {
 		return nil, fmt.Errorf("cannot prove %d records consistent with %d of %d", old, size, t.n)
 	}
+	if old == 0 {
+		return tlog.TreeProof{}, nil // the empty tree is a prefix of every tree
+	}
 	return tlog.ProveTree(size, old, t.stored)
 }
 
@@ -202,6 +205,13 @@ func CheckConsistency(p tlog.TreeProof, older, newer Checkpoint) error {
 	}
 	if older.Size > newer.Size {
 		return fmt.Errorf("older checkpoint has more records (%d) than the newer (%d)", older.Size, newer.Size)
+	}
+	if older.Size == 0 {
+		var empty Frontier
+		if len(p) != 0 || older.Root != empty.Root() {
+			return errors.New("a checkpoint of no records must have the empty tree's root and an empty proof")
+		}
+		return nil
 	}
 	return tlog.CheckTree(p, newer.Size, newer.Root, older.Size, older.Root)
 }

@@ -28,9 +28,11 @@
 //     `,"hash":"`. Because hash is always last, the hashed bytes are the
 //     exact stored bytes, never a re-marshalled struct.
 //
-// Parsers accept only this canonical form: a record whose bytes differ from
-// what the writer would write for the same values is refused, so one set
-// of values has exactly one encoding and one hash.
+// Parsers accept only this canonical form, so one set of values has
+// exactly one encoding and one hash: Parse refuses a line whose frame
+// (everything but BODY) is not byte for byte what the writer writes, and
+// DecodeBody refuses a body that is not (unknown or repeated keys, another
+// order, other escapes).
 //
 // The Merkle leaf of a record is the RFC 6962 leaf hash of its 32-byte
 // record hash (tlog.RecordHash(H)): H already commits to every other byte.

@@ -1,0 +1,409 @@
+package chain
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+var t0 = time.Date(2026, 11, 3, 9, 0, 0, 123456789, time.UTC)
+
+// sample writes a small log of every kind and returns its bytes.
+func sample(t testing.TB, n int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := NewWriter(&buf, None)
+	bodies := []struct {
+		kind Kind
+		body any
+	}{
+		{KindSession, &SessionBody{Server: "mail", Principal: Principal{Subject: "ana"}, PolicyVersion: "sha256:00", Policy: "{}", Tools: []Tool{{Name: "send_email"}}, Engine: "e"}},
+		{KindCall, &CallBody{Call: "c1", Tool: "send_email", Args: map[string]any{"to": "a@b.example", "n": 1}, Digest: "sha256:x", Decision: Decision{Verdict: "deny", Check: "taint", Reason: "<tainted> & \"quoted\""}}},
+		{KindResult, &ResultBody{Call: "c1", Server: "mail", Tool: "send_email", Status: StatusOK, Content: "sha256:y", Size: 3}},
+		{KindGrant, &GrantBody{Grant: "g", Call: "c1", Tool: "send_email", Digest: "sha256:x", Approver: "lee", Answer: "approve", Expires: "2026-11-03T09:15:00.000000000Z"}},
+		{KindEnd, nil},
+	}
+	for i := 0; i < n; i++ {
+		b := bodies[i%len(bodies)]
+		if _, err := w.Append(t0.Add(time.Duration(i)*time.Millisecond), "s\u00e9ssion \"1\"", b.kind, b.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func lines(b []byte) [][]byte {
+	return bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+}
+
+func TestParseRoundTrip(t *testing.T) {
+	data := sample(t, 10)
+	var prev tlog.Hash
+	for i, line := range lines(data) {
+		r, err := Parse(line)
+		if err != nil {
+			t.Fatalf("line %d: %v\n%s", i, err, line)
+		}
+		if r.Seq != int64(i) || r.Prev != prev {
+			t.Errorf("line %d: seq %d prev %x", i, r.Seq, r.Prev[:4])
+		}
+		if !bytes.Equal(r.Line(), line) {
+			t.Errorf("line %d does not re-encode to itself", i)
+		}
+		prev = r.Hash
+	}
+	if !bytes.HasPrefix(data, []byte(`{"v":1,"seq":0,"ts":"2026-11-03T09:00:00.123456789Z","session":"séssion \"1\"","kind":"session","server":"mail"`)) {
+		t.Errorf("unexpected first line: %s", lines(data)[0])
+	}
+	if !bytes.Contains(data, []byte(`"reason":"<tainted> & \"quoted\""`)) {
+		t.Error("bodies must be written without HTML escaping")
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	good := string(lines(sample(t, 2))[1])
+	// reseal recomputes the hash of an edited line, so each case fails for
+	// its own reason and not merely for a bad hash.
+	reseal := func(s string) string {
+		b := []byte(s)
+		if len(b) < hashedTail {
+			return s
+		}
+		h := hashOfPrefix(b)
+		copy(b[len(b)-66:len(b)-2], h)
+		return string(b)
+	}
+	cases := map[string]string{
+		"empty":           "",
+		"not json":        "hello",
+		"version 2":       reseal(strings.Replace(good, `{"v":1,`, `{"v":2,`, 1)),
+		"leading zero":    reseal(strings.Replace(good, `"seq":1,`, `"seq":01,`, 1)),
+		"short fraction":  reseal(strings.Replace(good, `.124456789Z`, `.124Z`, 1)),
+		"space":           reseal(strings.Replace(good, `"kind":"call"`, `"kind": "call"`, 1)),
+		"unknown kind":    reseal(strings.Replace(good, `"kind":"call"`, `"kind":"cal"`, 1)),
+		"escaped session": reseal(strings.Replace(good, `"session":"séssion`, `"session":"s\u00e9ssion`, 1)),
+		"upper hex":       strings.Replace(good, good[len(good)-66:len(good)-2], strings.ToUpper(good[len(good)-66:len(good)-2]), 1),
+		"bad hash":        good[:len(good)-3] + `0"}`,
+		"fields swapped":  reseal(strings.Replace(good, `{"v":1,"seq":1,`, `{"seq":1,"v":1,`, 1)),
+		"trailing brace":  reseal(good[:len(good)-suffixLen] + `,}` + good[len(good)-suffixLen:]),
+		"kind twice":      reseal(strings.Replace(good, `"kind":"call",`, `"kind":"result","kind":"call",`, 1)),
+	}
+	for name, line := range cases {
+		t.Run(name, func(t *testing.T) {
+			if line == good {
+				t.Fatal("the case did not change the line")
+			}
+			if _, err := Parse([]byte(line)); err == nil {
+				t.Errorf("accepted: %s", line)
+			}
+		})
+	}
+	var b CallBody
+	r, _ := Parse([]byte(good))
+	if err := DecodeBody(r.Body, &b); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"duplicate key": strings.Replace(string(r.Body), `"call":"c1",`, `"call":"c1","call":"c1",`, 1),
+		"reordered":     strings.Replace(string(r.Body), `"call":"c1","tool":"send_email"`, `"tool":"send_email","call":"c1"`, 1),
+		"unknown field": strings.Replace(string(r.Body), `"call":"c1",`, `"call":"c1","extra":1,`, 1),
+		"case folded":   strings.Replace(string(r.Body), `"call":"c1",`, `"Call":"c1",`, 1),
+		"escaped ascii": strings.Replace(string(r.Body), `"tool":"send_email"`, `"tool":"send\u005femail"`, 1),
+		"header key":    strings.Replace(string(r.Body), `"call":"c1",`, `"call":"c1","kind":"call",`, 1),
+	} {
+		if err := DecodeBody([]byte(body), &CallBody{}); err == nil {
+			t.Errorf("%s: body accepted: %s", name, body)
+		}
+	}
+}
+
+func hashOfPrefix(line []byte) []byte {
+	var out [64]byte
+	_, _, _, actual, _ := Header(line)
+	const hexd = "0123456789abcdef"
+	for i, c := range actual {
+		out[2*i], out[2*i+1] = hexd[c>>4], hexd[c&15]
+	}
+	return out[:]
+}
+
+func TestIntegrityFindsFirstBadRecord(t *testing.T) {
+	data := sample(t, 12)
+	ls := lines(data)
+	join := func(ls [][]byte) []byte { return append(bytes.Join(ls, []byte("\n")), '\n') }
+	edited := append([][]byte(nil), ls...)
+	edited[5] = bytes.Replace(edited[5], []byte("mail"), []byte("mall"), 1)
+	swapped := append([][]byte(nil), ls...)
+	swapped[3], swapped[4] = swapped[4], swapped[3]
+	deleted := append(append([][]byte(nil), ls[:7]...), ls[8:]...)
+	repeated := append(append([][]byte(nil), ls[:8]...), ls[7:]...)
+	cases := []struct {
+		name string
+		data []byte
+		seq  int64
+		torn bool
+	}{
+		{"edited", join(edited), 5, false},
+		{"swapped", join(swapped), 3, false},
+		{"deleted", join(deleted), 7, false},
+		{"repeated", join(repeated), 8, false},
+		{"torn", data[:len(data)-10], 11, true},
+		{"garbage tail", append(append([]byte{}, data...), "\x00\x00\x00"...), 12, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := VerifyIntegrity(bytes.NewReader(c.data))
+			var ve *VerifyError
+			if !errors.As(err, &ve) {
+				t.Fatalf("VerifyIntegrity: %v, want a *VerifyError", err)
+			}
+			if ve.Seq != c.seq || ve.Torn != c.torn {
+				t.Errorf("VerifyIntegrity: record %d torn %v (%v), want %d %v", ve.Seq, ve.Torn, ve, c.seq, c.torn)
+			}
+			// The full reader names the same record.
+			rd := NewReader(bytes.NewReader(c.data))
+			for {
+				if _, err = rd.Next(); err != nil {
+					break
+				}
+			}
+			if !errors.As(err, &ve) || ve.Seq != c.seq {
+				t.Errorf("Reader: %v, want record %d", err, c.seq)
+			}
+		})
+	}
+	sum, err := VerifyIntegrity(bytes.NewReader(data))
+	if err != nil || sum.Records != 12 {
+		t.Fatalf("clean log: %v, %d records", err, sum.Records)
+	}
+}
+
+func TestFrontierMatchesTlog(t *testing.T) {
+	var f Frontier
+	tree := &Tree{}
+	for n := 0; n <= 70; n++ {
+		want, err := tlog.TreeHash(int64(n), tree.stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Root(); got != want {
+			t.Fatalf("size %d: frontier root %x, tlog %x", n, got[:4], want[:4])
+		}
+		leaf := tlog.RecordHash([]byte{byte(n), byte(n >> 8)})
+		f.Add(leaf)
+		if err := tree.add(leaf); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCheckpointSignAndOpen(t *testing.T) {
+	skey, vkey, err := GenerateKey(rand.Reader, "audit.example/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherV, _ := GenerateKey(rand.Reader, "audit.example/log")
+	_, otherName, _ := GenerateKey(rand.Reader, "other.example/log")
+	c := Checkpoint{Origin: "audit.example/log", Size: 7, Root: tlog.RecordHash([]byte("x"))}
+	signed, err := SignCheckpoint(c, skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := OpenCheckpoint(signed, vkey)
+	if err != nil || got != c {
+		t.Fatalf("OpenCheckpoint = %v, %v", got, err)
+	}
+	if _, err := OpenCheckpoint(signed, otherV); err == nil {
+		t.Error("a checkpoint opened with another key")
+	}
+	if _, err := OpenCheckpoint(signed, otherName); err == nil {
+		t.Error("a checkpoint opened with another log's key")
+	}
+	forged := bytes.Replace(signed, []byte("\n7\n"), []byte("\n8\n"), 1)
+	if _, err := OpenCheckpoint(forged, vkey); err == nil {
+		t.Error("an edited checkpoint verified")
+	}
+	if _, err := SignCheckpoint(Checkpoint{Origin: "not-the-key", Size: 1}, skey); err == nil {
+		t.Error("signed a checkpoint for another origin")
+	}
+	for _, bad := range []string{
+		"", "o\n7\n", "o\n07\n" + c.Text()[len("audit.example/log\n7\n"):], " o\n7\nAAAA\n",
+		"o\n-1\n" + c.Text()[len("audit.example/log\n7\n"):], c.Text() + "extension\n", "o\n7\nAAAA\n",
+	} {
+		if _, err := ParseCheckpoint([]byte(bad)); err == nil {
+			t.Errorf("ParseCheckpoint accepted %q", bad)
+		}
+	}
+}
+
+func TestProofs(t *testing.T) {
+	data := sample(t, 23)
+	tree, recs, err := ReadTree(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	skey, vkey, _ := GenerateKey(rand.Reader, "audit.example/log")
+	for _, size := range []int64{1, 2, 7, 8, 23} {
+		root, _ := tree.Root(size)
+		cp := Checkpoint{Origin: "audit.example/log", Size: size, Root: root}
+		signed, err := SignCheckpoint(cp, skey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seq := int64(0); seq < size; seq++ {
+			b, err := tree.NewBundle(recs[seq], signed, cp)
+			if err != nil {
+				t.Fatalf("size %d seq %d: %v", size, seq, err)
+			}
+			enc, _ := MarshalBody(b)
+			pb, err := ParseBundle(enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := VerifyBundle(pb, vkey); err != nil {
+				t.Fatalf("size %d seq %d: %v", size, seq, err)
+			}
+			// The same proof must not pass for another record.
+			other := *pb
+			other.Record, other.Seq = string(recs[(seq+1)%size].Line()), (seq+1)%size
+			if _, _, err := VerifyBundle(&other, vkey); err == nil && size > 1 {
+				t.Fatalf("size %d: proof of %d accepted for %d", size, seq, other.Seq)
+			}
+		}
+		for old := int64(0); old <= size; old++ {
+			oroot, _ := tree.Root(old)
+			p, err := tree.ProveConsistency(old, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckConsistency(p, Checkpoint{Origin: "o", Size: old, Root: oroot}, cp.withOrigin("o")); err != nil {
+				t.Fatalf("%d -> %d: %v", old, size, err)
+			}
+			if old > 0 && old < size {
+				bad := tlog.RecordHash([]byte("rewritten"))
+				if err := CheckConsistency(p, Checkpoint{Origin: "o", Size: old, Root: bad}, cp.withOrigin("o")); err == nil {
+					t.Fatalf("%d -> %d: a rewritten prefix passed", old, size)
+				}
+			}
+		}
+	}
+}
+
+func (c Checkpoint) withOrigin(o string) Checkpoint { c.Origin = o; return c }
+
+func TestWriterOpenResumeAndLock(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := Open(name, Sync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := w.Append(t0, "s", KindEnd, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Open(name, Sync); !errors.Is(err, ErrLocked) {
+		t.Errorf("second writer: %v, want ErrLocked", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err = Open(name, Batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Next() != 3 {
+		t.Errorf("reopened log continues at %d, want 3", w.Next())
+	}
+	if _, err := w.Append(t0, "s", KindEnd, &EndBody{Reason: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	data, _ := os.ReadFile(name)
+	if sum, err := VerifyIntegrity(bytes.NewReader(data)); err != nil || sum.Records != 4 {
+		t.Fatalf("after reopening: %v, %d records", err, sum.Records)
+	}
+	// A torn tail must be repaired before anything is appended.
+	if err := os.WriteFile(name, data[:len(data)-5], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(name, Sync); err == nil {
+		t.Fatal("opened a log with a torn tail for appending")
+	}
+	var fixed bytes.Buffer
+	kept, cut, err := Repair(bytes.NewReader(data[:len(data)-5]), &fixed)
+	if err != nil || kept != 3 || cut == 0 {
+		t.Fatalf("Repair = %d, %d, %v", kept, cut, err)
+	}
+	if !bytes.Equal(fixed.Bytes(), data[:bytes.LastIndexByte(data[:len(data)-1], '\n')+1]) {
+		t.Error("repair did not keep exactly the whole records")
+	}
+	edited := bytes.Replace(data, []byte(`"kind":"end"`), []byte(`"kind":"eNd"`), 1)
+	if _, _, err := Repair(bytes.NewReader(edited), io.Discard); err == nil {
+		t.Error("repair accepted an edited record")
+	}
+}
+
+func TestWriterRefusesAfterFailure(t *testing.T) {
+	w := NewWriter(failingWriter{}, Sync)
+	if _, err := w.Append(t0, "s", KindEnd, nil); err == nil {
+		t.Fatal("append to a failing file succeeded")
+	}
+	if _, err := w.Append(t0, "s", KindEnd, nil); err == nil {
+		t.Fatal("append after a failed write succeeded")
+	}
+	if w.Next() != 0 {
+		t.Errorf("a failed append advanced seq to %d", w.Next())
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestParseDurability(t *testing.T) {
+	for in, want := range map[string]Durability{"": Sync, "sync": Sync, "batch": Batch, "none": None} {
+		if got, err := ParseDurability(in); err != nil || got != want {
+			t.Errorf("ParseDurability(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseDurability("fast"); err == nil {
+		t.Error(`ParseDurability("fast") accepted`)
+	}
+}
+
+func TestEvidence(t *testing.T) {
+	e := Evidence{Dir: filepath.Join(t.TempDir(), "ev")}
+	d, err := e.Put([]byte(`{"text":"hello"}`), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Get(d); err != nil || string(got) != `{"text":"hello"}` {
+		t.Fatalf("Get = %q, %v", got, err)
+	}
+	p, _ := e.path(d)
+	if err := os.WriteFile(p, []byte(`{"text":"hellO"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ee *EvidenceError
+	if _, err := e.Get(d); !errors.As(err, &ee) {
+		t.Errorf("altered evidence: %v, want *EvidenceError", err)
+	}
+	if err := e.Remove(d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Get(d); !errors.Is(err, ErrPurged) {
+		t.Errorf("purged evidence: %v, want ErrPurged", err)
+	}
+	if _, err := e.Get("sha256:../../etc/passwd"); err == nil || errors.Is(err, ErrPurged) {
+		t.Errorf("a digest naming a path was accepted: %v", err)
+	}
+}
