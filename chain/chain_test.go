@@ -407,3 +407,17 @@ func TestEvidence(t *testing.T) {
 		t.Errorf("a digest naming a path was accepted: %v", err)
 	}
 }
+
+func TestRawField(t *testing.T) {
+	obj := []byte(`{"call":"c\"1,","tool":"t","args":{"a":[1,{"args":"x"}],"b":"}"},"digest":"d"}`)
+	cases := map[string]string{"call": `"c\"1,"`, "args": `{"a":[1,{"args":"x"}],"b":"}"}`, "digest": `"d"`}
+	for key, want := range cases {
+		got, ok := RawField(obj, key)
+		if !ok || string(got) != want {
+			t.Errorf("RawField(%s) = %s, %v; want %s", key, got, ok, want)
+		}
+	}
+	if _, ok := RawField(obj, "a"); ok {
+		t.Error("RawField found a nested key at the top level")
+	}
+}

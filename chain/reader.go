@@ -134,10 +134,11 @@ func (r *Reader) check(line []byte, off int64, complete bool) (Record, *VerifyEr
 	if !complete {
 		return Record{}, fail(fmt.Sprintf("torn last line: %d bytes with no newline (the writer stopped mid-record; bailiff repair cuts it off)", len(line)), "", "")
 	}
-	if _, vErr := linkCheck(line, r.next, r.prev, fail); vErr != nil {
+	h, vErr := linkCheck(line, r.next, r.prev, fail)
+	if vErr != nil {
 		return Record{}, vErr
 	}
-	rec, err := Parse(line)
+	rec, err := parseFrame(line, r.next, r.prev, h)
 	if err != nil {
 		return Record{}, fail(err.Error(), "", "")
 	}

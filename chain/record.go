@@ -56,6 +56,7 @@ import (
 	"strconv"
 	"time"
 
+	fastjson "github.com/segmentio/encoding/json"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -152,79 +153,223 @@ func parseSeq(b []byte) (int64, int, error) {
 
 // decodeHex decodes exactly 64 lower-case hex digits.
 func decodeHex(h *tlog.Hash, b []byte) error {
-	for _, c := range b {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return errors.New("not 64 lower-case hex digits")
-		}
+	if len(b) != 2*len(h) {
+		return errors.New("not 64 lower-case hex digits")
 	}
-	_, err := hex.Decode(h[:], b)
-	return err
+	var bad byte
+	for i := range h {
+		hi, lo := hexVal[b[2*i]], hexVal[b[2*i+1]]
+		bad |= hi | lo
+		h[i] = hi<<4 | lo&0x0f
+	}
+	if bad&0x80 != 0 {
+		return errors.New("not 64 lower-case hex digits")
+	}
+	return nil
 }
+
+// hexVal maps a lower-case hex digit to its value and anything else to
+// 0x80, so one OR over a whole hash tells whether it was all digits.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0x80
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+	}
+	return t
+}()
 
 // Parse reads one record line (without its newline) and checks that it is
 // in canonical form and that its hash field is the hash of its bytes. It
 // does not check the link to the previous record; Reader does.
 func Parse(line []byte) (Record, error) {
-	var r Record
 	seq, prev, stated, actual, err := Header(line)
 	if err != nil {
-		return r, err
+		return Record{}, err
 	}
 	if stated != actual {
-		return r, fmt.Errorf("hash field %s is not the hash of the record (%s)", short(stated), short(actual))
+		return Record{}, fmt.Errorf("hash field %s is not the hash of the record (%s)", short(stated), short(actual))
 	}
-	r.Seq, r.Prev, r.Hash = seq, prev, stated
-	// Everything between the prefix and the suffix is an object's inside:
-	// decode it as one object and let the re-encoding check the order.
-	inner := line[len(`{`) : len(line)-suffixLen]
-	var hdr struct {
-		V       *int    `json:"v"`
-		Seq     *int64  `json:"seq"`
-		TS      *string `json:"ts"`
-		Session *string `json:"session"`
-		Kind    *string `json:"kind"`
+	return parseFrame(line, seq, prev, stated)
+}
+
+// parseFrame reads the ts, session, kind and body of a line whose seq,
+// prev and hash Header has read, and checks the frame is canonical by
+// encoding it again.
+func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
+	r := Record{Seq: seq, Prev: prev, Hash: hash}
+	rest := line[len(linePrefix):]
+	_, n, _ := parseSeq(rest)
+	rest = rest[n:]
+	const tsKey, sessKey, kindKey = `,"ts":"`, `","session":`, `,"kind":"`
+	if !bytes.HasPrefix(rest, []byte(tsKey)) || len(rest) < len(tsKey)+len(TimeFormat)+len(sessKey) {
+		return r, errors.New("record has no ts where the format puts it")
 	}
-	obj := make([]byte, 0, len(inner)+2)
-	obj = append(append(append(obj, '{'), inner...), '}')
-	if !json.Valid(obj) {
-		return r, errors.New("record is not valid JSON")
+	ts, err := time.Parse(TimeFormat, string(rest[len(tsKey):len(tsKey)+len(TimeFormat)]))
+	if err != nil {
+		return r, fmt.Errorf("ts is not %s", TimeFormat)
 	}
-	if err := json.Unmarshal(obj, &hdr); err != nil {
-		return r, fmt.Errorf("record header: %v", err)
+	r.TS = ts
+	rest = rest[len(tsKey)+len(TimeFormat):]
+	if !bytes.HasPrefix(rest, []byte(sessKey)) {
+		return r, errors.New("record has no session where the format puts it")
 	}
-	if hdr.V == nil || hdr.Seq == nil || hdr.TS == nil || hdr.Session == nil || hdr.Kind == nil {
-		return r, errors.New("record needs v, seq, ts, session and kind")
+	rest = rest[len(sessKey):]
+	end := stringEnd(rest)
+	if end < 0 {
+		return r, errors.New("record session is not a JSON string")
 	}
-	r.Session, r.Kind = *hdr.Session, Kind(*hdr.Kind)
+	if err := json.Unmarshal(rest[:end], &r.Session); err != nil {
+		return r, fmt.Errorf("record session: %v", err)
+	}
+	rest = rest[end:]
+	if !bytes.HasPrefix(rest, []byte(kindKey)) {
+		return r, errors.New("record has no kind where the format puts it")
+	}
+	rest = rest[len(kindKey):]
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 {
+		return r, errors.New("record kind is not a string")
+	}
+	r.Kind = Kind(rest[:q])
 	if !knownKind(r.Kind) {
 		return r, fmt.Errorf("unknown record kind %q", r.Kind)
 	}
-	if r.TS, err = time.Parse(TimeFormat, *hdr.TS); err != nil {
-		return r, fmt.Errorf("ts %q is not %s", *hdr.TS, TimeFormat)
-	}
-	// The body is what follows the kind: either nothing or ",{fields}".
 	head := headerBytes(r.Seq, r.TS, r.Session, r.Kind)
 	if !bytes.HasPrefix(line, head) {
 		return r, errors.New("record header is not in canonical form")
 	}
-	rest := line[len(head) : len(line)-suffixLen]
+	// The body is what follows the kind: either nothing or ",{fields}".
+	body := line[len(head) : len(line)-suffixLen]
 	switch {
-	case len(rest) == 0:
+	case len(body) == 0:
 		r.Body = json.RawMessage("{}")
-	case rest[0] == ',' && len(rest) > 1:
-		body := make([]byte, 0, len(rest)+1)
-		body = append(append(append(body, '{'), rest[1:]...), '}')
-		if !json.Valid(body) {
+	case body[0] == ',' && len(body) > 1:
+		b := make([]byte, len(body)+1)
+		b[0] = '{'
+		copy(b[1:], body[1:])
+		b[len(b)-1] = '}'
+		if !fastjson.Valid(b) {
 			return r, errors.New("record body is not a JSON object")
 		}
-		r.Body = body
+		if k := reservedKey(b); k != "" {
+			// A second "kind" (or seq, …) would read differently to a
+			// parser that keeps the last of two equal keys.
+			return r, fmt.Errorf("record body repeats the frame's key %q", k)
+		}
+		r.Body = b
 	default:
 		return r, errors.New("record header is not in canonical form")
 	}
-	if enc := r.encode(); !bytes.Equal(enc, line) {
-		return r, errors.New("record is not in canonical form")
-	}
 	return r, nil
+}
+
+// reservedKey returns the first top-level key of a valid JSON object that
+// is one of the frame's keys, or "".
+func reservedKey(obj []byte) string {
+	depth := 0
+	for i := 0; i < len(obj); i++ {
+		switch c := obj[i]; c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			n := stringEnd(obj[i:])
+			if n < 0 {
+				return ""
+			}
+			// At depth 1 a string after '{' or ',' is a key.
+			if depth == 1 && (obj[i-1] == '{' || obj[i-1] == ',') {
+				switch k := string(obj[i+1 : i+n-1]); k {
+				case "v", "seq", "ts", "session", "kind", "prev", "hash":
+					return k
+				}
+			}
+			i += n - 1
+		}
+	}
+	return ""
+}
+
+// RawField returns the bytes of the value of a top-level key of a JSON
+// object, as stored. For a body DecodeBody accepted, that is exactly
+// encoding/json's encoding of the decoded value, so its digest can be
+// taken without encoding it again.
+func RawField(obj []byte, key string) ([]byte, bool) {
+	depth := 0
+	for i := 0; i < len(obj); i++ {
+		switch c := obj[i]; c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			n := stringEnd(obj[i:])
+			if n < 0 {
+				return nil, false
+			}
+			if depth == 1 && (obj[i-1] == '{' || obj[i-1] == ',') && string(obj[i+1:i+n-1]) == key && i+n < len(obj) && obj[i+n] == ':' {
+				start := i + n + 1
+				end := valueEnd(obj, start)
+				if end < 0 {
+					return nil, false
+				}
+				return obj[start:end], true
+			}
+			i += n - 1
+		}
+	}
+	return nil, false
+}
+
+// valueEnd returns where the JSON value starting at obj[start] ends: at
+// the comma or brace that closes it at its own depth.
+func valueEnd(obj []byte, start int) int {
+	depth := 0
+	for i := start; i < len(obj); i++ {
+		switch obj[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		case '"':
+			n := stringEnd(obj[i:])
+			if n < 0 {
+				return -1
+			}
+			i += n - 1
+		}
+	}
+	return -1
+}
+
+// stringEnd returns the length of the JSON string b starts with, through
+// its closing quote, or -1.
+func stringEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '"' {
+		return -1
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
 }
 
 // headerBytes is everything from the opening brace to the kind.
@@ -271,6 +416,17 @@ func seal(seq int64, ts time.Time, session string, kind Kind, body []byte, prev 
 func (r *Record) Leaf() tlog.Hash { return tlog.RecordHash(r.Hash[:]) }
 
 func appendString(b []byte, s string) []byte {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
+	}
+	if plain {
+		// What the encoder would write, without building one.
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -297,11 +453,16 @@ func MarshalBody(v any) ([]byte, error) {
 // types). Unknown fields, and fields not in canonical form, are errors:
 // two encodings of one body would mean two hashes for one meaning.
 func DecodeBody(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	// Unknown, repeated and case-folded keys all decode, and all change
+	// the re-encoding: comparing it with the input refuses them. That also
+	// makes the faster decoder safe to use: whatever it reads, the bytes
+	// accepted are exactly encoding/json's encoding of the values read.
+	rest, err := fastjson.Parse(body, v, fastjson.UseNumber)
+	if err != nil {
 		return err
+	}
+	if len(rest) != 0 {
+		return errors.New("trailing data after the body")
 	}
 	again, err := MarshalBody(v)
 	if err != nil {

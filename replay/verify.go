@@ -224,6 +224,42 @@ type verifier struct {
 	mu       sync.Mutex
 	policies map[string]*policyEntry
 	findings []Finding // from checkpoint records, read in order
+
+	// texts caches evidence text by digest: content is addressed by its
+	// hash, so one read serves every result that shares it.
+	texts     map[string]string
+	textBytes int
+}
+
+// maxCachedText bounds the evidence text kept in memory.
+const maxCachedText = 16 << 20
+
+// evidence returns the output text of the evidence stored under digest.
+func (v *verifier) evidence(digest string) (string, error) {
+	v.mu.Lock()
+	text, ok := v.texts[digest]
+	v.mu.Unlock()
+	if ok {
+		return text, nil
+	}
+	data, err := v.ev.Get(digest)
+	if err != nil {
+		return "", err
+	}
+	if text, err = engine.OutputFromJSON(data); err != nil {
+		return "", fmt.Errorf("evidence %s is not a tool result: %v", digest, err)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.textBytes+len(text) > maxCachedText {
+		v.texts, v.textBytes = map[string]string{}, 0
+	}
+	if v.texts == nil {
+		v.texts = map[string]string{}
+	}
+	v.texts[digest] = text
+	v.textBytes += len(text)
+	return text, nil
 }
 
 type policyEntry struct {
@@ -359,7 +395,9 @@ func (set *sessionSet) record(rec chain.Record) {
 	case chain.KindEnd:
 		var b chain.EndBody
 		err = chain.DecodeBody(rec.Body, &b)
-		vs.ended = true
+		// Keep the entry, to catch records after the end, but not the
+		// state: a long log must not hold every session's output.
+		vs.ended, vs.s, vs.given, vs.used = true, nil, nil, nil
 	}
 	if err != nil {
 		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("%s record: %v", rec.Kind, err))
@@ -406,7 +444,7 @@ func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
 		call.Redacted = append(call.Redacted, p)
 	}
 	if len(call.Redacted) == 0 {
-		if want := engine.ArgsDigest(b.Args); want != b.Digest {
+		if want := argsDigest(rec.Body, b.Args); want != b.Digest {
 			set.find(rec, b.Call, FindRecord, b.Digest, want, "the call's digest is not the digest of its arguments: the arguments or the digest were edited")
 		}
 	} else if !strings.HasPrefix(b.Digest, "hmac-sha256:") {
@@ -421,6 +459,18 @@ func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
 	vs.s.commit(pc, engineDecision(b.Decision))
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil
+}
+
+// argsDigest is engine.ArgsDigest of a call body's arguments, taken from
+// the body's bytes: a body DecodeBody accepted holds them in exactly the
+// canonical encoding the digest is over.
+func argsDigest(body []byte, args map[string]any) string {
+	raw, ok := chain.RawField(body, "args")
+	if !ok {
+		return engine.ArgsDigest(args)
+	}
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // compare reports a recorded decision the engine does not recompute, and
@@ -562,14 +612,7 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 		vs.s.output(src, b.Call, failed, "", true)
 		return nil
 	}
-	data, err := set.v.ev.Get(b.Content)
-	var text string
-	if err == nil {
-		text, err = engine.OutputFromJSON(data)
-		if err != nil {
-			err = fmt.Errorf("evidence %s is not a tool result: %v", b.Content, err)
-		}
-	}
+	text, err := set.v.evidence(b.Content)
 	switch {
 	case err == nil:
 		vs.s.output(src, b.Call, failed, text, true)

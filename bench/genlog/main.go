@@ -1,0 +1,98 @@
+// Command genlog writes a large audit log for the verify benchmark: many
+// sessions of a mail assistant reading mail and sending it on, recorded
+// by the same code as `bailiff record`, so a full verify of it is clean.
+//
+//	go run ./bench/genlog -size 1073741824 -o bench/out/audit.jsonl
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/replay"
+)
+
+const policy = `version: 1
+rules:
+  - {id: read, tool: get_recent_messages, action: allow}
+  - {id: send, tool: send_email, action: allow}
+tools:
+  send_email:
+    exfiltrating: true
+    sink_params: [to, cc]
+    trusted_destinations: ["@corp.example"]
+`
+
+func main() {
+	size := flag.Int64("size", 1<<30, "stop after the log reaches this many bytes")
+	out := flag.String("o", "", "log to write (must not exist)")
+	flag.Parse()
+	if err := run(*out, *size); err != nil {
+		fmt.Fprintf(os.Stderr, "genlog: error: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string, size int64) error {
+	if out == "" {
+		return fmt.Errorf("-o is required")
+	}
+	pol, err := engine.Load("bench policy", []byte(policy))
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	cw := &countingWriter{w: bw}
+	rec := &replay.Recorder{Policy: pol, Log: chain.NewWriter(cw, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(out)}}
+	body := strings.Repeat("The quarterly numbers are attached; please review before Friday. ", 5)
+	for s := 0; cw.n < size; s++ {
+		id := fmt.Sprintf("s%07d", s)
+		events := []replay.Event{{Line: 1, Start: &replay.Start{Session: id, Server: "mail",
+			Principal: engine.Principal{Subject: "ana"}, Tools: []engine.ToolDef{{Name: "get_recent_messages"}, {Name: "send_email"}}}}}
+		for c := 0; c < 500; c++ {
+			read, send := fmt.Sprintf("r%d", c), fmt.Sprintf("m%d", c)
+			inbox := fmt.Sprintf("From: sender%d@mail.example\nSubject: report %d\n%s", c%50, c, body)
+			events = append(events,
+				replay.Event{Call: &replay.Call{ID: read, Tool: "get_recent_messages", Args: map[string]any{"limit": 5}}},
+				replay.Event{Output: &replay.Output{Call: read, Text: inbox, Evidence: engine.OutputJSON(inbox, nil, nil)}},
+				replay.Event{Call: &replay.Call{ID: send, Tool: "send_email", Args: map[string]any{
+					"to": fmt.Sprintf("colleague%d@corp.example", c%20), "subject": fmt.Sprintf("Re: report %d", c), "text": body}}},
+				replay.Event{Output: &replay.Output{Call: send, Text: "Message sent", Evidence: engine.OutputJSON("Message sent", nil, nil)}},
+			)
+		}
+		events = append(events, replay.Event{End: true})
+		for i := range events {
+			events[i].Line = i + 1
+			events[i].At = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(s)*time.Hour + time.Duration(i)*time.Second)
+		}
+		if err := rec.Record(id, events); err != nil {
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+type countingWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}

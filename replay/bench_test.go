@@ -1,0 +1,86 @@
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"bailiff/chain"
+	"bailiff/engine"
+)
+
+const benchPolicy = `version: 1
+rules:
+  - {id: read, tool: get_recent_messages, action: allow}
+  - {id: send, tool: send_email, action: allow}
+tools:
+  send_email:
+    exfiltrating: true
+    sink_params: [to, cc]
+    trusted_destinations: ["@corp.example"]
+`
+
+// benchLog records sessions of a mail assistant reading and sending mail,
+// and returns the log and its evidence store.
+func benchLog(b *testing.B, sessions int) ([]byte, chain.Evidence) {
+	b.Helper()
+	pol, err := engine.Load("bench", []byte(benchPolicy))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	ev := chain.Evidence{Dir: b.TempDir()}
+	rec := &Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
+	body := strings.Repeat("The quarterly numbers are attached; please review before Friday. ", 5)
+	for s := 0; s < sessions; s++ {
+		id := fmt.Sprintf("s%d", s)
+		events := []Event{{Start: &Start{Session: id, Server: "mail", Principal: engine.Principal{Subject: "ana"},
+			Tools: []engine.ToolDef{{Name: "get_recent_messages"}, {Name: "send_email"}}}}}
+		for c := 0; c < 200; c++ {
+			read, send := fmt.Sprintf("r%d", c), fmt.Sprintf("m%d", c)
+			inbox := fmt.Sprintf("From: sender%d@mail.example\nSubject: report %d\n%s", c%50, c, body)
+			events = append(events,
+				Event{Call: &Call{ID: read, Tool: "get_recent_messages", Args: map[string]any{"limit": 5}}},
+				Event{Output: &Output{Call: read, Text: inbox, Evidence: engine.OutputJSON(inbox, nil, nil)}},
+				Event{Call: &Call{ID: send, Tool: "send_email", Args: map[string]any{"to": fmt.Sprintf("c%d@corp.example", c%20), "text": body}}},
+				Event{Output: &Output{Call: send, Text: "Message sent", Evidence: engine.OutputJSON("Message sent", nil, nil)}})
+		}
+		events = append(events, Event{End: true})
+		for i := range events {
+			events[i].Line = i + 1
+			events[i].At = time.Date(2026, 11, 1, s, 0, i, 0, time.UTC)
+		}
+		if err := rec.Record(id, events); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return buf.Bytes(), ev
+}
+
+// BenchmarkVerifyFull measures a full verify (integrity and every
+// decision recomputed) in bytes of log per second.
+func BenchmarkVerifyFull(b *testing.B) {
+	data, ev := benchLog(b, 20)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		rep, err := VerifyLog("bench", bytes.NewReader(data), ev, VerifyOptions{})
+		if err != nil || len(rep.Findings) > 0 {
+			b.Fatalf("%v %v", err, rep.Findings)
+		}
+	}
+}
+
+// BenchmarkVerifyIntegrity measures the hash-only check.
+func BenchmarkVerifyIntegrity(b *testing.B) {
+	data, ev := benchLog(b, 20)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := VerifyLog("bench", bytes.NewReader(data), ev, VerifyOptions{IntegrityOnly: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
