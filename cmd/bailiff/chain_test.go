@@ -65,6 +65,9 @@ func TestChainFixtures(t *testing.T) {
 				"table": {"verify", log},
 				"json":  {"verify", "--format", "json", log},
 			}
+			if name == "good_purged" || name == "fail_forged_verdict" {
+				runs["markdown"] = []string{"verify", "--format", "markdown", log}
+			}
 			if withCheckpoint[name] {
 				runs["checkpoint.table"] = append(append([]string{"verify"}, ckpt...), log)
 			}

@@ -92,7 +92,7 @@ Write the audit log a session leaves, and prove every verdict in it:
 		return usageErr(err, fmt.Sprintf("run 'bailiff %s --help' for usage", strings.TrimPrefix(c.CommandPath(), "bailiff ")))
 	})
 	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout),
-		newRecord(stdout, stderr), newVerify(stdout), newKeygen(stderr), newCheckpoint(stdout, stderr),
+		newRecord(stdout, stderr), newVerify(stdout, stderr), newKeygen(stderr), newCheckpoint(stdout, stderr),
 		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr))
 	return root
 }

@@ -28,7 +28,7 @@ type verifyParams struct {
 	format        formatFlag
 }
 
-func newVerify(stdout io.Writer) *cobra.Command {
+func newVerify(stdout, stderr io.Writer) *cobra.Command {
 	var p verifyParams
 	c := &cobra.Command{
 		Use:   "verify LOG...",
@@ -64,7 +64,7 @@ parallel. Each log's evidence is read from LOG.evidence/.`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVerify(stdout, p, args)
+			return runVerify(stdout, stderr, p, args)
 		},
 	}
 	c.Flags().StringVar(&p.checkpoint, "checkpoint", "", "signed checkpoint of the log, kept elsewhere")
@@ -105,7 +105,7 @@ func readKey(name string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-func runVerify(stdout io.Writer, p verifyParams, args []string) error {
+func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	// Verify allocates a little per record and keeps little: collecting
 	// only when the heap nears a fixed bound costs far less time than the
 	// default pacing, and keeps memory flat whatever the log's size.
@@ -149,7 +149,7 @@ func runVerify(stdout io.Writer, p verifyParams, args []string) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			reports[i], errs[i] = verifyOne(name, p.evidence, opt)
+			reports[i], errs[i] = verifyOne(stderr, name, p.evidence, opt)
 		}()
 	}
 	wg.Wait()
@@ -174,7 +174,7 @@ func runVerify(stdout io.Writer, p verifyParams, args []string) error {
 	return nil
 }
 
-func verifyOne(name, evidence string, opt replay.VerifyOptions) (*replay.LogReport, error) {
+func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions) (*replay.LogReport, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
@@ -182,6 +182,11 @@ func verifyOne(name, evidence string, opt replay.VerifyOptions) (*replay.LogRepo
 	defer f.Close()
 	if evidence == "" {
 		evidence = chain.EvidenceDir(name)
+	}
+	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly {
+		// Not an error: a log may be verified without its evidence, and
+		// every decision that needed it is then listed as unevaluable.
+		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", evidence)
 	}
 	rep, err := replay.VerifyLog(name, f, chain.Evidence{Dir: evidence}, opt)
 	if err != nil {

@@ -222,10 +222,7 @@ func record(pol *engine.Policy, secret []byte, trace string) (*log, error) {
 	if err := r.Record(filepath.Base(trace), events); err != nil {
 		return nil, err
 	}
-	l := &log{evidence: map[string][]byte{}}
-	for _, ln := range bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n")) {
-		l.lines = append(l.lines, ln)
-	}
+	l := &log{evidence: map[string][]byte{}, lines: bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))}
 	files, _ := os.ReadDir(tmp)
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(tmp, f.Name()))
