@@ -410,6 +410,12 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("session record: %v", err))
 		return &vsession{broken: true}
 	}
+	if b.Engine != engine.Version {
+		// Recomputing under other semantics proves nothing either way.
+		set.find(rec, "", FindPolicy, b.Engine, engine.Version,
+			fmt.Sprintf("the session was decided by engine %q and this is %q: its verdicts are not recomputed", b.Engine, engine.Version))
+		return &vsession{broken: true}
+	}
 	p, problem := set.v.policy(b.Policy, b.PolicyVersion)
 	if problem != "" {
 		set.find(rec, "", FindPolicy, b.PolicyVersion, "", problem)

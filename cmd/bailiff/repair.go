@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -40,16 +40,24 @@ once the copy is complete.`,
 				return usageErr(fmt.Errorf("cannot read %s: %v", args[0], unwrapPath(err)), "")
 			}
 			defer f.Close()
-			var buf bytes.Buffer
-			kept, cut, err := chain.Repair(f, &buf)
-			var ve *chain.VerifyError
-			if errors.As(err, &ve) {
-				return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], ve), Hint: "repair only cuts a torn last line; run bailiff verify " + args[0]}
-			}
+			var kept, cut int64
+			err = writeOutputFrom(out, func(w io.Writer) error {
+				bw := bufio.NewWriterSize(w, 1<<20)
+				var err error
+				kept, cut, err = chain.Repair(f, bw)
+				var ve *chain.VerifyError
+				if errors.As(err, &ve) {
+					return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], ve), Hint: "repair only cuts a torn last line; run bailiff verify " + args[0]}
+				}
+				if err == nil {
+					err = bw.Flush()
+				}
+				if err != nil {
+					return usageErr(fmt.Errorf("cannot repair %s: %v", args[0], err), "")
+				}
+				return nil
+			})
 			if err != nil {
-				return usageErr(fmt.Errorf("cannot read %s: %v", args[0], err), "")
-			}
-			if err := writeOutput(out, buf.Bytes()); err != nil {
 				return err
 			}
 			fmt.Fprintf(stderr, "bailiff: kept %d records, cut %d bytes of a torn last line\n", kept, cut)
@@ -112,12 +120,13 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 			return usageErr(fmt.Errorf("--before %q is not an RFC 3339 time", p.before), "")
 		}
 	}
-	data, err := readFile(name)
+	f, err := os.Open(name)
 	if err != nil {
-		return err
+		return usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
 	}
+	defer f.Close()
 	purge, keep := map[string]bool{}, map[string]bool{}
-	rd := chain.NewReader(bytes.NewReader(data))
+	rd := chain.NewReader(bufio.NewReaderSize(f, 1<<20))
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
@@ -160,10 +169,20 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 			}
 		}
 	} else {
-		if _, err := os.Lstat(p.out); err == nil {
-			return usageErr(fmt.Errorf("%s exists: purge writes a new log unless -o is the log itself", p.out), "")
+		for _, f := range []string{p.out, chain.EvidenceDir(p.out)} {
+			if _, err := os.Lstat(f); err == nil {
+				return usageErr(fmt.Errorf("%s exists: purge writes a new log unless -o is the log itself", f), "")
+			}
 		}
 		out := chain.Evidence{Dir: chain.EvidenceDir(p.out)}
+		// Nothing half-made is left behind: the new store goes if the
+		// copy fails.
+		done := false
+		defer func() {
+			if !done {
+				os.RemoveAll(out.Dir)
+			}
+		}()
 		kept := make([]string, 0, len(keep))
 		for d := range keep {
 			kept = append(kept, d)
@@ -174,9 +193,20 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 				return usageErr(fmt.Errorf("cannot copy evidence %s: %v", d, err), "")
 			}
 		}
-		if err := writeOutput(p.out, data); err != nil {
+		// The log is copied byte for byte: its records do not change.
+		err := writeOutputFrom(p.out, func(w io.Writer) error {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
+			}
+			if _, err := io.Copy(w, f); err != nil {
+				return usageErr(fmt.Errorf("cannot copy %s: %v", name, err), "")
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
+		done = true
 	}
 	fmt.Fprintf(stderr, "bailiff: purged the evidence of %d results (%d kept)\n", len(gone), len(keep))
 	return nil

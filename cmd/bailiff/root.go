@@ -132,22 +132,30 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// writeOutput writes data to name atomically: a temp file in the same
-// directory, synced, then renamed, so a failed command leaves no partial
-// output.
+// writeOutput writes data to name atomically (see writeOutputFrom).
 func writeOutput(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
+	return writeOutputFrom(name, func(w io.Writer) error {
+		if _, err := w.Write(data); err != nil {
+			return usageErr(fmt.Errorf("cannot write %s: %v", name, err), "")
+		}
+		return nil
+	})
+}
+
+// writeOutputFrom writes name atomically from fill: a temp file in the
+// same directory, synced, then renamed, so a failed command leaves no
+// partial output and nothing has to fit in memory.
+func writeOutputFrom(name string, fill func(w io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot write %s: %v", name, unwrapPath(err)), "")
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return usageErr(fmt.Errorf("cannot write %s: %v", name, err), "")
+	defer tmp.Close()
+	if err := fill(tmp); err != nil {
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
 		return usageErr(fmt.Errorf("cannot write %s: %v", name, err), "")
 	}
 	if err := tmp.Close(); err != nil {

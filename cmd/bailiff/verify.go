@@ -51,7 +51,10 @@ Decisions that depended on redacted arguments or purged evidence are listed
 as unevaluable, with the reason; they are not failures. Exit 0 when clean,
 1 with findings, 2 when a log cannot be read. A directory argument means
 every *.jsonl file in it; logs and the sessions in them are verified in
-parallel. Each log's evidence is read from LOG.evidence/.`,
+parallel. Each log's evidence is read from LOG.evidence/.
+
+--format json prints one object per line: a "log" line per log, then its
+"finding" and "unevaluable" lines, each with a "type" field.`,
 		Example: `  bailiff verify audit.jsonl
   bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl
   bailiff verify --integrity-only --format json logs/`,

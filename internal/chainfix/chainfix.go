@@ -183,6 +183,23 @@ func Generate(dir string) error {
 	if err != nil {
 		return err
 	}
+	out["fail_args_edited"], err = rewrite(mail, func(rec *chain.Record, body any) {
+		if b, ok := body.(*chain.CallBody); ok && b.Call == "c3" {
+			// The send that went to a colleague now claims another address.
+			b.Args["to"] = "attacker@evil.example"
+		}
+	})
+	if err != nil {
+		return err
+	}
+	out["fail_engine_version"], err = rewrite(mail, func(rec *chain.Record, body any) {
+		if b, ok := body.(*chain.SessionBody); ok && rec.Session == "s2" {
+			b.Engine = "bailiff-engine/0"
+		}
+	})
+	if err != nil {
+		return err
+	}
 	for name, l := range out {
 		if err := write(dir, name, l); err != nil {
 			return err
