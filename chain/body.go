@@ -31,9 +31,20 @@ type SessionBody struct {
 }
 
 // ToolsBody is a later tools/list answer (after list_changed). The pins of
-// the session record stay; calls are checked against both.
+// the session record stay; calls are checked against both. With Repin, as
+// the live gateway writes it, tools new to the session are pinned too.
 type ToolsBody struct {
 	Tools []Tool `json:"tools"`
+	Repin bool   `json:"repin,omitempty"`
+}
+
+// MalformedBody is a request that could not be read as a tools/call: only
+// its size and digest are kept (its bytes are whatever a client sent).
+type MalformedBody struct {
+	Call   string `json:"call,omitempty"`
+	Size   int    `json:"size"`
+	Digest string `json:"digest"`
+	Reason string `json:"reason"`
 }
 
 // Source names the output that tainted a destination: the seq of its

@@ -17,8 +17,8 @@
 //   - T is the time in UTC as 2006-01-02T15:04:05.000000000Z (always nine
 //     fraction digits, so equal instants have equal bytes);
 //   - N is the session id as a JSON string;
-//   - K is the record kind: session, tools, call, grant, result, end or
-//     checkpoint;
+//   - K is the record kind: session, tools, call, grant, result, end,
+//     checkpoint or malformed;
 //   - BODY is the kind's fields (see the *Body types) as Go's encoding/json
 //     writes them with HTML escaping off, without the enclosing braces, and
 //     left out (with its comma) when the kind has no fields to write;
@@ -78,11 +78,12 @@ const (
 	KindResult     Kind = "result"
 	KindEnd        Kind = "end"
 	KindCheckpoint Kind = "checkpoint"
+	KindMalformed  Kind = "malformed"
 )
 
 func knownKind(k Kind) bool {
 	switch k {
-	case KindSession, KindTools, KindCall, KindGrant, KindResult, KindEnd, KindCheckpoint:
+	case KindSession, KindTools, KindCall, KindGrant, KindResult, KindEnd, KindCheckpoint, KindMalformed:
 		return true
 	}
 	return false

@@ -23,6 +23,7 @@ type stepper struct {
 type pending struct {
 	call     *engine.Call
 	decision engine.Decision
+	waiting  bool // asked, and no grant has settled it yet
 }
 
 func newStepper(p *engine.Policy, session, server string, principal engine.Principal, tools []engine.ToolDef) *stepper {
@@ -52,8 +53,9 @@ func (s *stepper) commit(pc *pending, d engine.Decision) {
 	pc.decision = d
 	switch {
 	case d.Unevaluable:
+		pc.waiting = d.Verdict == engine.Ask
 	case d.Verdict == engine.Ask:
-		s.open = pc
+		s.open, pc.waiting = pc, true
 	default:
 		s.state.Apply(s.p, pc.call, d)
 	}
@@ -87,10 +89,22 @@ func (s *stepper) answer(pc *pending, g engine.Grant, now time.Time) (engine.Dec
 	return engine.Answer(s.p, s.state, pc.call, pc.decision, g, now), true
 }
 
+// answerWaiting decides pc with grant g if pc was asked and nothing has
+// settled it yet, whatever came in between: how an audit log's grant
+// records are read, since a live gateway answers asks concurrently.
+func (s *stepper) answerWaiting(pc *pending, g engine.Grant, now time.Time) (engine.Decision, bool) {
+	if !pc.waiting {
+		return engine.Decision{}, false
+	}
+	return engine.Answer(s.p, s.state, pc.call, pc.decision, g, now), true
+}
+
 func (s *stepper) settle(pc *pending, d engine.Decision) {
-	pc.decision = d
+	pc.decision, pc.waiting = d, false
+	if s.open == pc {
+		s.open = nil
+	}
 	s.state.Apply(s.p, pc.call, d)
-	s.open = nil
 }
 
 // source names the output of a call (or of a tool, for output the

@@ -383,8 +383,16 @@ func (set *sessionSet) record(rec chain.Record) {
 	case chain.KindTools:
 		var b chain.ToolsBody
 		if err = chain.DecodeBody(rec.Body, &b); err == nil {
-			vs.s.state.ListTools(toolDefs(b.Tools))
+			if b.Repin {
+				vs.s.state.Repin(toolDefs(b.Tools))
+			} else {
+				vs.s.state.ListTools(toolDefs(b.Tools))
+			}
 		}
+	case chain.KindMalformed:
+		// Nothing was decided: the request never became a call.
+		var b chain.MalformedBody
+		err = chain.DecodeBody(rec.Body, &b)
 	case chain.KindCall:
 		set.calls++
 		err = set.call(vs, rec)
@@ -579,22 +587,23 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 	vs.given[b.Grant] = b.Call
 	g := engine.Grant{ID: b.Grant, Server: vs.s.state.Server, Tool: b.Tool, Digest: b.Digest,
 		Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp}
-	d, settles := vs.s.answer(pc, g, rec.TS)
-	switch {
-	case settles && b.Decision == nil:
-		set.find(rec, b.Call, FindGrant, "no decision", summary(recordDecision(d)), "the grant answers the call waiting for it but records no decision")
-		vs.s.settle(pc, d)
-	case settles:
-		set.compare(vs, rec, b.Call, pc.call.Tool, *b.Decision, d)
-		vs.s.settle(pc, engineDecision(*b.Decision))
-		vs.spend(b.Decision.Grant, b.Call)
-	case b.Decision != nil:
+	// A grant that records a decision claims to have settled its call:
+	// that call must have been asked and not settled since. One without
+	// is for a later identical call.
+	if b.Decision == nil {
+		vs.s.state.AddGrant(g)
+		return nil
+	}
+	d, settles := vs.s.answerWaiting(pc, g, rec.TS)
+	if !settles {
 		set.find(rec, b.Call, FindGrant, summary(*b.Decision), "no decision",
 			fmt.Sprintf("the grant records a decision, but call %q was not waiting for an answer", b.Call))
 		vs.s.state.AddGrant(g)
-	default:
-		vs.s.state.AddGrant(g)
+		return nil
 	}
+	set.compare(vs, rec, b.Call, pc.call.Tool, *b.Decision, d)
+	vs.s.settle(pc, engineDecision(*b.Decision))
+	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }
 
