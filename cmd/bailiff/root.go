@@ -93,7 +93,8 @@ Write the audit log a session leaves, and prove every verdict in it:
 	})
 	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout),
 		newRecord(stdout, stderr), newVerify(stdout, stderr), newKeygen(stderr), newCheckpoint(stdout, stderr),
-		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr))
+		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr),
+		newRun(os.Stdin, stdout, stderr))
 	return root
 }
 

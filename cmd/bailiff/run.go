@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/proxy"
+)
+
+type runParams struct {
+	policy      string
+	audit       string
+	server      string
+	session     string
+	principal   string
+	scopes      []string
+	secret      string
+	durability  string
+	callTimeout time.Duration
+}
+
+// denyAll is the policy without --policy: nothing is allowed until a
+// policy says so.
+const denyAll = "version: 1\nname: deny-all\nrules: []\n"
+
+func newRun(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	var p runParams
+	c := &cobra.Command{
+		Use:   "run [flags] -- COMMAND [ARG...]",
+		Short: "Run an MCP server behind bailiff, on stdio",
+		Long: `run starts an MCP server (COMMAND) and stands between it and the client
+that started bailiff: every tools/call is decided by the policy before the
+server sees it, written to the audit log (synced to disk first, with the
+default --durability sync), and only then forwarded, re-encoded from
+exactly the arguments that were checked. Refusals come back as tool
+results with isError set, naming the check and the rule. Everything else
+(resources, prompts, notifications) passes through.
+
+Without --policy every call is denied. Calls the policy asks a human
+about go to the client as an elicitation; a client that cannot ask gets a
+refusal naming a pending approval, which 'bailiff approve' grants for one
+retry of the same call.
+
+stdout carries MCP messages only; bailiff's own messages and the server's
+stderr go to stderr.`,
+		Example: `  bailiff run --policy policy.yaml --audit mail.audit.jsonl -- npx -y mcp-mail-server
+  bailiff run --policy fs.yaml --server fs -- npx -y @modelcontextprotocol/server-filesystem /srv/share`,
+		Args: cobra.MinimumNArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 {
+				return usageErr(errors.New("the server command goes after --"), "bailiff run --policy policy.yaml -- COMMAND [ARG...]")
+			}
+			_, err := chain.ParseDurability(p.durability)
+			if err != nil {
+				return usageErr(err, "")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runProxy(stdin, stdout, stderr, p, args)
+		},
+	}
+	c.Flags().StringVar(&p.policy, "policy", "", "policy file (default: deny every call)")
+	c.Flags().StringVar(&p.audit, "audit", "", "audit log to append to (default bailiff-SERVER.audit.jsonl)")
+	c.Flags().StringVar(&p.server, "server", "", "the server's name, as rules select it (default: the command's base name)")
+	c.Flags().StringVar(&p.session, "session", "", "session id (default: server, time and a random suffix)")
+	c.Flags().StringVar(&p.principal, "principal", "", "who the agent acts for (default $USER)")
+	c.Flags().StringSliceVar(&p.scopes, "scopes", nil, "the principal's scopes")
+	c.Flags().StringVar(&p.secret, "secret", "", "file keying the digests of redacted calls (default: a fresh random key)")
+	c.Flags().StringVar(&p.durability, "durability", "sync", "when records reach the disk: sync, batch or none")
+	c.Flags().DurationVar(&p.callTimeout, "call-timeout", 2*time.Minute, "how long the server may take to answer a call")
+	return c
+}
+
+func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []string) error {
+	pol, err := engine.Load("deny-all", []byte(denyAll))
+	if err != nil {
+		return err
+	}
+	if p.policy != "" {
+		if pol, err = loadPolicy(p.policy, nil); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stderr, "bailiff: warning: no --policy: every call is denied")
+	}
+	server := p.server
+	if server == "" {
+		server = filepath.Base(command[0])
+		if (server == "npx" || server == "node" || server == "uvx") && len(command) > 1 {
+			server = filepath.Base(command[len(command)-1])
+		}
+	}
+	audit := p.audit
+	if audit == "" {
+		audit = "bailiff-" + server + ".audit.jsonl"
+	}
+	dur, _ := chain.ParseDurability(p.durability)
+	secret := make([]byte, 32)
+	if p.secret != "" {
+		if secret, err = readFile(p.secret); err != nil {
+			return err
+		}
+	} else if _, err := rand.Read(secret); err != nil {
+		return err
+	}
+	principal := engine.Principal{Subject: p.principal, Scopes: p.scopes}
+	if principal.Subject == "" {
+		principal.Subject = os.Getenv("USER")
+	}
+	session := p.session
+	if session == "" {
+		suffix := make([]byte, 4)
+		_, _ = rand.Read(suffix)
+		session = fmt.Sprintf("%s-%s-%s", server, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(suffix))
+	}
+	log, err := chain.Open(audit, dur)
+	if err != nil {
+		var ve *chain.VerifyError
+		if errors.As(err, &ve) && ve.Torn {
+			return usageErr(fmt.Errorf("%s ends in a torn record", audit), "bailiff repair "+audit+" -o "+audit)
+		}
+		return usageErr(fmt.Errorf("cannot open the audit log: %v", err), "")
+	}
+	defer log.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := exec.Command(command[0], command[1:]...)
+	opt := proxy.Options{
+		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(audit)}, EvidenceSync: dur == chain.Sync,
+		Server: server, Session: session, Principal: principal, Secret: secret,
+		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}, Stderr: stderr, CallTimeout: p.callTimeout,
+	}
+	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, audit log %s\n", session, strings.Join(command, " "), shortVersion(pol.Version()), audit)
+	if err := proxy.Run(ctx, opt, stdin, stdout, cmd); err != nil {
+		return usageErr(err, "")
+	}
+	return nil
+}
+
+func shortVersion(v string) string {
+	if len(v) > 19 {
+		return v[:19]
+	}
+	return v
+}

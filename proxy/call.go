@@ -1,0 +1,315 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"bailiff/chain"
+	"bailiff/engine"
+)
+
+// callParams reads tools/call params exactly: case-sensitive keys, no key
+// twice (at any depth), a string name, an object of arguments.
+func callParams(raw json.RawMessage) (name string, args map[string]any, meta any, err error) {
+	v, err := engine.DecodeJSON(raw)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", nil, nil, errors.New("params must be an object")
+	}
+	name, ok = m["name"].(string)
+	if !ok || name == "" {
+		return "", nil, nil, errors.New(`params need a string "name"`)
+	}
+	switch a := m["arguments"].(type) {
+	case nil:
+		args = map[string]any{}
+	case map[string]any:
+		args = a
+	default:
+		return "", nil, nil, errors.New(`"arguments" must be an object`)
+	}
+	return name, args, m["_meta"], nil
+}
+
+// call decides one tools/call, records it, and forwards, refuses or asks.
+func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
+	name, args, meta, err := callParams(req.Params)
+	if err != nil {
+		p.malformed(req.ID, req.Params, "invalid tools/call params: "+err.Error(), jsonrpc.CodeInvalidParams)
+		return
+	}
+	if !p.started(ctx) {
+		reason := "the session has not started: the server's tools were never pinned"
+		if p.pinErr != nil {
+			reason = p.pinErr.Error()
+		}
+		p.toClient(refusal(req.ID, "bailiff denied this call: "+reason))
+		return
+	}
+	written, removed := engine.Redact(args, p.opt.Policy.Redact())
+	digest := engine.ArgsDigest(args)
+	if len(removed) > 0 {
+		digest = engine.ArgsHMAC(p.opt.Secret, args)
+	}
+
+	p.mu.Lock()
+	p.calls++
+	c := &engine.Call{ID: "c" + strconv.Itoa(p.calls), Server: p.opt.Server, Tool: name, Args: args, Digest: digest}
+	p.collectGrants()
+	now := p.opt.Now()
+	d := engine.Decide(p.opt.Policy, p.state, c, now)
+	body := &chain.CallBody{Call: c.ID, Tool: name, Args: written, Digest: digest, Decision: recordDecision(d)}
+	for _, r := range removed {
+		body.Redacted = append(body.Redacted, r.String())
+	}
+	// The decision is on disk before anything is forwarded; a log that
+	// cannot be written forwards nothing.
+	if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindCall, body); err != nil {
+		p.mu.Unlock()
+		p.logf("cannot write the audit log: %v", err)
+		p.toClient(refusal(req.ID, "bailiff denied this call: the audit log cannot be written"))
+		return
+	}
+	if d.Verdict != engine.Ask {
+		p.state.Apply(p.opt.Policy, c, d)
+	}
+	canElicit := p.canElicit
+	p.mu.Unlock()
+
+	switch d.Verdict {
+	case engine.Allow:
+		p.forward(ctx, req.ID, c, meta)
+	case engine.Deny:
+		p.toClient(refusal(req.ID, describe(d)))
+	case engine.Ask:
+		if !canElicit {
+			p.askLater(req.ID, c, written, d)
+			return
+		}
+		d = p.elicit(ctx, c, d)
+		if d.Verdict == engine.Allow {
+			p.forward(ctx, req.ID, c, meta)
+			return
+		}
+		p.toClient(refusal(req.ID, describe(d)))
+	}
+}
+
+// forward sends the call upstream, re-encoded from the checked arguments,
+// records what comes back, and answers the client.
+func (p *Proxy) forward(ctx context.Context, id jsonrpc.ID, c *engine.Call, meta any) {
+	params := map[string]any{"name": c.Tool, "arguments": c.Args}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	raw := engine.CanonicalJSON(params)
+	ch := make(chan *jsonrpc.Response, 1)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.failed(id, c, "the server is gone")
+		return
+	}
+	p.inflight[key(id)] = ch
+	p.mu.Unlock()
+	if err := p.up.send(&jsonrpc.Request{ID: id, Method: "tools/call", Params: raw}); err != nil {
+		p.mu.Lock()
+		delete(p.inflight, key(id))
+		p.mu.Unlock()
+		p.failed(id, c, "cannot write to the server: "+err.Error())
+		return
+	}
+	t := time.NewTimer(p.opt.CallTimeout)
+	defer t.Stop()
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			p.failed(id, c, "the server exited before answering")
+			return
+		}
+		p.result(id, c, r)
+	case <-t.C:
+		p.mu.Lock()
+		delete(p.inflight, key(id))
+		p.mu.Unlock()
+		p.failed(id, c, fmt.Sprintf("the server did not answer within %s", p.opt.CallTimeout))
+	case <-ctx.Done():
+		p.failed(id, c, "the session closed before the server answered")
+	}
+}
+
+// result records what the server answered and passes it on unchanged.
+func (p *Proxy) result(id jsonrpc.ID, c *engine.Call, r *jsonrpc.Response) {
+	if r.Error != nil {
+		p.record(c, chain.StatusFailed, nil, "", true)
+		p.toClient(r)
+		return
+	}
+	v, err := engine.DecodeJSON(r.Result)
+	m, ok := v.(map[string]any)
+	if err != nil || !ok {
+		p.failed(id, c, "the server's result is not a JSON object")
+		return
+	}
+	isError, _ := m["isError"].(bool)
+	evidence := engine.OutputJSON("", m["content"], m["structuredContent"])
+	text := engine.OutputText("", m["content"], m["structuredContent"])
+	status := chain.StatusOK
+	if isError {
+		status = chain.StatusError
+	}
+	p.record(c, status, evidence, text, isError)
+	p.toClient(r)
+}
+
+// failed answers a call the server did not: a tool error, audited, which
+// consumes no budget.
+func (p *Proxy) failed(id jsonrpc.ID, c *engine.Call, why string) {
+	p.record(c, chain.StatusFailed, nil, "", true)
+	p.toClient(refusal(id, "bailiff: the call failed upstream: "+why))
+}
+
+// record writes a result record and feeds the output to taint tracking.
+func (p *Proxy) record(c *engine.Call, status string, evidence []byte, text string, failed bool) {
+	var digest string
+	if evidence != nil {
+		var err error
+		if digest, err = p.opt.Evidence.Put(evidence, p.opt.EvidenceSync); err != nil {
+			// The digest is still recorded: verify then reports the
+			// decisions that needed this output as unevaluable.
+			p.logf("cannot store evidence: %v", err)
+			digest = chain.Digest(evidence)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	seq := int(p.opt.Log.Next())
+	body := &chain.ResultBody{Call: c.ID, Server: p.opt.Server, Tool: c.Tool, Status: status, Content: digest, Size: int64(len(evidence))}
+	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindResult, body); err != nil {
+		p.logf("cannot write the audit log: %v", err)
+	}
+	if failed {
+		p.state.Failed(c.ID)
+	}
+	if evidence != nil {
+		p.state.AddOutput(p.opt.Policy, engine.Source{Pos: seq, Server: p.opt.Server, Tool: c.Tool}, text)
+	}
+}
+
+// elicit asks the human through the client. The answer is bound to this
+// call by the request id the client must answer, which only the proxy
+// knows; a client cannot answer a question it was not asked.
+func (p *Proxy) elicit(ctx context.Context, c *engine.Call, asked engine.Decision) engine.Decision {
+	args, _ := json.Marshal(c.Args)
+	msg := fmt.Sprintf("bailiff: the agent wants to call %q on %s with %s.\n%s\nApprove this one call?", c.Tool, p.opt.Server, args, asked.Reason)
+	params := map[string]any{
+		"message": msg,
+		"requestedSchema": map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"approve": map[string]any{"type": "boolean", "title": "Approve", "description": "Allow this call once"},
+			},
+			"required": []string{"approve"},
+		},
+	}
+	approve := false
+	r, err := p.request(ctx, false, "elicitation/create", params, p.opt.AskTimeout)
+	if err != nil {
+		p.logf("elicitation for call %s failed: %v", c.ID, err)
+	} else {
+		var res struct {
+			Action  string         `json:"action"`
+			Content map[string]any `json:"content"`
+		}
+		if json.Unmarshal(r.Result, &res) == nil {
+			yes, _ := res.Content["approve"].(bool)
+			approve = res.Action == "accept" && yes
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.opt.Now()
+	g := engine.Grant{ID: "elicit-" + c.ID, Server: p.opt.Server, Tool: c.Tool, Digest: c.Digest,
+		Approver: "elicitation", Approve: approve, Expires: now.Add(p.opt.Policy.ApprovalTTL())}
+	d := engine.Answer(p.opt.Policy, p.state, c, asked, g, now)
+	rd := recordDecision(d)
+	body := &chain.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
+		Answer: answerWord(approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Decision: &rd}
+	if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindGrant, body); err != nil {
+		p.logf("cannot write the audit log: %v", err)
+		return engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval, Rule: asked.Rule, Reason: "the audit log cannot be written"}
+	}
+	p.state.Apply(p.opt.Policy, c, d)
+	return d
+}
+
+// askLater refuses an ask the client cannot put to a human, and leaves a
+// pending approval that `bailiff approve` can grant for a retry.
+func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, d engine.Decision) {
+	text := "bailiff: this call needs a human's approval and the client cannot ask for it (no elicitation support). " + d.Reason
+	if p.opt.Approvals != nil {
+		aid := p.opt.Session + "-" + c.ID
+		err := p.opt.Approvals.Ask(Pending{ID: aid, Session: p.opt.Session, Server: p.opt.Server, Call: c.ID, Tool: c.Tool,
+			Args: written, Digest: c.Digest, Reason: d.Reason, Asked: p.opt.Now().UTC().Format(chain.TimeFormat)})
+		if err != nil {
+			p.logf("cannot write the pending approval: %v", err)
+		} else {
+			p.mu.Lock()
+			p.waiting[aid] = c
+			p.mu.Unlock()
+			text += fmt.Sprintf(" To allow it, run: bailiff approve %s --audit <log>; then retry the same call.", aid)
+		}
+	}
+	p.toClient(refusal(id, text))
+}
+
+// collectGrants turns answers given with `bailiff approve` into grant
+// records, for a later identical call. Called with p.mu held.
+func (p *Proxy) collectGrants() {
+	if p.opt.Approvals == nil || len(p.waiting) == 0 {
+		return
+	}
+	for aid, c := range p.waiting {
+		a, ok := p.opt.Approvals.Answer(aid)
+		if !ok {
+			continue
+		}
+		delete(p.waiting, aid)
+		now := p.opt.Now()
+		g := engine.Grant{ID: aid, Server: p.opt.Server, Tool: c.Tool, Digest: c.Digest, Approver: a.Approver,
+			Approve: a.Answer == "approve", Expires: now.Add(p.opt.Policy.ApprovalTTL())}
+		body := &chain.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
+			Answer: answerWord(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat)}
+		if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindGrant, body); err != nil {
+			p.logf("cannot write the audit log: %v", err)
+			continue
+		}
+		p.state.AddGrant(g)
+		p.opt.Approvals.Done(aid)
+	}
+}
+
+func answerWord(approve bool) string {
+	if approve {
+		return "approve"
+	}
+	return "decline"
+}
+
+func recordDecision(d engine.Decision) chain.Decision {
+	rd := chain.Decision{Verdict: string(d.Verdict), Check: string(d.Check), Rule: d.Rule, Reason: d.Reason,
+		Destination: d.Destination, Grant: d.Grant}
+	if d.TaintedBy != nil {
+		rd.TaintedBy = &chain.Source{Seq: d.TaintedBy.Pos, Server: d.TaintedBy.Server, Tool: d.TaintedBy.Tool}
+	}
+	return rd
+}
