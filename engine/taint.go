@@ -266,7 +266,25 @@ func classify(tok string, hasAt bool, fn func(email, host string)) {
 	fn(tok[len(tok)-len(local)-1-len(domain):], domain)
 }
 
+// ipv4 tells whether h is a dotted-quad IPv4 address: a host too, though
+// its last label is a number.
+func ipv4(h string) bool {
+	parts := strings.Split(h, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 3 || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
 func hostLike(h string) bool {
+	if ipv4(h) {
+		return true
+	}
 	last := -1
 	for i := 0; i < len(h); i++ {
 		switch h[i] {

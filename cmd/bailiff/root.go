@@ -81,7 +81,11 @@ Then test your own policy against a hand-written session trace:
 Write the audit log a session leaves, and prove every verdict in it:
 
   bailiff record --policy policy.yaml session.jsonl -o audit.jsonl
-  bailiff verify audit.jsonl`,
+  bailiff verify audit.jsonl
+
+Put a real MCP server behind it:
+
+  bailiff run --policy policy.yaml -- npx -y @modelcontextprotocol/server-filesystem /srv`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
