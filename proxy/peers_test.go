@@ -84,6 +84,7 @@ type setup struct {
 	subject  string
 	scopes   []string
 	approval bool
+	timeout  time.Duration // how long the server may take to answer a call
 }
 
 func start(t *testing.T, s setup) *session {
@@ -102,6 +103,9 @@ func start(t *testing.T, s setup) *session {
 	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: s.server,
 		Session: "test-session", Principal: engine.Principal{Subject: s.subject, Scopes: s.scopes}, Secret: []byte("0123456789abcdef0123456789abcdef"),
 		Stderr: stderr, CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second}
+	if s.timeout > 0 {
+		opt.CallTimeout = s.timeout
+	}
 	if s.approval {
 		opt.Approvals = &Approvals{Dir: ApprovalsDir(logPath)}
 	}

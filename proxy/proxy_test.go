@@ -5,10 +5,12 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -175,5 +177,100 @@ tools:
 	s.verify()
 	if got := sink.requests(); !slices.Equal(got, []string{"GET /page"}) {
 		t.Errorf("the sink saw %v, want only the trusted GET", got)
+	}
+}
+
+// TestOutOfBandApproval: a client that cannot elicit gets a refusal naming
+// a pending approval; once a human other than the requester approves it,
+// the same call goes through, once.
+func TestOutOfBandApproval(t *testing.T) {
+	server := peer(t, "mcp-mail-server/dist/index.js")
+	sink := newSMTPSink(t)
+	policy := `version: 1
+rules:
+  - {id: send, tool: send_email, action: allow}
+tools:
+  send_email:
+    exfiltrating: true
+    sink_params: [to]
+`
+	s := start(t, setup{policy: policy, server: "mail", subject: "ana", approval: true, command: []string{"node", server},
+		env: []string{"SMTP_HOST=127.0.0.1", "SMTP_PORT=" + sink.port(), "SMTP_SECURE=false",
+			"IMAP_HOST=127.0.0.1", "IMAP_PORT=9", "IMAP_SECURE=false", "EMAIL_USER=me@home.example", "EMAIL_PASS=x"}})
+	args := map[string]any{"to": "erin@vendor.example", "subject": "quote", "text": "see attached"}
+	approvals := s.options.Approvals
+	pendingID := func() string {
+		list, err := approvals.List()
+		if err != nil || len(list) != 1 {
+			out, _ := exec.Command("find", approvals.Dir).CombinedOutput()
+			t.Fatalf("pending approvals: %v %v\n%s", list, err, out)
+		}
+		return list[0].ID
+	}
+
+	r := s.call("send_email", args)
+	if !r.IsError || !strings.Contains(text(r), "bailiff approve") {
+		t.Fatalf("ask without elicitation: %q", text(r))
+	}
+	// The requester approving their own call does not count.
+	if err := approvals.Decide(pendingID(), "approve", "ana"); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.call("send_email", args); !r.IsError || !strings.Contains(text(r), "bailiff approve") {
+		t.Fatalf("a self-approved call: %q, want it asked again", text(r))
+	}
+	id := pendingID()
+	if err := approvals.Decide(id, "approve", "lee"); err != nil {
+		t.Fatal(err)
+	}
+	if err := approvals.Decide(id, "decline", "lee"); err == nil {
+		t.Error("an approval was answered twice")
+	}
+	if r := s.call("send_email", args); r.IsError {
+		t.Fatalf("the approved retry was refused: %q", text(r))
+	}
+	// The grant was for that call: another needs its own.
+	other := map[string]any{"to": "gina@supplier.example", "subject": "quote", "text": "see attached"}
+	if r := s.call("send_email", other); !r.IsError {
+		t.Errorf("a call the grant was not for went through: %q", text(r))
+	}
+	s.verify()
+	if got := sink.recipients(); !slices.Equal(got, []string{"erin@vendor.example"}) {
+		t.Errorf("the sink received %v, want the one approved mail", got)
+	}
+}
+
+// TestUpstreamFaults: stray output from the server never reaches the
+// client; a call the server never answers, and one during which it
+// crashes, become audited error results that consume no budget; the
+// proxy then ends the session cleanly.
+func TestUpstreamFaults(t *testing.T) {
+	peer(t, "") // node must be there
+	script, _ := filepath.Abs("testdata/faulty-server.js")
+	policy := `version: 1
+rules:
+  - {id: all, tool: "*", action: allow}
+tools:
+  hang: {max_calls: 1}
+`
+	s := start(t, setup{policy: policy, server: "faulty", command: []string{"node", script}, timeout: time.Second})
+	if r := s.call("echo", map[string]any{"text": "hi"}); r.IsError || text(r) != "echo: hi" {
+		t.Fatalf("echo: %v %q", r.IsError, text(r))
+	}
+	for i := 0; i < 2; i++ {
+		r := s.call("hang", nil)
+		if !r.IsError || !strings.Contains(text(r), "did not answer") {
+			t.Fatalf("hang #%d: %q, want a timeout (a timed-out call must not use up the budget)", i+1, text(r))
+		}
+	}
+	if r := s.call("crash", nil); !r.IsError || !strings.Contains(text(r), "failed upstream") {
+		t.Errorf("crash: %q", text(r))
+	}
+	rep := s.verify()
+	if rep.Calls != 4 {
+		t.Errorf("the log holds %d calls, want 4", rep.Calls)
+	}
+	if !strings.Contains(s.stderr.String(), "not a JSON-RPC message") {
+		t.Errorf("the stray line was not reported on stderr: %s", s.stderr.String())
 	}
 }

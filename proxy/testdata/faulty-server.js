@@ -1,0 +1,29 @@
+// A deliberately faulty MCP server for the proxy's fault tests: it writes
+// a stray non-JSON line on stdout, and its tools echo, hang (never
+// answer) and crash (exit mid-call).
+const readline = require("readline");
+process.stdout.write("faulty-server starting (this line is not JSON-RPC)\n");
+const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
+const tools = ["echo", "hang", "crash"].map((name) => ({
+  name,
+  description: name + " for tests",
+  inputSchema: { type: "object", properties: { text: { type: "string" } } },
+}));
+readline.createInterface({ input: process.stdin }).on("line", (line) => {
+  let m;
+  try { m = JSON.parse(line); } catch { return; }
+  if (m.id === undefined) return;
+  switch (m.method) {
+    case "initialize":
+      return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "faulty", version: "1" } } });
+    case "tools/list":
+      return send({ jsonrpc: "2.0", id: m.id, result: { tools } });
+    case "tools/call":
+      if (m.params.name === "echo") return send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "echo: " + (m.params.arguments.text || "") }], structuredContent: { echoed: m.params.arguments.text || "" } } });
+      if (m.params.name === "hang") return;
+      if (m.params.name === "crash") process.exit(3);
+      return send({ jsonrpc: "2.0", id: m.id, error: { code: -32602, message: "unknown tool" } });
+    default:
+      return send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "method not found" } });
+  }
+});
