@@ -62,8 +62,8 @@ stderr go to stderr.`,
   bailiff run --policy fs.yaml --server fs -- npx -y @modelcontextprotocol/server-filesystem /srv/share`,
 		Args: cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.ArgsLenAtDash() != 0 {
-				return usageErr(errors.New("the server command goes after --"), "bailiff run --policy policy.yaml -- COMMAND [ARG...]")
+			if n := cmd.ArgsLenAtDash(); n > 0 {
+				return usageErr(errors.New("the server command goes after bailiff's flags (and an optional --)"), "bailiff run --policy policy.yaml -- COMMAND [ARG...]")
 			}
 			_, err := chain.ParseDurability(p.durability)
 			if err != nil {
@@ -75,6 +75,8 @@ stderr go to stderr.`,
 			return runProxy(stdin, stdout, stderr, p, args)
 		},
 	}
+	// Everything from the command on is the command's, flags included.
+	c.Flags().SetInterspersed(false)
 	c.Flags().StringVar(&p.policy, "policy", "", "policy file (default: deny every call)")
 	c.Flags().StringVar(&p.audit, "audit", "", "audit log to append to (default bailiff-SERVER.audit.jsonl)")
 	c.Flags().StringVar(&p.server, "server", "", "the server's name, as rules select it (default: the command's base name)")
