@@ -253,7 +253,7 @@ rules:
 tools:
   hang: {max_calls: 1}
 `
-	s := start(t, setup{policy: policy, server: "faulty", command: []string{"node", script}, timeout: time.Second})
+	s := start(t, setup{policy: policy, server: "faulty", command: []string{"node", script}, env: []string{"FAULTY_NOISE=1"}, timeout: time.Second})
 	if r := s.call("echo", map[string]any{"text": "hi"}); r.IsError || text(r) != "echo: hi" {
 		t.Fatalf("echo: %v %q", r.IsError, text(r))
 	}

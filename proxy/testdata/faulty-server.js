@@ -1,8 +1,9 @@
-// A deliberately faulty MCP server for the proxy's fault tests: it writes
-// a stray non-JSON line on stdout, and its tools echo, hang (never
-// answer) and crash (exit mid-call).
+// A deliberately faulty MCP server for the proxy's fault tests: with
+// FAULTY_NOISE set it writes a stray non-JSON line on stdout, and its
+// tools echo, hang (never answer) and crash (exit mid-call). The
+// benchmarks use its echo as a fast baseline.
 const readline = require("readline");
-process.stdout.write("faulty-server starting (this line is not JSON-RPC)\n");
+if (process.env.FAULTY_NOISE) process.stdout.write("faulty-server starting (this line is not JSON-RPC)\n");
 const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
 const tools = ["echo", "hang", "crash"].map((name) => ({
   name,
