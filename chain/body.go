@@ -72,7 +72,10 @@ type Decision struct {
 // anything was redacted, "hmac-sha256:<hex>" under a deployment secret so
 // a redacted value cannot be guessed from it.
 type CallBody struct {
-	Call     string         `json:"call"`
+	Call string `json:"call"`
+	// Server is the server the call went to, in a session that spans
+	// several (a gateway's); absent, the session's server.
+	Server   string         `json:"server,omitempty"`
 	Tool     string         `json:"tool"`
 	Args     map[string]any `json:"args"`
 	Redacted []string       `json:"redacted,omitempty"`
@@ -86,6 +89,7 @@ type CallBody struct {
 type GrantBody struct {
 	Grant    string    `json:"grant"`
 	Call     string    `json:"call"`
+	Server   string    `json:"server,omitempty"` // as in CallBody
 	Tool     string    `json:"tool"`
 	Digest   string    `json:"digest"`
 	Approver string    `json:"approver"`

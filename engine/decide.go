@@ -144,10 +144,11 @@ func decideOnce(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision
 			return d
 		}
 	}
+	server := callServer(s, c)
 	var scopeMiss *rule
 	for i := range p.rules {
 		r := &p.rules[i]
-		if !r.serverG.match(s.Server) || !r.toolG.match(c.Tool) || (p.disabledRules != nil && p.disabledRules[r.id]) {
+		if !r.serverG.match(server) || !r.toolG.match(c.Tool) || (p.disabledRules != nil && p.disabledRules[r.id]) {
 			continue
 		}
 		if !r.matchArgs(c, o) {
@@ -191,23 +192,42 @@ func subject(s *State) string {
 	return s.Principal.Subject
 }
 
+// callServer is the server a call goes to: its own in a session that spans
+// several servers (a gateway's), else the session's.
+func callServer(s *State, c *Call) string {
+	if c.Server != "" {
+		return c.Server
+	}
+	return s.Server
+}
+
+// pinName is the name a call's tool is pinned under: in a session that
+// spans several servers, "<server>.<tool>".
+func pinName(s *State, c *Call) string {
+	if c.Server != "" && c.Server != s.Server {
+		return c.Server + "." + c.Tool
+	}
+	return c.Tool
+}
+
 func pinning(s *State, c *Call) (Decision, bool) {
-	pin, ok := s.pins[c.Tool]
+	name := pinName(s, c)
+	pin, ok := s.pins[name]
 	if !ok {
 		return Decision{Verdict: Deny, Check: CheckPinning,
-			Reason: fmt.Sprintf("tool %q was not listed when the session started", c.Tool)}, true
+			Reason: fmt.Sprintf("tool %q was not listed when the session started", name)}, true
 	}
 	if s.current == nil {
 		return Decision{}, false
 	}
-	cur, ok := s.current[c.Tool]
+	cur, ok := s.current[name]
 	if !ok {
 		return Decision{Verdict: Deny, Check: CheckPinning,
-			Reason: fmt.Sprintf("tool %q is no longer listed by the server", c.Tool)}, true
+			Reason: fmt.Sprintf("tool %q is no longer listed by the server", name)}, true
 	}
 	if pin != "" && cur != pin {
 		return Decision{Verdict: Deny, Check: CheckPinning,
-			Reason: fmt.Sprintf("tool %q changed its definition since the session started (pinned %s, now %s)", c.Tool, short(pin), short(cur))}, true
+			Reason: fmt.Sprintf("tool %q changed its definition since the session started (pinned %s, now %s)", name, short(pin), short(cur))}, true
 	}
 	return Decision{}, false
 }
@@ -436,7 +456,7 @@ func grantProblem(s *State, c *Call, g Grant, now time.Time) string {
 	switch {
 	case s.spent[g.ID]:
 		return fmt.Sprintf("grant %s was already used", g.ID)
-	case g.Server != s.Server || g.Tool != c.Tool || g.Digest != c.Digest:
+	case g.Server != callServer(s, c) || g.Tool != c.Tool || g.Digest != c.Digest:
 		return fmt.Sprintf("grant %s is bound to another call", g.ID)
 	case g.Approver == "":
 		return fmt.Sprintf("grant %s names no approver", g.ID)

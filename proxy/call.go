@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -61,13 +62,17 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		digest = engine.ArgsHMAC(p.opt.Secret, args)
 	}
 
+	u, server, tool := p.route(name)
 	p.mu.Lock()
 	p.calls++
-	c := &engine.Call{ID: "c" + strconv.Itoa(p.calls), Server: p.opt.Server, Tool: name, Args: args, Digest: digest}
+	c := &engine.Call{ID: "c" + strconv.Itoa(p.calls), Server: server, Tool: tool, Args: args, Digest: digest}
 	p.collectGrants()
 	now := p.opt.Now()
 	d := engine.Decide(p.opt.Policy, p.state, c, now)
-	body := &chain.CallBody{Call: c.ID, Tool: name, Args: written, Digest: digest, Decision: recordDecision(d)}
+	body := &chain.CallBody{Call: c.ID, Tool: tool, Args: written, Digest: digest, Decision: recordDecision(d)}
+	if p.gateway {
+		body.Server = server
+	}
 	for _, r := range removed {
 		body.Redacted = append(body.Redacted, r.String())
 	}
@@ -87,7 +92,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 
 	switch d.Verdict {
 	case engine.Allow:
-		p.forward(ctx, req.ID, c, meta)
+		p.forward(ctx, u, req.ID, c, meta)
 	case engine.Deny:
 		p.toClient(refusal(req.ID, describe(d)))
 	case engine.Ask:
@@ -97,7 +102,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		}
 		d = p.elicit(ctx, c, d)
 		if d.Verdict == engine.Allow {
-			p.forward(ctx, req.ID, c, meta)
+			p.forward(ctx, u, req.ID, c, meta)
 			return
 		}
 		p.toClient(refusal(req.ID, describe(d)))
@@ -106,7 +111,20 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 
 // forward sends the call upstream, re-encoded from the checked arguments,
 // records what comes back, and answers the client.
-func (p *Proxy) forward(ctx context.Context, id jsonrpc.ID, c *engine.Call, meta any) {
+// route finds the server a tool name goes to: the only one, or in a
+// gateway the one named before the first dot (nil when there is none).
+func (p *Proxy) route(name string) (u *upstream, server, tool string) {
+	if !p.gateway {
+		return p.ups[0], p.opt.Server, name
+	}
+	server, tool, ok := strings.Cut(name, ".")
+	if !ok {
+		return nil, "", name
+	}
+	return p.byName[server], server, tool
+}
+
+func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engine.Call, meta any) {
 	params := map[string]any{"name": c.Tool, "arguments": c.Args}
 	if meta != nil {
 		params["_meta"] = meta
@@ -119,11 +137,11 @@ func (p *Proxy) forward(ctx context.Context, id jsonrpc.ID, c *engine.Call, meta
 		p.failed(id, c, "the server is gone")
 		return
 	}
-	p.inflight[key(id)] = ch
+	u.inflight[key(id)] = ch
 	p.mu.Unlock()
-	if err := p.up.send(&jsonrpc.Request{ID: id, Method: "tools/call", Params: raw}); err != nil {
+	if err := u.wire.send(&jsonrpc.Request{ID: id, Method: "tools/call", Params: raw}); err != nil {
 		p.mu.Lock()
-		delete(p.inflight, key(id))
+		delete(u.inflight, key(id))
 		p.mu.Unlock()
 		p.failed(id, c, "cannot write to the server: "+err.Error())
 		return
@@ -139,7 +157,7 @@ func (p *Proxy) forward(ctx context.Context, id jsonrpc.ID, c *engine.Call, meta
 		p.result(id, c, r)
 	case <-t.C:
 		p.mu.Lock()
-		delete(p.inflight, key(id))
+		delete(u.inflight, key(id))
 		p.mu.Unlock()
 		p.failed(id, c, fmt.Sprintf("the server did not answer within %s", p.opt.CallTimeout))
 	case <-ctx.Done():
@@ -193,7 +211,7 @@ func (p *Proxy) record(c *engine.Call, status string, evidence []byte, text stri
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	seq := int(p.opt.Log.Next())
-	body := &chain.ResultBody{Call: c.ID, Server: p.opt.Server, Tool: c.Tool, Status: status, Content: digest, Size: int64(len(evidence))}
+	body := &chain.ResultBody{Call: c.ID, Server: c.Server, Tool: c.Tool, Status: status, Content: digest, Size: int64(len(evidence))}
 	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindResult, body); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
@@ -201,7 +219,7 @@ func (p *Proxy) record(c *engine.Call, status string, evidence []byte, text stri
 		p.state.Failed(c.ID)
 	}
 	if evidence != nil {
-		p.state.AddOutput(p.opt.Policy, engine.Source{Pos: seq, Server: p.opt.Server, Tool: c.Tool}, text)
+		p.state.AddOutput(p.opt.Policy, engine.Source{Pos: seq, Server: c.Server, Tool: c.Tool}, text)
 	}
 }
 
@@ -210,7 +228,7 @@ func (p *Proxy) record(c *engine.Call, status string, evidence []byte, text stri
 // knows; a client cannot answer a question it was not asked.
 func (p *Proxy) elicit(ctx context.Context, c *engine.Call, asked engine.Decision) engine.Decision {
 	args, _ := json.Marshal(c.Args)
-	msg := fmt.Sprintf("bailiff: the agent wants to call %q on %s with %s.\n%s\nApprove this one call?", c.Tool, p.opt.Server, args, asked.Reason)
+	msg := fmt.Sprintf("bailiff: the agent wants to call %q on %s with %s.\n%s\nApprove this one call?", c.Tool, c.Server, args, asked.Reason)
 	params := map[string]any{
 		"message": msg,
 		"requestedSchema": map[string]any{
@@ -222,7 +240,7 @@ func (p *Proxy) elicit(ctx context.Context, c *engine.Call, asked engine.Decisio
 		},
 	}
 	approve := false
-	r, err := p.request(ctx, false, "elicitation/create", params, p.opt.AskTimeout)
+	r, err := p.request(ctx, nil, "elicitation/create", params, p.opt.AskTimeout)
 	if err != nil {
 		p.logf("elicitation for call %s failed: %v", c.ID, err)
 	} else {
@@ -238,12 +256,15 @@ func (p *Proxy) elicit(ctx context.Context, c *engine.Call, asked engine.Decisio
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.opt.Now()
-	g := engine.Grant{ID: "elicit-" + c.ID, Server: p.opt.Server, Tool: c.Tool, Digest: c.Digest,
+	g := engine.Grant{ID: "elicit-" + c.ID, Server: c.Server, Tool: c.Tool, Digest: c.Digest,
 		Approver: "elicitation", Approve: approve, Expires: now.Add(p.opt.Policy.ApprovalTTL())}
 	d := engine.Answer(p.opt.Policy, p.state, c, asked, g, now)
 	rd := recordDecision(d)
 	body := &chain.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
 		Answer: answerWord(approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Decision: &rd}
+	if p.gateway {
+		body.Server = c.Server
+	}
 	if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindGrant, body); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 		return engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval, Rule: asked.Rule, Reason: "the audit log cannot be written"}
@@ -258,7 +279,7 @@ func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, 
 	text := "bailiff: this call needs a human's approval and the client cannot ask for it (no elicitation support). " + d.Reason
 	if p.opt.Approvals != nil {
 		aid := p.opt.Session + "-" + c.ID
-		err := p.opt.Approvals.Ask(Pending{ID: aid, Session: p.opt.Session, Server: p.opt.Server, Call: c.ID, Tool: c.Tool,
+		err := p.opt.Approvals.Ask(Pending{ID: aid, Session: p.opt.Session, Server: c.Server, Call: c.ID, Tool: c.Tool,
 			Args: written, Digest: c.Digest, Reason: d.Reason, Asked: p.opt.Now().UTC().Format(chain.TimeFormat)})
 		if err != nil {
 			p.logf("cannot write the pending approval: %v", err)
@@ -285,10 +306,13 @@ func (p *Proxy) collectGrants() {
 		}
 		delete(p.waiting, aid)
 		now := p.opt.Now()
-		g := engine.Grant{ID: aid, Server: p.opt.Server, Tool: c.Tool, Digest: c.Digest, Approver: a.Approver,
+		g := engine.Grant{ID: aid, Server: c.Server, Tool: c.Tool, Digest: c.Digest, Approver: a.Approver,
 			Approve: a.Answer == "approve", Expires: now.Add(p.opt.Policy.ApprovalTTL())}
 		body := &chain.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
 			Answer: answerWord(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat)}
+		if p.gateway {
+			body.Server = c.Server
+		}
 		if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindGrant, body); err != nil {
 			p.logf("cannot write the audit log: %v", err)
 			continue

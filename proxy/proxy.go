@@ -66,29 +66,43 @@ type Options struct {
 	AskTimeout  time.Duration
 }
 
-// Proxy is one session between one client and one upstream server.
+// Proxy is one session between one client and its upstream servers: one
+// for bailiff run (a transparent pump), several for bailiff gateway.
 type Proxy struct {
 	opt  Options
 	down *wire // the client
-	up   *wire // the upstream server
+
+	// gateway is set when the proxy fronts several servers as one: it
+	// answers initialize and tools/list itself, names tools
+	// "<server>.<tool>", and routes calls on the first dot.
+	gateway bool
+	ups     []*upstream
+	byName  map[string]*upstream
 
 	pinned   chan struct{}
 	pinOnce  sync.Once
-	work     sync.WaitGroup // calls being handled
 	pinErr   error
+	work     sync.WaitGroup // calls being handled
 	nextID   int64
 	idPrefix string
 
-	mu        sync.Mutex // guards everything below
+	mu        sync.Mutex // guards everything below, and each upstream's maps
 	state     *engine.State
 	calls     int
-	ownUp     map[string]chan *jsonrpc.Response // our requests to the server
 	ownDown   map[string]chan *jsonrpc.Response // our requests to the client
-	inflight  map[string]chan *jsonrpc.Response // forwarded tools/call by id
-	listReqs  map[string]bool                   // the client's tools/list requests
 	canElicit bool
 	waiting   map[string]*engine.Call // approval id -> the call it would approve
 	closed    bool
+}
+
+// upstream is one server behind the proxy.
+type upstream struct {
+	name     string
+	wire     *wire
+	ownUp    map[string]chan *jsonrpc.Response // our requests to it
+	inflight map[string]chan *jsonrpc.Response // forwarded tools/call by id
+	listReqs map[string]bool                   // the client's tools/list requests
+	tools    []json.RawMessage                 // its tools as listed (gateway)
 }
 
 // Run starts the upstream command and pumps messages between it and the
@@ -110,6 +124,12 @@ func Run(ctx context.Context, opt Options, in io.Reader, out io.Writer, cmd *exe
 	p := New(opt, in, out, upOut, upIn)
 	err = p.Serve(ctx)
 	upIn.Close()
+	stop(cmd)
+	return err
+}
+
+// stop waits for a server whose stdin is closed to exit, and makes it.
+func stop(cmd *exec.Cmd) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -123,12 +143,17 @@ func Run(ctx context.Context, opt Options, in io.Reader, out io.Writer, cmd *exe
 			<-done
 		}
 	}
-	return err
 }
 
 // New makes a proxy between a client (clientIn, clientOut) and a server
 // (serverOut is what it writes, serverIn what it reads).
 func New(opt Options, clientIn io.Reader, clientOut io.Writer, serverOut io.Reader, serverIn io.Writer) *Proxy {
+	p := newProxy(opt, clientIn, clientOut)
+	p.addUpstream(opt.Server, serverOut, serverIn)
+	return p
+}
+
+func newProxy(opt Options, clientIn io.Reader, clientOut io.Writer) *Proxy {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
@@ -142,11 +167,18 @@ func New(opt Options, clientIn io.Reader, clientOut io.Writer, serverOut io.Read
 		opt.AskTimeout = 5 * time.Minute
 	}
 	return &Proxy{
-		opt: opt, down: newWire(clientIn, clientOut), up: newWire(serverOut, serverIn),
+		opt: opt, down: newWire(clientIn, clientOut), byName: map[string]*upstream{},
 		pinned: make(chan struct{}), idPrefix: "bailiff-" + strconv.FormatInt(opt.Now().UnixNano(), 36) + "-",
-		ownUp: map[string]chan *jsonrpc.Response{}, ownDown: map[string]chan *jsonrpc.Response{},
-		inflight: map[string]chan *jsonrpc.Response{}, listReqs: map[string]bool{}, waiting: map[string]*engine.Call{},
+		ownDown: map[string]chan *jsonrpc.Response{}, waiting: map[string]*engine.Call{},
 	}
+}
+
+func (p *Proxy) addUpstream(name string, serverOut io.Reader, serverIn io.Writer) *upstream {
+	u := &upstream{name: name, wire: newWire(serverOut, serverIn), ownUp: map[string]chan *jsonrpc.Response{},
+		inflight: map[string]chan *jsonrpc.Response{}, listReqs: map[string]bool{}}
+	p.ups = append(p.ups, u)
+	p.byName[name] = u
+	return u
 }
 
 // Serve pumps until the client or the server closes its stream (or ctx
@@ -155,11 +187,20 @@ func New(opt Options, clientIn io.Reader, clientOut io.Writer, serverOut io.Read
 func (p *Proxy) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{}, 2)
-	go func() {
-		p.fromServer(ctx)
-		done <- struct{}{}
-	}()
+	done := make(chan struct{}, 1+len(p.ups))
+	for _, u := range p.ups {
+		go func() {
+			p.fromServer(ctx, u)
+			done <- struct{}{}
+		}()
+	}
+	if p.gateway {
+		p.work.Add(1)
+		go func() {
+			defer p.work.Done()
+			p.pin(ctx)
+		}()
+	}
 	go func() {
 		p.fromClient(ctx)
 		done <- struct{}{}
@@ -219,7 +260,9 @@ func (p *Proxy) fromClient(ctx context.Context) {
 				ch <- m
 				continue
 			}
-			p.toServer(m)
+			if !p.gateway {
+				p.toServer(p.ups[0], m)
+			}
 		}
 	}
 }
@@ -237,15 +280,10 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 			p.call(ctx, m)
 		}()
 		return
-	case "tools/list":
-		if m.ID.IsValid() {
-			p.mu.Lock()
-			p.listReqs[key(m.ID)] = true
-			p.mu.Unlock()
-		}
 	case "initialize":
 		var params struct {
-			Capabilities map[string]json.RawMessage `json:"capabilities"`
+			ProtocolVersion string                     `json:"protocolVersion"`
+			Capabilities    map[string]json.RawMessage `json:"capabilities"`
 		}
 		if json.Unmarshal(m.Params, &params) == nil {
 			_, ok := params.Capabilities["elicitation"]
@@ -253,8 +291,25 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 			p.canElicit = ok
 			p.mu.Unlock()
 		}
+		if p.gateway {
+			p.toClient(p.initializeResult(m.ID, params.ProtocolVersion))
+			return
+		}
+	}
+	if p.gateway {
+		p.gatewayRequest(ctx, m)
+		return
+	}
+	u := p.ups[0]
+	switch m.Method {
+	case "tools/list":
+		if m.ID.IsValid() {
+			p.mu.Lock()
+			u.listReqs[key(m.ID)] = true
+			p.mu.Unlock()
+		}
 	case "notifications/initialized":
-		p.toServer(m)
+		p.toServer(u, m)
 		p.work.Add(1)
 		go func() {
 			defer p.work.Done()
@@ -262,12 +317,12 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 		}()
 		return
 	}
-	p.toServer(m)
+	p.toServer(u, m)
 }
 
-func (p *Proxy) toServer(m jsonrpc.Message) {
-	if err := p.up.send(m); err != nil {
-		p.logf("cannot write to the server: %v", err)
+func (p *Proxy) toServer(u *upstream, m jsonrpc.Message) {
+	if err := u.wire.send(m); err != nil {
+		p.logf("cannot write to %s: %v", u.name, err)
 	}
 }
 
@@ -277,11 +332,11 @@ func (p *Proxy) toClient(m jsonrpc.Message) {
 	}
 }
 
-func (p *Proxy) fromServer(ctx context.Context) {
+func (p *Proxy) fromServer(ctx context.Context, u *upstream) {
 	for ctx.Err() == nil {
-		line, err := p.up.read()
+		line, err := u.wire.read()
 		if errors.Is(err, errTooLong) {
-			p.logf("the server sent a message longer than %d bytes; dropped", maxMessage)
+			p.logf("%s sent a message longer than %d bytes; dropped", u.name, maxMessage)
 			continue
 		}
 		if err != nil {
@@ -291,19 +346,19 @@ func (p *Proxy) fromServer(ctx context.Context) {
 		if err != nil {
 			// stdout carries MCP messages only: the server's stray output
 			// goes to stderr, never to the client.
-			p.logf("the server wrote a line that is not a JSON-RPC message (dropped): %.200q", line)
+			p.logf("%s wrote a line that is not a JSON-RPC message (dropped): %.200q", u.name, line)
 			continue
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Response:
 			k := key(m.ID)
 			p.mu.Lock()
-			own, isOwn := p.ownUp[k]
-			delete(p.ownUp, k)
-			call, isCall := p.inflight[k]
-			delete(p.inflight, k)
-			isList := p.listReqs[k]
-			delete(p.listReqs, k)
+			own, isOwn := u.ownUp[k]
+			delete(u.ownUp, k)
+			call, isCall := u.inflight[k]
+			delete(u.inflight, k)
+			isList := u.listReqs[k]
+			delete(u.listReqs, k)
 			p.mu.Unlock()
 			switch {
 			case isOwn:
@@ -311,8 +366,8 @@ func (p *Proxy) fromServer(ctx context.Context) {
 			case isCall:
 				call <- m
 			case isList:
-				p.toClient(p.filterList(ctx, m))
-			default:
+				p.toClient(p.filterList(m))
+			case !p.gateway:
 				p.toClient(m)
 			}
 		case *jsonrpc.Request:
@@ -320,10 +375,22 @@ func (p *Proxy) fromServer(ctx context.Context) {
 				p.work.Add(1)
 				go func() {
 					defer p.work.Done()
-					p.relist(ctx)
+					p.relist(ctx, u)
 				}()
 			}
-			p.toClient(m)
+			if !p.gateway {
+				p.toClient(m)
+				continue
+			}
+			switch {
+			case m.ID.IsValid():
+				// A gateway relays no server-to-client requests (sampling,
+				// roots, elicitation): the server gets a plain refusal.
+				p.toServer(u, &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+					Message: "bailiff gateway does not relay " + m.Method}})
+			case m.Method != "notifications/tools/list_changed":
+				p.toClient(m)
+			}
 		}
 	}
 }
@@ -332,27 +399,29 @@ func (p *Proxy) fromServer(ctx context.Context) {
 func (p *Proxy) shutdown() {
 	p.mu.Lock()
 	p.closed = true
-	calls := p.inflight
-	p.inflight = map[string]chan *jsonrpc.Response{}
-	own := p.ownUp
-	p.ownUp = map[string]chan *jsonrpc.Response{}
-	down := p.ownDown
+	var chans []chan *jsonrpc.Response
+	for _, u := range p.ups {
+		for _, ch := range u.inflight {
+			chans = append(chans, ch)
+		}
+		for _, ch := range u.ownUp {
+			chans = append(chans, ch)
+		}
+		u.inflight, u.ownUp = map[string]chan *jsonrpc.Response{}, map[string]chan *jsonrpc.Response{}
+	}
+	for _, ch := range p.ownDown {
+		chans = append(chans, ch)
+	}
 	p.ownDown = map[string]chan *jsonrpc.Response{}
 	p.mu.Unlock()
-	for _, ch := range calls {
-		close(ch)
-	}
-	for _, ch := range own {
-		close(ch)
-	}
-	for _, ch := range down {
+	for _, ch := range chans {
 		close(ch)
 	}
 }
 
-// request sends a request of the proxy's own to the server (up) or the
-// client and waits for its answer.
-func (p *Proxy) request(ctx context.Context, toServer bool, method string, params any, timeout time.Duration) (*jsonrpc.Response, error) {
+// request sends a request of the proxy's own to a server (u) or, with u
+// nil, to the client, and waits for its answer.
+func (p *Proxy) request(ctx context.Context, u *upstream, method string, params any, timeout time.Duration) (*jsonrpc.Response, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -362,8 +431,8 @@ func (p *Proxy) request(ctx context.Context, toServer bool, method string, param
 	id, _ := jsonrpc.MakeID(p.idPrefix + strconv.FormatInt(p.nextID, 10))
 	ch := make(chan *jsonrpc.Response, 1)
 	table := p.ownDown
-	if toServer {
-		table = p.ownUp
+	if u != nil {
+		table = u.ownUp
 	}
 	table[key(id)] = ch
 	p.mu.Unlock()
@@ -372,8 +441,8 @@ func (p *Proxy) request(ctx context.Context, toServer bool, method string, param
 		return nil, err
 	}
 	req := &jsonrpc.Request{ID: id, Method: method, Params: raw}
-	if toServer {
-		err = p.up.send(req)
+	if u != nil {
+		err = u.wire.send(req)
 	} else {
 		err = p.down.send(req)
 	}
@@ -401,48 +470,69 @@ func (p *Proxy) request(ctx context.Context, toServer bool, method string, param
 	}
 }
 
-// listTools asks the server for its whole tool list, page by page.
-func (p *Proxy) listTools(ctx context.Context) ([]engine.ToolDef, error) {
+// listTools asks a server for its whole tool list, page by page, and
+// returns the tools as pinned (named "<server>.<tool>" in a gateway) and
+// as listed.
+func (p *Proxy) listTools(ctx context.Context, u *upstream) ([]engine.ToolDef, []json.RawMessage, error) {
 	var defs []engine.ToolDef
+	var raws []json.RawMessage
 	params := map[string]any{}
 	for page := 0; page < 100; page++ {
-		r, err := p.request(ctx, true, "tools/list", params, 30*time.Second)
+		r, err := p.request(ctx, u, "tools/list", params, 30*time.Second)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var res struct {
 			Tools      []json.RawMessage `json:"tools"`
 			NextCursor string            `json:"nextCursor"`
 		}
 		if err := json.Unmarshal(r.Result, &res); err != nil {
-			return nil, fmt.Errorf("tools/list result: %v", err)
+			return nil, nil, fmt.Errorf("tools/list result: %v", err)
 		}
 		for _, t := range res.Tools {
 			def, err := engine.ParseTool(t)
 			if err != nil {
 				// A tool that cannot be pinned cannot be called.
-				p.logf("the server listed a tool that cannot be read (never callable): %v", err)
+				p.logf("%s listed a tool that cannot be read (never callable): %v", u.name, err)
 				continue
 			}
+			if p.gateway {
+				def.Name = u.name + "." + def.Name
+			}
 			defs = append(defs, def)
+			raws = append(raws, t)
 		}
 		if res.NextCursor == "" {
-			return defs, nil
+			return defs, raws, nil
 		}
 		params = map[string]any{"cursor": res.NextCursor}
 	}
-	return nil, errors.New("tools/list paginates without end")
+	return nil, nil, errors.New("tools/list paginates without end")
 }
 
 // pin lists and pins the server's tools and writes the session record.
 func (p *Proxy) pin(ctx context.Context) {
 	p.pinOnce.Do(func() {
 		defer close(p.pinned)
-		defs, err := p.listTools(ctx)
-		if err != nil {
-			p.pinErr = fmt.Errorf("cannot list the server's tools: %v", err)
-			p.logf("%v: every call will be denied", p.pinErr)
-			return
+		var defs []engine.ToolDef
+		for _, u := range p.ups {
+			if p.gateway {
+				if err := p.initialize(ctx, u); err != nil {
+					p.pinErr = fmt.Errorf("cannot initialize %s: %v", u.name, err)
+					p.logf("%v: every call will be denied", p.pinErr)
+					return
+				}
+			}
+			d, raws, err := p.listTools(ctx, u)
+			if err != nil {
+				p.pinErr = fmt.Errorf("cannot list the tools of %s: %v", u.name, err)
+				p.logf("%v: every call will be denied", p.pinErr)
+				return
+			}
+			p.mu.Lock()
+			u.tools = raws
+			p.mu.Unlock()
+			defs = append(defs, d...)
 		}
 		tools := make([]chain.Tool, 0, len(defs))
 		for _, d := range defs {
@@ -461,28 +551,54 @@ func (p *Proxy) pin(ctx context.Context) {
 	})
 }
 
-// relist re-pins after list_changed: new tools become callable, changed
-// ones stay denied.
-func (p *Proxy) relist(ctx context.Context) {
+// relist re-pins after a server's list_changed: new tools become
+// callable, changed ones stay denied.
+func (p *Proxy) relist(ctx context.Context, u *upstream) {
 	if !p.started(ctx) {
 		return
 	}
-	defs, err := p.listTools(ctx)
+	defs, raws, err := p.listTools(ctx, u)
 	if err != nil {
-		p.logf("cannot re-list the server's tools after list_changed: %v", err)
+		p.logf("cannot re-list the tools of %s after list_changed: %v", u.name, err)
 		return
 	}
-	tools := make([]chain.Tool, 0, len(defs))
-	for _, d := range defs {
+	p.mu.Lock()
+	u.tools = raws
+	// The record holds the session's whole list: every server's tools.
+	var all []engine.ToolDef
+	for _, o := range p.ups {
+		if o == u {
+			all = append(all, defs...)
+			continue
+		}
+		for _, t := range o.tools {
+			if def, err := engine.ParseTool(t); err == nil {
+				if p.gateway {
+					def.Name = o.name + "." + def.Name
+				}
+				all = append(all, def)
+			}
+		}
+	}
+	tools := make([]chain.Tool, 0, len(all))
+	for _, d := range all {
 		tools = append(tools, chain.Tool(d))
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &chain.ToolsBody{Tools: tools, Repin: true}); err != nil {
+	_, err = p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &chain.ToolsBody{Tools: tools, Repin: true})
+	if err == nil {
+		p.state.Repin(all)
+	}
+	p.mu.Unlock()
+	if err != nil {
 		p.logf("cannot write the audit log: %v", err)
 		return
 	}
-	p.state.Repin(defs)
+	if p.gateway {
+		n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+		if err := p.down.sendRaw(n); err != nil {
+			p.logf("cannot write to the client: %v", err)
+		}
+	}
 }
 
 // started waits for the session to be pinned; false if it never will be.
@@ -500,7 +616,7 @@ func (p *Proxy) started(ctx context.Context) bool {
 // filterList drops the tools the policy denies outright from a tools/list
 // answer to the client. Anything unexpected passes unchanged: hiding is a
 // courtesy, and every call is decided anyway.
-func (p *Proxy) filterList(ctx context.Context, r *jsonrpc.Response) *jsonrpc.Response {
+func (p *Proxy) filterList(r *jsonrpc.Response) *jsonrpc.Response {
 	if r.Error != nil || len(r.Result) == 0 {
 		return r
 	}

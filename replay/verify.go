@@ -433,6 +433,13 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 		given: map[string]string{}, used: map[string]string{}}
 }
 
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
 func toolDefs(ts []chain.Tool) []engine.ToolDef {
 	out := make([]engine.ToolDef, 0, len(ts))
 	for _, t := range ts {
@@ -449,7 +456,7 @@ func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
 	if b.Args == nil {
 		return errors.New(`"args" must be an object`)
 	}
-	call := &engine.Call{ID: b.Call, Server: vs.s.state.Server, Tool: b.Tool, Args: b.Args, Digest: b.Digest}
+	call := &engine.Call{ID: b.Call, Server: orDefault(b.Server, vs.s.state.Server), Tool: b.Tool, Args: b.Args, Digest: b.Digest}
 	for _, r := range b.Redacted {
 		p, err := engine.ParsePath(r)
 		if err != nil {
@@ -585,7 +592,7 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 		return nil
 	}
 	vs.given[b.Grant] = b.Call
-	g := engine.Grant{ID: b.Grant, Server: vs.s.state.Server, Tool: b.Tool, Digest: b.Digest,
+	g := engine.Grant{ID: b.Grant, Server: orDefault(b.Server, vs.s.state.Server), Tool: b.Tool, Digest: b.Digest,
 		Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp}
 	// A grant that records a decision claims to have settled its call:
 	// that call must have been asked and not settled since. One without
