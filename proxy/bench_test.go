@@ -107,4 +107,3 @@ func BenchmarkCallProxyNone(b *testing.B) { benchProxy(b, chain.None) }
 // BenchmarkCallProxySync goes through the proxy, every call record (and
 // result) fsynced before the call goes on.
 func BenchmarkCallProxySync(b *testing.B) { benchProxy(b, chain.Sync) }
-
