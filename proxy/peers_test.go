@@ -85,6 +85,8 @@ type setup struct {
 	scopes   []string
 	approval bool
 	timeout  time.Duration // how long the server may take to answer a call
+	// upstreams, when set, run a gateway in front of them instead.
+	upstreams []Upstream
 }
 
 func start(t *testing.T, s setup) *session {
@@ -109,14 +111,19 @@ func start(t *testing.T, s setup) *session {
 	if s.approval {
 		opt.Approvals = &Approvals{Dir: ApprovalsDir(logPath)}
 	}
-	cmd := exec.Command(s.command[0], s.command[1:]...)
-	cmd.Env = append(os.Environ(), s.env...)
 	clientR, proxyW := io.Pipe()
 	proxyR, clientW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		err := Run(ctx, opt, proxyR, proxyW, cmd)
+		var err error
+		if s.upstreams != nil {
+			err = RunGateway(ctx, opt, proxyR, proxyW, s.upstreams)
+		} else {
+			cmd := exec.Command(s.command[0], s.command[1:]...)
+			cmd.Env = append(os.Environ(), s.env...)
+			err = Run(ctx, opt, proxyR, proxyW, cmd)
+		}
 		proxyW.Close()
 		w.Close()
 		done <- err
@@ -136,6 +143,12 @@ func start(t *testing.T, s setup) *session {
 	ss := &session{t: t, log: logPath, cs: cs, done: done, cancel: cancel, stderr: stderr, options: opt}
 	t.Cleanup(func() { ss.close() })
 	return ss
+}
+
+// startGateway is start for a gateway in front of several servers.
+func startGateway(t *testing.T, policy string, ups []Upstream) *session {
+	t.Helper()
+	return start(t, setup{policy: policy, server: "gateway", upstreams: ups})
 }
 
 func (s *session) call(name string, args map[string]any) *mcp.CallToolResult {

@@ -93,6 +93,8 @@ type Proxy struct {
 	canElicit bool
 	waiting   map[string]*engine.Call // approval id -> the call it would approve
 	closed    bool
+	// clientGone is set once the client's stream has ended.
+	clientGone bool
 }
 
 // upstream is one server behind the proxy.
@@ -187,11 +189,11 @@ func (p *Proxy) addUpstream(name string, serverOut io.Reader, serverIn io.Writer
 func (p *Proxy) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{}, 1+len(p.ups))
+	serverDone := make(chan struct{}, len(p.ups))
 	for _, u := range p.ups {
 		go func() {
 			p.fromServer(ctx, u)
-			done <- struct{}{}
+			serverDone <- struct{}{}
 		}()
 	}
 	if p.gateway {
@@ -201,12 +203,35 @@ func (p *Proxy) Serve(ctx context.Context) error {
 			p.pin(ctx)
 		}()
 	}
+	clientDone := make(chan struct{})
 	go func() {
 		p.fromClient(ctx)
-		done <- struct{}{}
+		close(clientDone)
 	}()
 	select {
-	case <-done:
+	case <-clientDone:
+		// The client has said all it will: nobody can answer an
+		// elicitation now, but calls already forwarded finish and are
+		// recorded (each within CallTimeout), so nothing is lost.
+		p.mu.Lock()
+		p.clientGone = true
+		asks := p.ownDown
+		p.ownDown = map[string]chan *jsonrpc.Response{}
+		p.mu.Unlock()
+		for _, ch := range asks {
+			close(ch)
+		}
+		idle := make(chan struct{})
+		go func() {
+			p.work.Wait()
+			close(idle)
+		}()
+		select {
+		case <-idle:
+		case <-serverDone:
+		case <-ctx.Done():
+		}
+	case <-serverDone:
 	case <-ctx.Done():
 	}
 	p.shutdown()
@@ -423,7 +448,7 @@ func (p *Proxy) shutdown() {
 // nil, to the client, and waits for its answer.
 func (p *Proxy) request(ctx context.Context, u *upstream, method string, params any, timeout time.Duration) (*jsonrpc.Response, error) {
 	p.mu.Lock()
-	if p.closed {
+	if p.closed || (u == nil && p.clientGone) {
 		p.mu.Unlock()
 		return nil, errors.New("the session is closed")
 	}
@@ -686,11 +711,10 @@ func (p *Proxy) malformed(id jsonrpc.ID, raw []byte, reason string, code int64) 
 		return
 	}
 	if !id.IsValid() {
-		// JSON-RPC answers what it cannot identify with "id": null.
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": reason}})
-		if err := p.down.sendRaw(b); err != nil {
-			p.logf("cannot write to the client: %v", err)
-		}
+		// JSON-RPC would answer with "id": null, but MCP clients (the Go
+		// SDK's among them) end the session on a response that answers no
+		// request: a line that names no request gets no answer.
+		p.logf("ignored a client message that is not a request (%d bytes): %s", len(raw), reason)
 		return
 	}
 	p.toClient(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: reason}})

@@ -274,3 +274,53 @@ tools:
 		t.Errorf("the stray line was not reported on stderr: %s", s.stderr.String())
 	}
 }
+
+// TestGateway: two real servers behind one gateway. Tools are prefixed
+// and routed on the first dot; structured content and isError come back
+// unchanged; a call to a tool of neither server is refused.
+func TestGateway(t *testing.T) {
+	server := peer(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	policy := `version: 1
+rules:
+  - {id: echo, server: a, tool: echo, action: allow}
+  - {id: weather, server: b, tool: get-structured-content, action: allow}
+  - {id: sum, server: b, tool: get-sum, action: allow}
+`
+	s := startGateway(t, policy, []Upstream{
+		{Name: "a", Cmd: exec.Command("node", server, "stdio")},
+		{Name: "b", Cmd: exec.Command("node", server, "stdio")},
+	})
+	tools, err := s.cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"a.echo", "b.get-structured-content", "b.get-sum"}; !slices.Equal(names, want) {
+		t.Errorf("tools/list = %v, want %v", names, want)
+	}
+	if r := s.call("a.echo", map[string]any{"message": "through the gateway"}); r.IsError || !strings.Contains(text(r), "Echo: through the gateway") {
+		t.Errorf("a.echo: %v %q", r.IsError, text(r))
+	}
+	r := s.call("b.get-structured-content", map[string]any{"location": "New York"})
+	sc, _ := r.StructuredContent.(map[string]any)
+	if r.IsError || sc["temperature"] == nil {
+		t.Errorf("structured content did not pass through: %v %#v", r.IsError, r.StructuredContent)
+	}
+	r = s.call("b.get-sum", map[string]any{"a": "two", "b": 3})
+	if !r.IsError || strings.Contains(text(r), "bailiff") {
+		t.Errorf("the server's own isError did not pass through: %v %q", r.IsError, text(r))
+	}
+	for _, name := range []string{"a.get-sum", "c.echo", "echo"} {
+		if r := s.call(name, map[string]any{"a": 1, "b": 2, "message": "x"}); !r.IsError || !strings.Contains(text(r), "bailiff denied") {
+			t.Errorf("%s: %q, want a refusal", name, text(r))
+		}
+	}
+	rep := s.verify()
+	if rep.Calls != 6 {
+		t.Errorf("the log holds %d calls, want 6", rep.Calls)
+	}
+}

@@ -134,6 +134,15 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 			v.checkpointRecord(rec, rd.RootBefore())
 			continue
 		}
+		if rec.Kind == chain.KindMalformed {
+			// A request that never became a call decides nothing, and may
+			// come before its session's record.
+			var b chain.MalformedBody
+			if err := chain.DecodeBody(rec.Body, &b); err != nil {
+				v.findings = append(v.findings, Finding{File: name, Seq: rec.Seq, Session: rec.Session, Kind: FindRecord, Reason: "malformed record: " + err.Error()})
+			}
+			continue
+		}
 		h := fnv.New32a()
 		h.Write([]byte(rec.Session))
 		chans[h.Sum32()%uint32(workers)] <- rec
@@ -389,10 +398,6 @@ func (set *sessionSet) record(rec chain.Record) {
 				vs.s.state.ListTools(toolDefs(b.Tools))
 			}
 		}
-	case chain.KindMalformed:
-		// Nothing was decided: the request never became a call.
-		var b chain.MalformedBody
-		err = chain.DecodeBody(rec.Body, &b)
 	case chain.KindCall:
 		set.calls++
 		err = set.call(vs, rec)

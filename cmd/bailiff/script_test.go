@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"bailiff/internal/golden"
@@ -39,6 +41,9 @@ func TestScripts(t *testing.T) {
 			e.Setenv("PEERS", peers)
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"jsonrpc-lines": jsonrpcLines,
+		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "peers" {
 				return havePeers, nil
@@ -46,4 +51,21 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// jsonrpcLines is the script command "jsonrpc-lines FILE": every line of
+// FILE (stdout, for the last command's) is one JSON-RPC message.
+func jsonrpcLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: jsonrpc-lines FILE")
+	}
+	lines := strings.Split(strings.TrimSuffix(ts.ReadFile(args[0]), "\n"), "\n")
+	for i, l := range lines {
+		if _, err := jsonrpc.DecodeMessage([]byte(l)); err != nil {
+			ts.Fatalf("line %d of %s is not a JSON-RPC message: %v\n%s", i+1, args[0], err, l)
+		}
+	}
+	if len(lines) == 0 || lines[0] == "" {
+		ts.Fatalf("%s holds no messages", args[0])
+	}
 }

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/proxy"
+)
+
+// gatewayConfig is gateway.yaml. Paths in it are relative to the file.
+type gatewayConfig struct {
+	Policy     string                    `yaml:"policy"`
+	Audit      string                    `yaml:"audit"`
+	Durability string                    `yaml:"durability"`
+	Secret     string                    `yaml:"secret"`
+	Principal  engine.Principal          `yaml:"principal"`
+	Servers    map[string]*serverCommand `yaml:"servers"`
+}
+
+type serverCommand struct {
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	Cwd     string            `yaml:"cwd"`
+}
+
+func loadGatewayConfig(name string) (*gatewayConfig, error) {
+	data, err := readFile(name)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c gatewayConfig
+	if err := dec.Decode(&c); err != nil {
+		return nil, usageErr(fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), "yaml: ")), "")
+	}
+	if len(c.Servers) == 0 {
+		return nil, usageErr(fmt.Errorf("%s: no servers", name), "")
+	}
+	for n, s := range c.Servers {
+		switch {
+		case n == "" || strings.ContainsAny(n, ". \t"):
+			return nil, usageErr(fmt.Errorf("%s: server name %q must be non-empty, with no dot or space: tools are routed on the first dot", name, n), "")
+		case s == nil || s.Command == "":
+			return nil, usageErr(fmt.Errorf("%s: server %q needs a command", name, n), "")
+		}
+	}
+	dir := filepath.Dir(name)
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	c.Policy, c.Audit, c.Secret = rel(c.Policy), rel(c.Audit), rel(c.Secret)
+	if c.Audit == "" {
+		c.Audit = rel("bailiff-gateway.audit.jsonl")
+	}
+	// ${VAR} in a server's command, arguments, environment and directory
+	// comes from bailiff's environment, so secrets stay out of the file.
+	for _, s := range c.Servers {
+		s.Command = os.ExpandEnv(s.Command)
+		for i, a := range s.Args {
+			s.Args[i] = os.ExpandEnv(a)
+		}
+		for k, v := range s.Env {
+			s.Env[k] = os.ExpandEnv(v)
+		}
+		s.Cwd = rel(os.ExpandEnv(s.Cwd))
+	}
+	return &c, nil
+}
+
+func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
+	var config string
+	c := &cobra.Command{
+		Use:   "gateway --config gateway.yaml",
+		Short: "Serve several MCP servers as one, behind bailiff, on stdio",
+		Long: `gateway starts every server in the config and serves the client that
+started bailiff as one MCP server whose tools are named <server>.<tool>;
+a call is routed on the first dot. All calls share one session and one
+audit log, so output read from one server taints what is sent through
+another. Tools only: the servers' resources and prompts are not merged.
+
+gateway.yaml (paths relative to it; ${VAR} in a server's command, args,
+env and cwd comes from the environment):
+
+  policy: policy.yaml          # default: deny every call
+  audit: gateway.audit.jsonl
+  durability: sync             # sync, batch or none
+  principal: {subject: ana, scopes: [mail.send]}
+  servers:
+    mail:
+      command: npx
+      args: [-y, mcp-mail-server]
+      env: {SMTP_HOST: smtp.example.com}
+    fs:
+      command: npx
+      args: [-y, "@modelcontextprotocol/server-filesystem", /srv/share]`,
+		Example: `  bailiff gateway --config gateway.yaml`,
+		Args:    cobra.NoArgs,
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if config == "" {
+				return usageErr(errors.New("gateway needs --config"), "bailiff gateway --config gateway.yaml")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGateway(stdin, cmd.OutOrStdout(), stderr, config)
+		},
+	}
+	c.Flags().StringVar(&config, "config", "", "gateway configuration (YAML)")
+	return c
+}
+
+func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error {
+	c, err := loadGatewayConfig(config)
+	if err != nil {
+		return err
+	}
+	pol, err := engine.Load("deny-all", []byte(denyAll))
+	if err != nil {
+		return err
+	}
+	if c.Policy != "" {
+		if pol, err = loadPolicy(c.Policy, nil); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stderr, "bailiff: warning: no policy in the config: every call is denied")
+	}
+	dur, err := chain.ParseDurability(c.Durability)
+	if err != nil {
+		return usageErr(fmt.Errorf("%s: %v", config, err), "")
+	}
+	secret := make([]byte, 32)
+	if c.Secret != "" {
+		if secret, err = readFile(c.Secret); err != nil {
+			return err
+		}
+	} else if _, err := rand.Read(secret); err != nil {
+		return err
+	}
+	if c.Principal.Subject == "" {
+		c.Principal.Subject = os.Getenv("USER")
+	}
+	log, err := chain.Open(c.Audit, dur)
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot open the audit log: %v", err), "")
+	}
+	defer log.Close()
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	session := fmt.Sprintf("gateway-%s-%s", time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(suffix))
+
+	names := make([]string, 0, len(c.Servers))
+	for n := range c.Servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var ups []proxy.Upstream
+	for _, n := range names {
+		s := c.Servers[n]
+		cmd := exec.Command(s.Command, s.Args...)
+		cmd.Dir = s.Cwd
+		cmd.Env = os.Environ()
+		keys := make([]string, 0, len(s.Env))
+		for k := range s.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			cmd.Env = append(cmd.Env, k+"="+s.Env[k])
+		}
+		ups = append(ups, proxy.Upstream{Name: n, Cmd: cmd})
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opt := proxy.Options{
+		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
+		Server: "gateway", Session: session, Principal: c.Principal, Secret: secret,
+		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, Stderr: stderr,
+	}
+	fmt.Fprintf(stderr, "bailiff: session %s: gateway for %s behind policy %s, audit log %s\n", session, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
+	if err := proxy.RunGateway(ctx, opt, stdin, stdout, ups); err != nil {
+		return usageErr(err, "")
+	}
+	return nil
+}
