@@ -163,6 +163,9 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	if c.Principal.Subject == "" {
 		c.Principal.Subject = os.Getenv("USER")
 	}
+	if err := os.MkdirAll(filepath.Dir(c.Audit), 0o700); err != nil {
+		return usageErr(fmt.Errorf("cannot make the audit log's directory: %v", unwrapPath(err)), "")
+	}
 	log, err := chain.Open(c.Audit, dur)
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot open the audit log: %v", err), "")

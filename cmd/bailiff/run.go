@@ -77,9 +77,12 @@ stderr go to stderr.`,
 	}
 	// Everything from the command on is the command's, flags included.
 	c.Flags().SetInterspersed(false)
-	c.Flags().StringVar(&p.policy, "policy", "", "policy file (default: deny every call)")
-	c.Flags().StringVar(&p.audit, "audit", "", "audit log to append to (default bailiff-SERVER.audit.jsonl)")
-	c.Flags().StringVar(&p.server, "server", "", "the server's name, as rules select it (default: the command's base name)")
+	// BAILIFF_POLICY, BAILIFF_AUDIT and BAILIFF_SERVER stand in for the
+	// flags: bailiff init writes them into a client config's env, where no
+	// client mistakes them for its own options.
+	c.Flags().StringVar(&p.policy, "policy", os.Getenv("BAILIFF_POLICY"), "policy file (default $BAILIFF_POLICY, else deny every call)")
+	c.Flags().StringVar(&p.audit, "audit", os.Getenv("BAILIFF_AUDIT"), "audit log to append to (default $BAILIFF_AUDIT, else bailiff-SERVER.audit.jsonl)")
+	c.Flags().StringVar(&p.server, "server", os.Getenv("BAILIFF_SERVER"), "the server's name, as rules select it (default $BAILIFF_SERVER, else the command's base name)")
 	c.Flags().StringVar(&p.session, "session", "", "session id (default: server, time and a random suffix)")
 	c.Flags().StringVar(&p.principal, "principal", "", "who the agent acts for (default $USER)")
 	c.Flags().StringSliceVar(&p.scopes, "scopes", nil, "the principal's scopes")
@@ -130,6 +133,9 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		suffix := make([]byte, 4)
 		_, _ = rand.Read(suffix)
 		session = fmt.Sprintf("%s-%s-%s", server, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(suffix))
+	}
+	if err := os.MkdirAll(filepath.Dir(audit), 0o700); err != nil {
+		return usageErr(fmt.Errorf("cannot make the audit log's directory: %v", unwrapPath(err)), "")
 	}
 	log, err := chain.Open(audit, dur)
 	if err != nil {
