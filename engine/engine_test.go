@@ -334,3 +334,68 @@ func TestPacksNameRealTools(t *testing.T) {
 		}
 	}
 }
+
+func TestRepinAndHidden(t *testing.T) {
+	p, err := Load("p", []byte(`version: 1
+rules:
+  - {id: no-delete, tool: delete, action: deny}
+  - {id: maybe, tool: send, when: [{arg: to, prefix: x}], action: deny}
+  - {id: all, tool: "*", server: mail, action: allow}
+tools:
+  frozen: {max_calls: 0}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tool, want := range map[string]bool{"delete": true, "send": false, "read": false, "frozen": true} {
+		if got := p.Hidden("mail", tool, Principal{}); got != want {
+			t.Errorf("Hidden(mail, %s) = %v, want %v", tool, got, want)
+		}
+	}
+	if !p.Hidden("web", "read", Principal{}) {
+		t.Error("a tool no rule allows on its server is not hidden")
+	}
+	s := NewState("s", "mail", Principal{}, []ToolDef{{Name: "read", Digest: "d1"}, {Name: "send", Digest: "d2"}})
+	s.Repin([]ToolDef{{Name: "read", Digest: "d1"}, {Name: "send", Digest: "changed"}, {Name: "added", Digest: "d3"}})
+	now := time.Unix(0, 0)
+	for tool, want := range map[string]Verdict{"read": Allow, "added": Allow, "send": Deny} {
+		d := Decide(p, s, &Call{Server: "mail", Tool: tool, Args: map[string]any{}}, now)
+		if d.Verdict != want {
+			t.Errorf("after re-pinning, %s: %s (%s), want %s", tool, d.Verdict, d.Reason, want)
+		}
+	}
+	s.Repin([]ToolDef{{Name: "added", Digest: "d3"}})
+	if d := Decide(p, s, &Call{Server: "mail", Tool: "read", Args: map[string]any{}}, now); d.Verdict != Deny || d.Check != CheckPinning {
+		t.Errorf("a tool no longer listed: %s by %s", d.Verdict, d.Check)
+	}
+}
+
+// TestGatewayCalls: in a session over several servers, a call's own
+// server selects rules and its tool is pinned as server.tool.
+func TestGatewayCalls(t *testing.T) {
+	p, err := Load("p", []byte(`version: 1
+rules:
+  - {id: mail-read, server: mail, tool: read, action: allow}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewState("s", "gateway", Principal{}, []ToolDef{{Name: "mail.read"}, {Name: "web.read"}})
+	now := time.Unix(0, 0)
+	cases := []struct {
+		server, tool string
+		want         Verdict
+		check        Check
+	}{
+		{"mail", "read", Allow, CheckRules},
+		{"web", "read", Deny, CheckDefaultDeny},
+		{"mail", "write", Deny, CheckPinning},
+		{"", "mail.read", Deny, CheckDefaultDeny}, // no server: no rule selects it
+	}
+	for _, c := range cases {
+		d := Decide(p, s, &Call{Server: c.server, Tool: c.tool, Args: map[string]any{}}, now)
+		if d.Verdict != c.want || d.Check != c.check {
+			t.Errorf("%s/%s: %s by %s (%s), want %s by %s", c.server, c.tool, d.Verdict, d.Check, d.Reason, c.want, c.check)
+		}
+	}
+}
