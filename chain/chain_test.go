@@ -95,6 +95,7 @@ func TestParseRejects(t *testing.T) {
 		"fields swapped":  reseal(strings.Replace(good, `{"v":1,"seq":1,`, `{"seq":1,"v":1,`, 1)),
 		"trailing brace":  reseal(good[:len(good)-suffixLen] + `,}` + good[len(good)-suffixLen:]),
 		"kind twice":      reseal(strings.Replace(good, `"kind":"call",`, `"kind":"result","kind":"call",`, 1)),
+		"escaped kind":    reseal(strings.Replace(good, `"kind":"call",`, `"kind":"result","ki\u006ed":"call",`, 1)),
 	}
 	for name, line := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -54,6 +54,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	fastjson "github.com/segmentio/encoding/json"
@@ -272,29 +273,16 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
 // reservedKey returns the first top-level key of a valid JSON object that
 // is one of the frame's keys, or "".
 func reservedKey(obj []byte) string {
-	depth := 0
-	for i := 0; i < len(obj); i++ {
-		switch c := obj[i]; c {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		case '"':
-			n := stringEnd(obj[i:])
-			if n < 0 {
-				return ""
-			}
-			// At depth 1 a string after '{' or ',' is a key.
-			if depth == 1 && (obj[i-1] == '{' || obj[i-1] == ',') {
-				switch k := string(obj[i+1 : i+n-1]); k {
-				case "v", "seq", "ts", "session", "kind", "prev", "hash":
-					return k
-				}
-			}
-			i += n - 1
+	found := ""
+	eachTopKey(obj, func(k string, _ int) bool {
+		switch k {
+		case "v", "seq", "ts", "session", "kind", "prev", "hash":
+			found = k
+			return false
 		}
-	}
-	return ""
+		return true
+	})
+	return found
 }
 
 // RawField returns the bytes of the value of a top-level key of a JSON
@@ -302,9 +290,25 @@ func reservedKey(obj []byte) string {
 // encoding/json's encoding of the decoded value, so its digest can be
 // taken without encoding it again.
 func RawField(obj []byte, key string) ([]byte, bool) {
+	var raw []byte
+	eachTopKey(obj, func(k string, at int) bool {
+		if k != key {
+			return true
+		}
+		if end := valueEnd(obj, at); end >= 0 {
+			raw = obj[at:end]
+		}
+		return false
+	})
+	return raw, raw != nil
+}
+
+// eachTopKey calls fn with each top-level key of a JSON object and where
+// its value starts, until fn returns false. Invalid JSON ends the walk.
+func eachTopKey(obj []byte, fn func(key string, at int) bool) {
 	depth := 0
 	for i := 0; i < len(obj); i++ {
-		switch c := obj[i]; c {
+		switch obj[i] {
 		case '{', '[':
 			depth++
 		case '}', ']':
@@ -312,20 +316,22 @@ func RawField(obj []byte, key string) ([]byte, bool) {
 		case '"':
 			n := stringEnd(obj[i:])
 			if n < 0 {
-				return nil, false
+				return
 			}
-			if depth == 1 && (obj[i-1] == '{' || obj[i-1] == ',') && string(obj[i+1:i+n-1]) == key && i+n < len(obj) && obj[i+n] == ':' {
-				start := i + n + 1
-				end := valueEnd(obj, start)
-				if end < 0 {
-					return nil, false
+			// At depth 1 a string after '{' or ',' and before ':' is a key.
+			if depth == 1 && (obj[i-1] == '{' || obj[i-1] == ',') && i+n < len(obj) && obj[i+n] == ':' {
+				k := string(obj[i+1 : i+n-1])
+				if strings.IndexByte(k, '\\') >= 0 {
+					// "ki\u006ed" is "kind" to every JSON parser.
+					_ = json.Unmarshal(obj[i:i+n], &k)
 				}
-				return obj[start:end], true
+				if !fn(k, i+n+1) {
+					return
+				}
 			}
 			i += n - 1
 		}
 	}
-	return nil, false
 }
 
 // valueEnd returns where the JSON value starting at obj[start] ends: at

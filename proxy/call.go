@@ -13,6 +13,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/internal/records"
 )
 
 // callParams reads tools/call params exactly: case-sensitive keys, no key
@@ -69,7 +70,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 	p.collectGrants()
 	now := p.opt.Now()
 	d := engine.Decide(p.opt.Policy, p.state, c, now)
-	body := &chain.CallBody{Call: c.ID, Tool: tool, Args: written, Digest: digest, Decision: recordDecision(d)}
+	body := &chain.CallBody{Call: c.ID, Tool: tool, Args: written, Digest: digest, Decision: records.FromDecision(d)}
 	if p.gateway {
 		body.Server = server
 	}
@@ -259,9 +260,9 @@ func (p *Proxy) elicit(ctx context.Context, c *engine.Call, asked engine.Decisio
 	g := engine.Grant{ID: "elicit-" + c.ID, Server: c.Server, Tool: c.Tool, Digest: c.Digest,
 		Approver: "elicitation", Approve: approve, Expires: now.Add(p.opt.Policy.ApprovalTTL())}
 	d := engine.Answer(p.opt.Policy, p.state, c, asked, g, now)
-	rd := recordDecision(d)
+	rd := records.FromDecision(d)
 	body := &chain.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
-		Answer: answerWord(approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Decision: &rd}
+		Answer: records.Answer(approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Decision: &rd}
 	if p.gateway {
 		body.Server = c.Server
 	}
@@ -309,7 +310,7 @@ func (p *Proxy) collectGrants() {
 		g := engine.Grant{ID: aid, Server: c.Server, Tool: c.Tool, Digest: c.Digest, Approver: a.Approver,
 			Approve: a.Answer == "approve", Expires: now.Add(p.opt.Policy.ApprovalTTL())}
 		body := &chain.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
-			Answer: answerWord(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat)}
+			Answer: records.Answer(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat)}
 		if p.gateway {
 			body.Server = c.Server
 		}
@@ -320,20 +321,4 @@ func (p *Proxy) collectGrants() {
 		p.state.AddGrant(g)
 		p.opt.Approvals.Done(aid)
 	}
-}
-
-func answerWord(approve bool) string {
-	if approve {
-		return "approve"
-	}
-	return "decline"
-}
-
-func recordDecision(d engine.Decision) chain.Decision {
-	rd := chain.Decision{Verdict: string(d.Verdict), Check: string(d.Check), Rule: d.Rule, Reason: d.Reason,
-		Destination: d.Destination, Grant: d.Grant}
-	if d.TaintedBy != nil {
-		rd.TaintedBy = &chain.Source{Seq: d.TaintedBy.Pos, Server: d.TaintedBy.Server, Tool: d.TaintedBy.Tool}
-	}
-	return rd
 }

@@ -44,6 +44,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/internal/records"
 )
 
 // Options configure a proxy session.
@@ -559,14 +560,10 @@ func (p *Proxy) pin(ctx context.Context) {
 			p.mu.Unlock()
 			defs = append(defs, d...)
 		}
-		tools := make([]chain.Tool, 0, len(defs))
-		for _, d := range defs {
-			tools = append(tools, chain.Tool(d))
-		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		body := &chain.SessionBody{Server: p.opt.Server, Principal: chain.Principal(p.opt.Principal),
-			PolicyVersion: p.opt.Policy.Version(), Policy: string(p.opt.Policy.Canonical()), Tools: tools, Engine: engine.Version}
+			PolicyVersion: p.opt.Policy.Version(), Policy: string(p.opt.Policy.Canonical()), Tools: records.Tools(defs), Engine: engine.Version}
 		if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindSession, body); err != nil {
 			p.pinErr = fmt.Errorf("cannot write the audit log: %v", err)
 			p.logf("%v: every call will be denied", p.pinErr)
@@ -605,11 +602,7 @@ func (p *Proxy) relist(ctx context.Context, u *upstream) {
 			}
 		}
 	}
-	tools := make([]chain.Tool, 0, len(all))
-	for _, d := range all {
-		tools = append(tools, chain.Tool(d))
-	}
-	_, err = p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &chain.ToolsBody{Tools: tools, Repin: true})
+	_, err = p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &chain.ToolsBody{Tools: records.Tools(all), Repin: true})
 	if err == nil {
 		p.state.Repin(all)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/internal/records"
 )
 
 // Recorder writes the audit log the live proxy would have written for a
@@ -52,7 +53,7 @@ func (r *Recorder) Record(file string, events []Event) error {
 			s = newStepper(r.Policy, st.Session, st.Server, st.Principal, st.Tools)
 			body := &chain.SessionBody{Server: st.Server, Principal: chain.Principal(st.Principal),
 				PolicyVersion: r.Policy.Version(), Policy: string(r.Policy.Canonical()),
-				Tools: tools(st.Tools), Engine: engine.Version}
+				Tools: records.Tools(st.Tools), Engine: engine.Version}
 			if err := r.append(r.time(ev), st.Session, chain.KindSession, body); err != nil {
 				return err
 			}
@@ -73,7 +74,7 @@ func (r *Recorder) Record(file string, events []Event) error {
 			err = r.output(s, ev.Output, now, fail)
 		case ev.Tools != nil:
 			s.state.ListTools(ev.Tools)
-			err = r.append(now, session, chain.KindTools, &chain.ToolsBody{Tools: tools(ev.Tools)})
+			err = r.append(now, session, chain.KindTools, &chain.ToolsBody{Tools: records.Tools(ev.Tools)})
 		case ev.End:
 			s = nil
 			err = r.append(now, session, chain.KindEnd, &chain.EndBody{})
@@ -117,7 +118,7 @@ func (r *Recorder) call(s *stepper, ev *Event, now time.Time, fail func(string, 
 	}
 	d := s.evaluate(call, now)
 	s.commit(pc, d)
-	body := &chain.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: digest, Decision: recordDecision(d)}
+	body := &chain.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: digest, Decision: records.FromDecision(d)}
 	for _, p := range removed {
 		body.Redacted = append(body.Redacted, p.String())
 	}
@@ -131,10 +132,10 @@ func (r *Recorder) grant(s *stepper, g *GrantEvent, now time.Time, fail func(str
 	}
 	grant := s.grantFor(pc, g, now)
 	body := &chain.GrantBody{Grant: grant.ID, Call: g.Call, Tool: grant.Tool, Digest: grant.Digest,
-		Approver: grant.Approver, Answer: answerWord(grant.Approve), Expires: grant.Expires.UTC().Format(chain.TimeFormat)}
+		Approver: grant.Approver, Answer: records.Answer(grant.Approve), Expires: grant.Expires.UTC().Format(chain.TimeFormat)}
 	if d, settles := s.answer(pc, grant, now); settles {
 		s.settle(pc, d)
-		rd := recordDecision(d)
+		rd := records.FromDecision(d)
 		body.Decision = &rd
 	} else {
 		s.state.AddGrant(grant)
@@ -159,39 +160,4 @@ func (r *Recorder) output(s *stepper, o *Output, now time.Time, fail func(string
 	}
 	body := &chain.ResultBody{Call: o.Call, Server: src.Server, Tool: src.Tool, Status: status, Content: digest, Size: int64(len(o.Evidence))}
 	return r.append(now, s.state.Session, chain.KindResult, body)
-}
-
-func answerWord(approve bool) string {
-	if approve {
-		return "approve"
-	}
-	return "decline"
-}
-
-func tools(defs []engine.ToolDef) []chain.Tool {
-	out := make([]chain.Tool, 0, len(defs))
-	for _, d := range defs {
-		out = append(out, chain.Tool(d))
-	}
-	return out
-}
-
-// recordDecision is a decision as a call or grant record holds it.
-func recordDecision(d engine.Decision) chain.Decision {
-	rd := chain.Decision{Verdict: string(d.Verdict), Check: string(d.Check), Rule: d.Rule, Reason: d.Reason,
-		Destination: d.Destination, Grant: d.Grant}
-	if d.TaintedBy != nil {
-		rd.TaintedBy = &chain.Source{Seq: d.TaintedBy.Pos, Server: d.TaintedBy.Server, Tool: d.TaintedBy.Tool}
-	}
-	return rd
-}
-
-// engineDecision is a recorded decision as the engine's, to commit it.
-func engineDecision(rd chain.Decision) engine.Decision {
-	d := engine.Decision{Verdict: engine.Verdict(rd.Verdict), Check: engine.Check(rd.Check), Rule: rd.Rule,
-		Reason: rd.Reason, Destination: rd.Destination, Grant: rd.Grant}
-	if rd.TaintedBy != nil {
-		d.TaintedBy = &engine.Source{Pos: rd.TaintedBy.Seq, Server: rd.TaintedBy.Server, Tool: rd.TaintedBy.Tool}
-	}
-	return d
 }

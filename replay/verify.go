@@ -16,6 +16,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/internal/records"
 )
 
 // The kinds of finding verify reports.
@@ -482,7 +483,7 @@ func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
 	}
 	d := vs.s.evaluate(call, rec.TS)
 	set.compare(vs, rec, b.Call, b.Tool, b.Decision, d)
-	vs.s.commit(pc, engineDecision(b.Decision))
+	vs.s.commit(pc, records.ToDecision(b.Decision))
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }
@@ -514,7 +515,7 @@ func (set *sessionSet) compare(vs *vsession, rec chain.Record, call, tool string
 			fmt.Sprintf("the recorded verdict is not one this call could have had: %s", want.Reason))
 		return
 	}
-	rw := recordDecision(want)
+	rw := records.FromDecision(want)
 	diff := decisionDiff(got, rw)
 	if diff == "" {
 		return
@@ -614,7 +615,7 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 		return nil
 	}
 	set.compare(vs, rec, b.Call, pc.call.Tool, *b.Decision, d)
-	vs.s.settle(pc, engineDecision(*b.Decision))
+	vs.s.settle(pc, records.ToDecision(*b.Decision))
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }
