@@ -83,7 +83,8 @@ type Proxy struct {
 	pinned   chan struct{}
 	pinOnce  sync.Once
 	pinErr   error
-	work     sync.WaitGroup // calls being handled
+	work     sync.WaitGroup // every goroutine the session started
+	inCalls  sync.WaitGroup // the client's calls being handled
 	nextID   int64
 	idPrefix string
 
@@ -198,11 +199,7 @@ func (p *Proxy) Serve(ctx context.Context) error {
 		}()
 	}
 	if p.gateway {
-		p.work.Add(1)
-		go func() {
-			defer p.work.Done()
-			p.pin(ctx)
-		}()
+		p.spawn(func() { p.pin(ctx) })
 	}
 	clientDone := make(chan struct{})
 	go func() {
@@ -224,7 +221,7 @@ func (p *Proxy) Serve(ctx context.Context) error {
 		}
 		idle := make(chan struct{})
 		go func() {
-			p.work.Wait()
+			p.inCalls.Wait()
 			close(idle)
 		}()
 		select {
@@ -240,6 +237,22 @@ func (p *Proxy) Serve(ctx context.Context) error {
 	p.work.Wait()
 	p.end()
 	return nil
+}
+
+// spawn runs fn in a goroutine Serve waits for, unless the session is
+// closing (then fn would find nothing to do).
+func (p *Proxy) spawn(fn func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.work.Add(1)
+	go func() {
+		defer p.work.Done()
+		fn()
+	}()
+	return true
 }
 
 func (p *Proxy) logf(format string, a ...any) {
@@ -300,11 +313,10 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 			p.malformed(m.ID, m.Params, "tools/call sent as a notification", 0)
 			return
 		}
-		p.work.Add(1)
-		go func() {
-			defer p.work.Done()
-			p.call(ctx, m)
-		}()
+		p.inCalls.Add(1)
+		if !p.spawn(func() { defer p.inCalls.Done(); p.call(ctx, m) }) {
+			p.inCalls.Done()
+		}
 		return
 	case "initialize":
 		var params struct {
@@ -336,11 +348,7 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 		}
 	case "notifications/initialized":
 		p.toServer(u, m)
-		p.work.Add(1)
-		go func() {
-			defer p.work.Done()
-			p.pin(ctx)
-		}()
+		p.spawn(func() { p.pin(ctx) })
 		return
 	}
 	p.toServer(u, m)
@@ -398,11 +406,7 @@ func (p *Proxy) fromServer(ctx context.Context, u *upstream) {
 			}
 		case *jsonrpc.Request:
 			if m.Method == "notifications/tools/list_changed" {
-				p.work.Add(1)
-				go func() {
-					defer p.work.Done()
-					p.relist(ctx, u)
-				}()
+				p.spawn(func() { p.relist(ctx, u) })
 			}
 			if !p.gateway {
 				p.toClient(m)
