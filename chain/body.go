@@ -33,9 +33,15 @@ type SessionBody struct {
 // ToolsBody is a later tools/list answer (after list_changed). The pins of
 // the session record stay; calls are checked against both. With Repin, as
 // the live gateway writes it, tools new to the session are pinned too.
+//
+// Accept, with AcceptedBy, records a human accepting changed definitions:
+// those tools are pinned anew, to the digests given, and callable again.
+// Such a record repeats the current list in Tools.
 type ToolsBody struct {
-	Tools []Tool `json:"tools"`
-	Repin bool   `json:"repin,omitempty"`
+	Tools      []Tool `json:"tools"`
+	Repin      bool   `json:"repin,omitempty"`
+	Accept     []Tool `json:"accept,omitempty"`
+	AcceptedBy string `json:"accepted_by,omitempty"`
 }
 
 // MalformedBody is a request that could not be read as a tools/call: only

@@ -37,3 +37,25 @@ func (s *State) Repin(tools []ToolDef) {
 	}
 	s.ListTools(tools)
 }
+
+// Changed tells whether a pinned tool is listed now with another
+// definition, and with which: the digest a human would accept.
+func (s *State) Changed(name string) (current string, changed bool) {
+	pin, ok := s.pins[name]
+	if !ok || s.current == nil {
+		return "", false
+	}
+	cur, ok := s.current[name]
+	if !ok || pin == "" || cur == pin {
+		return "", false
+	}
+	return cur, true
+}
+
+// Accept re-pins tools to the definitions given: a human has approved
+// the change, and calls to them are decided again.
+func (s *State) Accept(tools []ToolDef) {
+	for _, t := range tools {
+		s.pins[t.Name] = t.Digest
+	}
+}

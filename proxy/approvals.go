@@ -27,7 +27,11 @@ func ApprovalsDir(log string) string { return log + ".approvals" }
 
 // Pending is an ask waiting for a human.
 type Pending struct {
-	ID      string         `json:"id"`
+	ID string `json:"id"`
+	// Kind is "" for a call waiting for approval, "definition" for a
+	// changed tool definition waiting to be accepted (Digest is the new
+	// definition's).
+	Kind    string         `json:"kind,omitempty"`
 	Session string         `json:"session"`
 	Server  string         `json:"server"`
 	Call    string         `json:"call"`

@@ -95,7 +95,11 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 	case engine.Allow:
 		p.forward(ctx, u, req.ID, c, meta)
 	case engine.Deny:
-		p.toClient(refusal(req.ID, describe(d)))
+		text := describe(d)
+		if d.Check == engine.CheckPinning {
+			text += p.askRepin(c)
+		}
+		p.toClient(refusal(req.ID, text))
 	case engine.Ask:
 		if !canElicit {
 			p.askLater(req.ID, c, written, d)
@@ -294,10 +298,73 @@ func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, 
 	p.toClient(refusal(id, text))
 }
 
+// askRepin leaves a pending approval for a tool whose definition changed
+// since it was pinned, and says how to accept it.
+func (p *Proxy) askRepin(c *engine.Call) string {
+	if p.opt.Approvals == nil {
+		return ""
+	}
+	name := c.Tool
+	if p.gateway {
+		name = c.Server + "." + c.Tool
+	}
+	p.mu.Lock()
+	digest, changed := p.state.Changed(name)
+	p.mu.Unlock()
+	if !changed {
+		return ""
+	}
+	aid := p.opt.Session + "-definition-" + strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, name) + "-" + strings.TrimPrefix(digest, "sha256:")[:12]
+	p.mu.Lock()
+	_, known := p.repins[aid]
+	p.mu.Unlock()
+	if !known {
+		err := p.opt.Approvals.Ask(Pending{ID: aid, Kind: "definition", Session: p.opt.Session, Server: c.Server, Tool: c.Tool,
+			Digest: digest, Reason: "the tool's definition changed since the session pinned it",
+			Asked: p.opt.Now().UTC().Format(chain.TimeFormat)})
+		if err != nil {
+			p.logf("cannot write the pending approval: %v", err)
+			return ""
+		}
+		p.mu.Lock()
+		p.repins[aid] = engine.ToolDef{Name: name, Digest: digest}
+		p.mu.Unlock()
+	}
+	return fmt.Sprintf(" To accept the new definition, run: bailiff approve %s --audit <log>.", aid)
+}
+
 // collectGrants turns answers given with `bailiff approve` into grant
-// records, for a later identical call. Called with p.mu held.
+// records, for a later identical call, and accepted definitions into
+// tools records. Called with p.mu held.
 func (p *Proxy) collectGrants() {
-	if p.opt.Approvals == nil || len(p.waiting) == 0 {
+	if p.opt.Approvals == nil {
+		return
+	}
+	for aid, def := range p.repins {
+		a, ok := p.opt.Approvals.Answer(aid)
+		if !ok {
+			continue
+		}
+		delete(p.repins, aid)
+		p.opt.Approvals.Done(aid)
+		if a.Answer != "approve" || a.Approver == p.opt.Principal.Subject {
+			p.logf("the new definition of %s was not accepted (answer %s by %s)", def.Name, a.Answer, a.Approver)
+			continue
+		}
+		body := &chain.ToolsBody{Tools: records.Tools(p.defs), Accept: records.Tools([]engine.ToolDef{def}), AcceptedBy: a.Approver}
+		if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, body); err != nil {
+			p.logf("cannot write the audit log: %v", err)
+			continue
+		}
+		p.state.ListTools(p.defs)
+		p.state.Accept([]engine.ToolDef{def})
+	}
+	if len(p.waiting) == 0 {
 		return
 	}
 	for aid, c := range p.waiting {

@@ -94,6 +94,8 @@ type Proxy struct {
 	ownDown   map[string]chan *jsonrpc.Response // our requests to the client
 	canElicit bool
 	waiting   map[string]*engine.Call // approval id -> the call it would approve
+	repins    map[string]engine.ToolDef // approval id -> a changed definition to accept
+	defs      []engine.ToolDef          // the session's tools as last listed
 	closed    bool
 	// clientGone is set once the client's stream has ended.
 	clientGone bool
@@ -173,7 +175,7 @@ func newProxy(opt Options, clientIn io.Reader, clientOut io.Writer) *Proxy {
 	return &Proxy{
 		opt: opt, down: newWire(clientIn, clientOut), byName: map[string]*upstream{},
 		pinned: make(chan struct{}), idPrefix: "bailiff-" + strconv.FormatInt(opt.Now().UnixNano(), 36) + "-",
-		ownDown: map[string]chan *jsonrpc.Response{}, waiting: map[string]*engine.Call{},
+		ownDown: map[string]chan *jsonrpc.Response{}, waiting: map[string]*engine.Call{}, repins: map[string]engine.ToolDef{},
 	}
 }
 
@@ -574,6 +576,7 @@ func (p *Proxy) pin(ctx context.Context) {
 			return
 		}
 		p.state = engine.NewState(p.opt.Session, p.opt.Server, p.opt.Principal, defs)
+		p.defs = defs
 	})
 }
 
@@ -609,6 +612,7 @@ func (p *Proxy) relist(ctx context.Context, u *upstream) {
 	_, err = p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &chain.ToolsBody{Tools: records.Tools(all), Repin: true})
 	if err == nil {
 		p.state.Repin(all)
+		p.defs = all
 	}
 	p.mu.Unlock()
 	if err != nil {

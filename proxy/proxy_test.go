@@ -324,3 +324,52 @@ rules:
 		t.Errorf("the log holds %d calls, want 6", rep.Calls)
 	}
 }
+
+// TestRugPull: a server rewrites a tool's definition mid-session. Calls
+// to it are refused by pinning until a human other than the principal
+// accepts the new definition; the log records both and verifies.
+func TestRugPull(t *testing.T) {
+	peer(t, "")
+	script, _ := filepath.Abs("testdata/faulty-server.js")
+	policy := `version: 1
+rules:
+  - {id: all, tool: "*", action: allow}
+`
+	s := start(t, setup{policy: policy, server: "faulty", subject: "ana", approval: true, command: []string{"node", script}})
+	echo := func() *mcp.CallToolResult { return s.call("echo", map[string]any{"text": "hi"}) }
+	if r := echo(); r.IsError {
+		t.Fatalf("echo before the change: %q", text(r))
+	}
+	s.call("mutate", nil)
+	var r *mcp.CallToolResult
+	for i := 0; i < 50; i++ { // the re-listing after list_changed is asynchronous
+		if r = echo(); r.IsError {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !r.IsError || !strings.Contains(text(r), "changed its definition") || !strings.Contains(text(r), "bailiff approve") {
+		t.Fatalf("echo after the rug pull: %q", text(r))
+	}
+	list, err := s.options.Approvals.List()
+	if err != nil || len(list) != 1 || list[0].Kind != "definition" {
+		t.Fatalf("pending approvals: %+v %v", list, err)
+	}
+	if err := s.options.Approvals.Decide(list[0].ID, "approve", "ana"); err != nil {
+		t.Fatal(err)
+	}
+	if r := echo(); !r.IsError {
+		t.Fatalf("the principal accepted its own tool change: %q", text(r))
+	}
+	list, _ = s.options.Approvals.List()
+	if len(list) != 1 {
+		t.Fatalf("pending approvals after a self-acceptance: %+v", list)
+	}
+	if err := s.options.Approvals.Decide(list[0].ID, "approve", "lee"); err != nil {
+		t.Fatal(err)
+	}
+	if r := echo(); r.IsError {
+		t.Fatalf("echo after the change was accepted: %q", text(r))
+	}
+	s.verify()
+}

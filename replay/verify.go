@@ -398,6 +398,13 @@ func (set *sessionSet) record(rec chain.Record) {
 			} else {
 				vs.s.state.ListTools(toolDefs(b.Tools))
 			}
+			if len(b.Accept) > 0 {
+				if b.AcceptedBy == "" || b.AcceptedBy == vs.s.state.Principal.Subject {
+					set.find(rec, "", FindGrant, b.AcceptedBy, "", "changed tool definitions were accepted by nobody, or by the principal itself: not applied")
+				} else {
+					vs.s.state.Accept(toolDefs(b.Accept))
+				}
+			}
 		}
 	case chain.KindCall:
 		set.calls++

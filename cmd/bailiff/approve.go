@@ -56,8 +56,11 @@ next identical call then goes through (or stays refused).`,
 				return err
 			}
 			for _, p := range pending {
-				args, _ := json.Marshal(p.Args)
-				fmt.Fprintf(stdout, "%s\n  asked %s in session %s\n  %s.%s %s\n  %s\n", p.ID, p.Asked, p.Session, p.Server, p.Tool, args, p.Reason)
+				what, _ := json.Marshal(p.Args)
+				if p.Kind == "definition" {
+					what = []byte("new definition " + p.Digest)
+				}
+				fmt.Fprintf(stdout, "%s\n  asked %s in session %s\n  %s.%s %s\n  %s\n", p.ID, p.Asked, p.Session, p.Server, p.Tool, what, p.Reason)
 			}
 			return nil
 		},
