@@ -93,7 +93,7 @@ type Proxy struct {
 	calls     int
 	ownDown   map[string]chan *jsonrpc.Response // our requests to the client
 	canElicit bool
-	waiting   map[string]*engine.Call // approval id -> the call it would approve
+	waiting   map[string]*engine.Call   // approval id -> the call it would approve
 	repins    map[string]engine.ToolDef // approval id -> a changed definition to accept
 	defs      []engine.ToolDef          // the session's tools as last listed
 	closed    bool
