@@ -262,9 +262,6 @@ func (f *Frontier) Add(leaf tlog.Hash) {
 	f.n++
 }
 
-// Size is the number of leaves added.
-func (f *Frontier) Size() int64 { return f.n }
-
 // Root is the Merkle tree hash of the leaves added so far.
 func (f *Frontier) Root() tlog.Hash {
 	if f.n == 0 {
