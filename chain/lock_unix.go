@@ -17,3 +17,17 @@ func lockFile(f *os.File) error {
 	}
 	return err
 }
+
+// InUse tells whether a writer holds the log at name open for appending.
+func InUse(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if err == nil {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}
+	return errors.Is(err, syscall.EWOULDBLOCK)
+}

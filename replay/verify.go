@@ -40,6 +40,8 @@ type Finding struct {
 	Recorded   string `json:"recorded"`
 	Recomputed string `json:"recomputed"`
 	Reason     string `json:"reason"`
+	// Torn marks an integrity finding that is a partial last line.
+	Torn bool `json:"-"`
 }
 
 // Unevaluable is a recorded decision that cannot be recomputed because it
@@ -210,7 +212,7 @@ func checkRoot(rep *LogReport, c *chain.Checkpoint, root [32]byte) {
 
 func integrityFinding(file string, ve *chain.VerifyError) Finding {
 	return Finding{File: file, Seq: ve.Seq, Kind: FindIntegrity, Recorded: ve.Got, Recomputed: ve.Want,
-		Reason: fmt.Sprintf("%s (offset %d)", ve.Reason, ve.Offset)}
+		Reason: fmt.Sprintf("%s (offset %d)", ve.Reason, ve.Offset), Torn: ve.Torn}
 }
 
 func sortReport(rep *LogReport) {

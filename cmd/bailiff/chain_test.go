@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"bailiff/chain"
 
 	"bailiff/internal/chainfix"
 	"bailiff/internal/golden"
@@ -84,5 +87,36 @@ func TestChainFixtures(t *testing.T) {
 				golden.Check(t, filepath.Join("../../golden/verify", name+"."+suffix), out.Bytes())
 			}
 		})
+	}
+}
+
+// TestVerifyLiveLog: a log a writer holds open may end in a line still
+// being written; verify says so instead of reporting tampering. The same
+// bytes with no writer are a finding.
+func TestVerifyLiveLog(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "live.jsonl")
+	w, err := chain.Open(name, chain.Sync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(time.Unix(0, 0), "s", chain.KindEnd, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"v":1,"seq":1,"ts":"2026`)
+	f.Close()
+	var out, errb bytes.Buffer
+	if code := run([]string{"verify", "--integrity-only", name}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "is being written") {
+		t.Errorf("live log: exit %d, stderr %q", code, errb.String())
+	}
+	w.Close()
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"verify", "--integrity-only", name}, &out, &errb); code != 1 || !strings.Contains(out.String(), "torn last line") {
+		t.Errorf("closed log with a torn tail: exit %d, stdout %q", code, out.String())
 	}
 }

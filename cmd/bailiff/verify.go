@@ -191,9 +191,22 @@ func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions
 		// every decision that needed it is then listed as unevaluable.
 		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", evidence)
 	}
+	live := chain.InUse(name)
 	rep, err := replay.VerifyLog(name, f, chain.Evidence{Dir: evidence}, opt)
 	if err != nil {
 		return nil, usageErr(err, "")
+	}
+	if live {
+		// A writer is appending: its last line may simply be unfinished.
+		kept := rep.Findings[:0]
+		for _, f := range rep.Findings {
+			if f.Torn {
+				fmt.Fprintf(stderr, "bailiff: warning: %s is being written: its unfinished last line was not checked\n", name)
+				continue
+			}
+			kept = append(kept, f)
+		}
+		rep.Findings = kept
 	}
 	return rep, nil
 }
