@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"bailiff/chain"
-
 	"bailiff/internal/chainfix"
 	"bailiff/internal/golden"
 )
