@@ -75,7 +75,11 @@ func (s *stepper) grantFor(pc *pending, g *GrantEvent, now time.Time) engine.Gra
 	if exp.IsZero() {
 		exp = now.Add(s.p.ApprovalTTL())
 	}
-	return engine.Grant{ID: g.ID, Server: s.state.Server, Tool: pc.call.Tool, Digest: pc.call.Digest,
+	server := pc.call.Server
+	if server == "" {
+		server = s.state.Server
+	}
+	return engine.Grant{ID: g.ID, Server: server, Tool: pc.call.Tool, Digest: pc.call.Digest,
 		Approver: g.Approver, Approve: g.Approve, Expires: exp}
 }
 

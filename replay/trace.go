@@ -38,6 +38,9 @@ type Event struct {
 	Tools  []engine.ToolDef
 	// ToolValues are the tools of a tools event as written.
 	ToolValues []any
+	// Repin and Accept, read from audit logs only, are a tools record's.
+	Repin  bool
+	Accept []engine.ToolDef
 	End        bool
 }
 
@@ -61,6 +64,8 @@ type Output struct {
 	// Evidence is the output as an audit log's evidence store keeps it
 	// (engine.OutputJSON).
 	Evidence []byte
+	// Purged, read from audit logs only, means the text is not known.
+	Purged bool
 }
 
 // Call is a tools/call.
@@ -70,6 +75,12 @@ type Call struct {
 	Args     map[string]any
 	Redacted []engine.Path
 	Label    string
+
+	// Read from audit logs only: the server of a gateway's call, the
+	// recorded argument digest, and the recorded decision.
+	Server   string
+	Digest   string
+	Recorded *engine.Decision
 }
 
 // GrantEvent is a human's answer to an asked call.
@@ -79,6 +90,11 @@ type GrantEvent struct {
 	Approver string
 	Approve  bool
 	Expires  time.Time // zero: the policy's approval TTL from the event time
+	// Read from audit logs only: Logged marks a grant from a log, and
+	// Recorded is the decision it settled (a logged grant without one
+	// settles nothing).
+	Logged   bool
+	Recorded *engine.Decision
 }
 
 // SyntaxError is a trace line that cannot be read.
