@@ -41,7 +41,7 @@ type Event struct {
 	// Repin and Accept, read from audit logs only, are a tools record's.
 	Repin  bool
 	Accept []engine.ToolDef
-	End        bool
+	End    bool
 }
 
 // Start opens a session.
