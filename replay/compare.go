@@ -107,6 +107,8 @@ func Compare(base, cand *engine.Policy, file string, events []Event, fn func(Pai
 			switch {
 			case g.Recorded != nil:
 				db, settles = *g.Recorded, pb.waiting
+			case g.Settled:
+				db, settles = b.answerWaiting(pb, grant, now)
 			case !g.Logged:
 				db, settles = b.answer(pb, grant, now)
 			}
@@ -272,7 +274,7 @@ func (v *verifier) event(rec chain.Record) (Event, error) {
 		g := &GrantEvent{ID: b.Grant, Call: b.Call, Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp, Logged: true}
 		if b.Decision != nil {
 			d := records.ToDecision(*b.Decision)
-			g.Recorded = &d
+			g.Recorded, g.Settled = &d, true
 		}
 		e.Grant = g
 	case chain.KindResult:

@@ -90,10 +90,11 @@ type GrantEvent struct {
 	Approver string
 	Approve  bool
 	Expires  time.Time // zero: the policy's approval TTL from the event time
-	// Read from audit logs only: Logged marks a grant from a log, and
-	// Recorded is the decision it settled (a logged grant without one
-	// settles nothing).
+	// Read from audit logs only: Logged marks a grant from a log, Settled
+	// one that settled its call, and Recorded the decision it settled
+	// with (a logged grant that did not settle is for a later call).
 	Logged   bool
+	Settled  bool
 	Recorded *engine.Decision
 }
 

@@ -1,0 +1,230 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"bailiff/replay"
+	"bailiff/shadow"
+)
+
+func verdictOf(p replay.Pair, candidate bool) string {
+	d := p.Baseline
+	if candidate {
+		d = p.Candidate
+	}
+	if d.Unevaluable {
+		return "unevaluable"
+	}
+	s := string(d.Verdict) + " by " + string(d.Check)
+	if d.Rule != "" {
+		s += " (" + d.Rule + ")"
+	}
+	return s
+}
+
+type shadowSummary struct {
+	Type   string         `json:"type"`
+	Calls  int            `json:"calls"`
+	Counts map[string]int `json:"counts"`
+}
+
+type shadowGroup struct {
+	Type   string         `json:"type"`
+	Key    string         `json:"key"`
+	Counts map[string]int `json:"counts"`
+}
+
+type shadowExample struct {
+	Type      string `json:"type"`
+	Category  string `json:"category"`
+	File      string `json:"file"`
+	Session   string `json:"session"`
+	Pos       int    `json:"pos"`
+	Call      string `json:"call"`
+	Tool      string `json:"tool"`
+	Baseline  string `json:"baseline"`
+	Candidate string `json:"candidate"`
+	Reason    string `json:"reason"`
+}
+
+// Shadow writes a comparison: the counts per category, the breakdown by
+// tool, rule and check (the candidate's) of every group where something
+// changed, and example calls of each changed category.
+func Shadow(w io.Writer, f Format, d *shadow.Diff) error {
+	cats := shadow.Categories()
+	counts := func(m map[string]int) map[string]int {
+		out := map[string]int{}
+		for _, c := range cats {
+			out[c] = m[c]
+		}
+		return out
+	}
+	groups := []struct {
+		name string
+		m    map[string]map[string]int
+	}{{"tool", d.ByTool}, {"rule", d.ByRule}, {"check", d.ByCheck}}
+	var examples []shadowExample
+	for _, c := range cats[1:] {
+		for _, p := range d.Samples[c] {
+			examples = append(examples, shadowExample{Type: "example", Category: c, File: p.File, Session: p.Session, Pos: p.Pos,
+				Call: p.ID, Tool: p.Tool, Baseline: verdictOf(p, false), Candidate: verdictOf(p, true), Reason: p.Candidate.Reason})
+		}
+	}
+	if f == JSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: counts(d.Counts)}); err != nil {
+			return err
+		}
+		for _, g := range groups {
+			for _, k := range shadow.Keys(g.m) {
+				if err := enc.Encode(shadowGroup{Type: "by_" + g.name, Key: k, Counts: counts(g.m[k])}); err != nil {
+					return err
+				}
+			}
+		}
+		for _, e := range examples {
+			if err := enc.Encode(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	write := writeTable
+	var b strings.Builder
+	if f == Markdown {
+		write = writeMarkdown
+		fmt.Fprintf(&b, "## Policy change: %d of %d calls decided otherwise\n\n", d.Changed(), d.Calls)
+	}
+	head := append([]string{"CALLS"}, upper(cats)...)
+	row := []string{fmt.Sprint(d.Calls)}
+	for _, c := range cats {
+		row = append(row, fmt.Sprint(d.Counts[c]))
+	}
+	if err := write(&b, head, [][]string{row}); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		var rows [][]string
+		for _, k := range shadow.Keys(g.m) {
+			m := g.m[k]
+			if m[shadow.Unchanged] == sum(m) {
+				continue // nothing to see
+			}
+			r := []string{k}
+			for _, c := range cats {
+				r = append(r, fmt.Sprint(m[c]))
+			}
+			rows = append(rows, r)
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		b.WriteString("\n")
+		if f == Markdown {
+			fmt.Fprintf(&b, "### By %s\n\n", g.name)
+		}
+		_ = write(&b, append([]string{strings.ToUpper(g.name)}, upper(cats)...), rows)
+	}
+	if len(examples) > 0 {
+		b.WriteString("\n")
+		if f == Markdown {
+			b.WriteString("### Examples\n\n")
+		}
+		var rows [][]string
+		for _, e := range examples {
+			rows = append(rows, []string{e.Category, e.File, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, e.Reason})
+		}
+		_ = write(&b, []string{"CATEGORY", "FILE", "SESSION", "CALL", "TOOL", "BASELINE", "CANDIDATE", "WHY"}, rows)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func upper(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = strings.ToUpper(x)
+	}
+	return out
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+type ablationLine struct {
+	Type        string `json:"type"`
+	Check       string `json:"check"`
+	Calls       int    `json:"calls"`
+	Changed     int    `json:"changed"`
+	Unevaluable int    `json:"unevaluable"`
+	StopsAlone  int    `json:"attacks_stopped_alone"`
+	Stopped     int    `json:"attacks_still_stopped"`
+	Costs       int    `json:"benign_cost"`
+	Dead        bool   `json:"dead"`
+}
+
+type ablationTotals struct {
+	Type           string  `json:"type"`
+	Calls          int     `json:"calls"`
+	Attacks        int     `json:"attacks"`
+	AttacksStopped int     `json:"attacks_stopped"`
+	BlockRate      float64 `json:"block_rate"`
+	Benign         int     `json:"benign"`
+	BenignStopped  int     `json:"benign_stopped"`
+	BenignLoss     float64 `json:"benign_loss"`
+}
+
+// Ablation writes what each check earns: per check, the calls whose
+// verdict changes without it, the attacks it alone stops, the attacks
+// still stopped without it, the benign calls it costs, and whether it is
+// dead; then the whole policy's block rate and benign loss.
+func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals) error {
+	if f == JSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(ablationTotals{Type: "policy", Calls: t.Calls, Attacks: t.Attacks, AttacksStopped: t.AttacksStopped,
+			BlockRate: t.BlockRate(), Benign: t.Benign, BenignStopped: t.BenignStopped, BenignLoss: t.BenignLoss()}); err != nil {
+			return err
+		}
+		for _, s := range scores {
+			if err := enc.Encode(ablationLine{Type: "check", Check: s.Name, Calls: s.Calls, Changed: s.Changed, Unevaluable: s.Uneval,
+				StopsAlone: s.StopsAlone, Stopped: s.Stopped, Costs: s.Costs, Dead: s.Dead()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	write := writeTable
+	var b strings.Builder
+	if f == Markdown {
+		write = writeMarkdown
+		b.WriteString("## Ablation: what each check earns\n\n")
+	}
+	var rows [][]string
+	for _, s := range scores {
+		dead := "-"
+		if s.Dead() {
+			dead = "dead"
+		}
+		rows = append(rows, []string{s.Name, fmt.Sprint(s.Changed), fmt.Sprint(s.Uneval), fmt.Sprint(s.StopsAlone),
+			fmt.Sprint(s.Stopped), fmt.Sprint(s.Costs), dead})
+	}
+	if err := write(&b, []string{"CHECK OFF", "CHANGED", "UNEVALUABLE", "ATTACKS STOPPED ALONE", "ATTACKS STILL STOPPED", "BENIGN COST", "DEAD"}, rows); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	_ = write(&b, []string{"CALLS", "ATTACKS", "STOPPED", "BLOCK RATE", "BENIGN", "STOPPED", "BENIGN LOSS"}, [][]string{{
+		fmt.Sprint(t.Calls), fmt.Sprint(t.Attacks), fmt.Sprint(t.AttacksStopped), fmt.Sprintf("%.2f", t.BlockRate()),
+		fmt.Sprint(t.Benign), fmt.Sprint(t.BenignStopped), fmt.Sprintf("%.2f", t.BenignLoss())}})
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,126 @@
+package shadow
+
+import (
+	"bailiff/engine"
+	"bailiff/replay"
+)
+
+// Score is what one check (or one rule) earns over the history: the calls
+// whose verdict changes when it alone is switched off and, for labelled
+// calls, the attacks it stops alone and the benign calls it costs.
+type Score struct {
+	Name string // a check, or "rule:<id>"
+
+	Calls     int // calls compared
+	Changed   int // calls whose verdict changes without it
+	Uneval    int // calls whose verdict without it cannot be recomputed
+	Attacks   int // attack-labelled calls
+	Benign    int // benign-labelled calls
+	StopsAlone int // attacks stopped with it and let through without it
+	Stopped   int // attacks stopped with and without it
+	Costs     int // benign calls it stops (let through without it)
+	// Examples are the first changed calls.
+	Examples []replay.Pair
+}
+
+// Dead tells whether switching the check off changes nothing: it earns no
+// place in the policy over this history.
+func (s Score) Dead() bool { return s.Changed == 0 && s.Uneval == 0 }
+
+// stopped means the call did not go through as asked: denied, or held for
+// a human (no answer is a deny).
+func stopped(d engine.Decision) bool { return d.Verdict != engine.Allow }
+
+// Totals is how the whole baseline policy did on the labelled calls.
+type Totals struct {
+	Calls          int
+	Attacks        int
+	AttacksStopped int
+	Benign         int
+	BenignStopped  int
+}
+
+// BlockRate is the share of attacks the baseline stops (1 with none).
+func (t Totals) BlockRate() float64 {
+	if t.Attacks == 0 {
+		return 1
+	}
+	return float64(t.AttacksStopped) / float64(t.Attacks)
+}
+
+// BenignLoss is the share of benign calls the baseline stops.
+func (t Totals) BenignLoss() float64 {
+	if t.Benign == 0 {
+		return 0
+	}
+	return float64(t.BenignStopped) / float64(t.Benign)
+}
+
+// Ablation scores every switchable check and, with rules set, every rule
+// of the baseline policy: each is switched off alone and the history run
+// again against the baseline. For audit logs the baseline is the recorded
+// verdicts under each session's policy, and that policy minus the check is
+// the candidate.
+func Ablation(inputs []Input, base *engine.Policy, rules []string, examples int) ([]Score, Totals, error) {
+	var names []string
+	for _, c := range engine.Switchable() {
+		names = append(names, string(c))
+	}
+	for _, r := range rules {
+		names = append(names, "rule:"+r)
+	}
+	var out []Score
+	var tot Totals
+	for i, name := range names {
+		s := Score{Name: name}
+		cand := func(p *engine.Policy) (*engine.Policy, error) { return p.Without(name) }
+		err := Compare(inputs, base, cand, func(p replay.Pair) {
+			if i == 0 {
+				tot.Calls++
+				switch p.Label {
+				case "attack":
+					tot.Attacks++
+					if stopped(p.Baseline) {
+						tot.AttacksStopped++
+					}
+				case "benign":
+					tot.Benign++
+					if stopped(p.Baseline) {
+						tot.BenignStopped++
+					}
+				}
+			}
+			s.Calls++
+			switch p.Label {
+			case "attack":
+				s.Attacks++
+			case "benign":
+				s.Benign++
+			}
+			if p.Candidate.Unevaluable {
+				s.Uneval++
+				return
+			}
+			with, without := stopped(p.Baseline), stopped(p.Candidate)
+			if p.Candidate.Verdict != p.Baseline.Verdict {
+				s.Changed++
+				if len(s.Examples) < examples {
+					s.Examples = append(s.Examples, p)
+				}
+			}
+			switch {
+			case p.Label == "attack" && with && !without:
+				s.StopsAlone++
+			case p.Label == "attack" && with && without:
+				s.Stopped++
+			case p.Label == "benign" && with && !without:
+				s.Costs++
+			}
+		})
+		if err != nil {
+			return nil, tot, err
+		}
+		out = append(out, s)
+	}
+	return out, tot, nil
+}

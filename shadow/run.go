@@ -1,0 +1,119 @@
+package shadow
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/replay"
+)
+
+// Input is one file of history: a hand-written trace or an audit log.
+type Input struct {
+	Name string
+	// Trace holds a trace's events; nil for an audit log, which is read
+	// from Name (with its evidence beside it) each time it is compared.
+	Trace []replay.Event
+}
+
+// IsLog tells whether a file is an audit log rather than a trace, by its
+// first bytes.
+func IsLog(name string) (bool, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(`{"v":1,"seq":`))
+	n, _ := io.ReadFull(bufio.NewReader(f), head)
+	return bytes.Equal(head[:n], []byte(`{"v":1,"seq":`)), nil
+}
+
+// ReadInput reads a trace into memory, or notes an audit log to stream.
+func ReadInput(name string) (Input, error) {
+	log, err := IsLog(name)
+	if err != nil {
+		return Input{}, err
+	}
+	if log {
+		return Input{Name: name}, nil
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return Input{}, err
+	}
+	events, err := replay.ParseTrace(name, bytes.NewReader(data))
+	if err != nil {
+		return Input{}, err
+	}
+	return Input{Name: name, Trace: events}, nil
+}
+
+// Candidate derives the candidate policy from the baseline policy of a
+// session (for ablation: the same policy minus one check).
+type Candidate func(base *engine.Policy) (*engine.Policy, error)
+
+// Fixed is a candidate that does not depend on the baseline.
+func Fixed(p *engine.Policy) Candidate {
+	return func(*engine.Policy) (*engine.Policy, error) { return p, nil }
+}
+
+// Compare runs every input under a baseline and a candidate and calls fn
+// with every call's pair, input by input and session by session. For a
+// trace the baseline is base, which must be set. For an audit log it is
+// the recorded verdicts under each session's recorded policy, or, when
+// base is set, base's verdicts recomputed on the recorded history.
+func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(replay.Pair)) error {
+	for _, in := range inputs {
+		if in.Trace != nil {
+			if base == nil {
+				return fmt.Errorf("%s is a trace: a trace has no recorded verdicts, so it needs a baseline policy", in.Name)
+			}
+			c, err := cand(base)
+			if err != nil {
+				return err
+			}
+			if err := replay.Compare(base, c, in.Name, in.Trace, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		f, err := os.Open(in.Name)
+		if err != nil {
+			return err
+		}
+		err = replay.LogSessions(in.Name, bufio.NewReaderSize(f, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.Name)}, func(s replay.LogSession) error {
+			b := s.Policy
+			if base != nil {
+				b = base
+				forget(s.Events)
+			}
+			c, err := cand(b)
+			if err != nil {
+				return err
+			}
+			return replay.Compare(b, c, in.Name, s.Events, fn)
+		})
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forget drops recorded decisions, so a baseline policy decides instead.
+func forget(events []replay.Event) {
+	for i := range events {
+		if events[i].Call != nil {
+			events[i].Call.Recorded = nil
+		}
+		if events[i].Grant != nil {
+			events[i].Grant.Recorded = nil
+		}
+	}
+}
