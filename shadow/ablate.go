@@ -11,14 +11,14 @@ import (
 type Score struct {
 	Name string // a check, or "rule:<id>"
 
-	Calls     int // calls compared
-	Changed   int // calls whose verdict changes without it
-	Uneval    int // calls whose verdict without it cannot be recomputed
-	Attacks   int // attack-labelled calls
-	Benign    int // benign-labelled calls
+	Calls      int // calls compared
+	Changed    int // calls whose verdict changes without it
+	Uneval     int // calls whose verdict without it cannot be recomputed
+	Attacks    int // attack-labelled calls
+	Benign     int // benign-labelled calls
 	StopsAlone int // attacks stopped with it and let through without it
-	Stopped   int // attacks stopped with and without it
-	Costs     int // benign calls it stops (let through without it)
+	Stopped    int // attacks stopped with and without it
+	Costs      int // benign calls it stops (let through without it)
 	// Examples are the first changed calls.
 	Examples []replay.Pair
 }
