@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 
 	"bailiff/chain"
 	"bailiff/engine"
@@ -82,24 +84,7 @@ func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(replay
 			}
 			continue
 		}
-		f, err := os.Open(in.Name)
-		if err != nil {
-			return err
-		}
-		err = replay.LogSessions(in.Name, bufio.NewReaderSize(f, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.Name)}, func(s replay.LogSession) error {
-			b := s.Policy
-			if base != nil {
-				b = base
-				forget(s.Events)
-			}
-			c, err := cand(b)
-			if err != nil {
-				return err
-			}
-			return replay.Compare(b, c, in.Name, s.Events, fn)
-		})
-		f.Close()
-		if err != nil {
+		if err := compareLog(in.Name, base, cand, fn); err != nil {
 			return err
 		}
 	}
@@ -116,4 +101,60 @@ func forget(events []replay.Event) {
 			events[i].Grant.Recorded = nil
 		}
 	}
+}
+
+// compareLog compares the sessions of one audit log on every core: a
+// session is read whole, then handed to a worker; fn is called under a
+// lock, in no particular order across sessions.
+func compareLog(name string, base *engine.Policy, cand Candidate, fn func(replay.Pair)) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	emit := func(p replay.Pair) {
+		mu.Lock()
+		fn(p)
+		mu.Unlock()
+	}
+	work := make(chan replay.LogSession, runtime.GOMAXPROCS(0))
+	for i := 0; i < runtime.GOMAXPROCS(0); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range work {
+				b := s.Policy
+				if base != nil {
+					b = base
+					forget(s.Events)
+				}
+				c, err := cand(b)
+				if err == nil {
+					err = replay.Compare(b, c, name, s.Events, emit)
+				}
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	err = replay.LogSessions(name, bufio.NewReaderSize(f, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(name)}, func(s replay.LogSession) error {
+		work <- s
+		return nil
+	})
+	close(work)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return first
 }

@@ -80,9 +80,36 @@ func (d *Diff) Add(p replay.Pair) {
 	}
 	bump(d.ByRule, rule, c)
 	bump(d.ByCheck, string(p.Candidate.Check), c)
-	if c != Unchanged && len(d.Samples[c]) < d.Examples {
-		d.Samples[c] = append(d.Samples[c], p)
+	if c != Unchanged && d.Examples > 0 {
+		d.Samples[c] = keepFirst(d.Samples[c], p, d.Examples)
 	}
+}
+
+// keepFirst inserts p into the sorted list, keeping the n first by file,
+// position and id: the examples do not depend on the order in which
+// sessions verified in parallel finish.
+func keepFirst(list []replay.Pair, p replay.Pair, n int) []replay.Pair {
+	i := sort.Search(len(list), func(i int) bool { return before(p, list[i]) })
+	if i >= n {
+		return list
+	}
+	list = append(list, replay.Pair{})
+	copy(list[i+1:], list[i:])
+	list[i] = p
+	if len(list) > n {
+		list = list[:n]
+	}
+	return list
+}
+
+func before(a, b replay.Pair) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	if a.Pos != b.Pos {
+		return a.Pos < b.Pos
+	}
+	return a.ID < b.ID
 }
 
 func bump(m map[string]map[string]int, k, c string) {
