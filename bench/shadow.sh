@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# shadow and ablate over an audit log of about a million calls (the same
+# generated log bench/verify.sh uses): calls per second, and peak memory,
+# which must stay bounded by the sessions open at once, not by the log.
+# Timings are for reading, never for pass/fail.
+#   bench/shadow.sh [bytes]     (default 1073741824: about 1 million calls)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+size=${1:-1073741824}
+dir=bench/out
+log=$dir/audit-$size.jsonl
+mkdir -p "$dir"
+go build -o "$dir/bailiff" ./cmd/bailiff
+if [ ! -f "$log" ]; then
+  echo "generating a log of $size bytes in $log ..."
+  rm -rf "$log.evidence"
+  go run ./bench/genlog -size "$size" -o "$log"
+fi
+# The candidate no longer trusts the corporate domain: every send asks.
+cat > "$dir/candidate.yaml" <<'YAML'
+version: 1
+rules:
+  - {id: read, tool: get_recent_messages, action: allow}
+  - {id: send, tool: send_email, action: allow}
+tools:
+  send_email:
+    exfiltrating: true
+    sink_params: [to, cc]
+YAML
+calls=$(grep -c '"kind":"call"' "$log")
+
+# run NAME CMD...: wall seconds and peak RSS of one run.
+run() {
+  local name=$1; shift
+  local t0 t1 rss
+  t0=$(date +%s.%N)
+  rss=$( { /usr/bin/time -f '%M' "$@" > /dev/null; } 2>&1 | tail -n 1)
+  t1=$(date +%s.%N)
+  awk -v n="$name" -v s="$(echo "$t1 - $t0" | bc -l)" -v c="$calls" -v r="$rss" \
+    'BEGIN { printf "%-30s %9.2f %14.0f %12.1f\n", n, s, c/s, r/1024 }'
+}
+printf 'log: %s calls\n\n%-30s %9s %14s %12s\n' "$calls" "run" "seconds" "calls/s" "peak RSS MB"
+run "shadow (recorded vs candidate)" "$dir/bailiff" shadow --candidate "$dir/candidate.yaml" "$log"
+run "ablate (7 checks)" "$dir/bailiff" ablate "$log"
+printf '\naim: memory bounded by open sessions (under 200 MB), both cores busy\n'
