@@ -1,6 +1,10 @@
 package shadow
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
 	"bailiff/engine"
 	"bailiff/replay"
 )
@@ -30,6 +34,38 @@ func (s Score) Dead() bool { return s.Changed == 0 && s.Uneval == 0 }
 // stopped means the call did not go through as asked: denied, or held for
 // a human (no answer is a deny).
 func stopped(d engine.Decision) bool { return d.Verdict != engine.Allow }
+
+// LabelKey names one call of an audit log.
+type LabelKey struct{ Session, Call string }
+
+// Labels map calls to "attack" or "benign".
+type Labels map[LabelKey]string
+
+// ParseLabels reads a labels file: JSON lines of
+// {"session": "...", "call": "...", "label": "attack" or "benign"}.
+func ParseLabels(name string, data []byte) (Labels, error) {
+	out := Labels{}
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		var l struct{ Session, Call, Label string }
+		if err := dec.Decode(&l); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, i+1, err)
+		}
+		if l.Session == "" || l.Call == "" || (l.Label != "attack" && l.Label != "benign") {
+			return nil, fmt.Errorf("%s:%d: a label needs a session, a call and the label attack or benign", name, i+1)
+		}
+		k := LabelKey{l.Session, l.Call}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("%s:%d: call %s of session %s is labelled twice", name, i+1, l.Call, l.Session)
+		}
+		out[k] = l.Label
+	}
+	return out, nil
+}
 
 // Totals is how the whole baseline policy did on the labelled calls.
 type Totals struct {
@@ -61,7 +97,10 @@ func (t Totals) BenignLoss() float64 {
 // again against the baseline. For audit logs the baseline is the recorded
 // verdicts under each session's policy, and that policy minus the check is
 // the candidate.
-func Ablation(inputs []Input, base *engine.Policy, rules []string, examples int) ([]Score, Totals, error) {
+//
+// Labels name calls of audit logs (which carry none) by session and call
+// id; a trace's own labels come with its calls.
+func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels, examples int) ([]Score, Totals, error) {
 	var names []string
 	for _, c := range engine.Switchable() {
 		names = append(names, string(c))
@@ -75,6 +114,9 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, examples int)
 		s := Score{Name: name}
 		cand := func(p *engine.Policy) (*engine.Policy, error) { return p.Without(name) }
 		err := Compare(inputs, base, cand, func(p replay.Pair) {
+			if p.Label == "" {
+				p.Label = labels[LabelKey{p.Session, p.ID}]
+			}
 			if i == 0 {
 				tot.Calls++
 				switch p.Label {

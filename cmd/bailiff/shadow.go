@@ -140,6 +140,7 @@ func runShadow(stdout io.Writer, p shadowParams, args []string) error {
 
 type ablateParams struct {
 	policy     string
+	labels     string
 	rules      bool
 	minBlock   string
 	maxBenign  string
@@ -155,7 +156,8 @@ func newAblate(stdout io.Writer) *cobra.Command {
 		Long: `ablate switches every check off in turn (pinning, scopes, budget, path,
 pattern, taint, approval; with --rules every rule too), runs the history
 again against the full policy, and reports per check the calls whose
-verdict changes and, for calls labelled "attack" or "benign" in traces,
+verdict changes and, for calls labelled "attack" or "benign" (in traces,
+or for audit logs in a --labels file),
 the attacks it alone stops, the attacks stopped anyway, and the benign
 calls it costs. A check whose absence changes nothing is dead.
 
@@ -183,6 +185,7 @@ policy; traces need --policy. --min-block-rate, --max-benign-loss and
 	}
 	c.Flags().StringVar(&p.policy, "policy", "", "the policy (default: each log session's recorded policy)")
 	c.Flags().BoolVar(&p.rules, "rules", false, "also switch off each rule of --policy alone")
+	c.Flags().StringVar(&p.labels, "labels", "", `labels for audit log calls: JSON lines of {"session","call","label"}`)
 	c.Flags().StringVar(&p.minBlock, "min-block-rate", "", "fail when the policy stops a smaller share of attacks")
 	c.Flags().StringVar(&p.maxBenign, "max-benign-loss", "", "fail when the policy stops a larger share of benign calls")
 	c.Flags().BoolVar(&p.failOnDead, "fail-on-dead", false, "fail when a check changes nothing")
@@ -210,7 +213,17 @@ func runAblate(stdout io.Writer, p ablateParams, args []string) error {
 	if err != nil {
 		return err
 	}
-	scores, tot, err := shadow.Ablation(inputs, base, rules, 0)
+	var labels shadow.Labels
+	if p.labels != "" {
+		data, err := readFile(p.labels)
+		if err != nil {
+			return err
+		}
+		if labels, err = shadow.ParseLabels(p.labels, data); err != nil {
+			return usageErr(err, "")
+		}
+	}
+	scores, tot, err := shadow.Ablation(inputs, base, rules, labels, 0)
 	if err != nil {
 		return usageErr(err, "")
 	}

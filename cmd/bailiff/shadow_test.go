@@ -20,7 +20,7 @@ func TestShadowAblateGolden(t *testing.T) {
 		"shadow/traces": {"shadow", "--baseline", fx + "/policies/main.yaml", "--candidate", fx + "/policies/ask-on-taint.yaml", fx + "/traces/main"},
 		"shadow/logs":   append([]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml"}, logs...),
 		"ablate/corpus": {"ablate", "--policy", fx + "/corpus/policy.yaml", "--rules", fx + "/corpus"},
-		"ablate/logs":   append([]string{"ablate"}, logs...),
+		"ablate/logs":   append([]string{"ablate", "--labels", fx + "/chain/src/labels.jsonl"}, logs...),
 	}
 	for name, args := range runs {
 		for _, f := range []string{"table", "json", "markdown"} {
@@ -55,6 +55,7 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "0.1", fx + "/corpus"}, 1, "more than 0.1"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "2", fx + "/corpus"}, 2, "not a number from 0 to 1"},
 		{[]string{"ablate", "--rules", fx + "/corpus"}, 2, "--rules needs --policy"},
+		{[]string{"ablate", "--labels", fx + "/chain/src/policy.yaml", fx + "/chain/good_mail.jsonl"}, 2, "policy.yaml:1"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[:2], " ")+c.err, func(t *testing.T) {
