@@ -50,7 +50,7 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/traces/main"}, 2, "needs a baseline policy"},
 		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", "--fail-on", "worse", fx + "/chain/good_mail.jsonl"}, 2, "is not a category"},
 		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/fail_edited_field.jsonl"}, 2, "run bailiff verify"},
-		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--fail-on-dead", fx + "/corpus"}, 1, "check pinning is dead"},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--fail-on-dead", fx + "/corpus"}, 1, "check scopes is dead"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "0.9", "--max-benign-loss", "0.2", fx + "/corpus"}, 0, ""},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "0.1", fx + "/corpus"}, 1, "more than 0.1"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "2", fx + "/corpus"}, 2, "not a number from 0 to 1"},
