@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,5 +65,21 @@ func TestShadowAblateGates(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, errb.String(), c.code, c.err)
 			}
 		})
+	}
+}
+
+// TestReadmeAblation keeps the ablation table the README quotes true.
+func TestReadmeAblation(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"ablate", "--policy", "../../fixtures/corpus/policy.yaml", "../../fixtures/corpus"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	table := strings.SplitN(out.String(), "\n\n", 2)[0]
+	if !strings.Contains(string(readme), "```\n"+table+"\n```") {
+		t.Errorf("README.md does not quote the corpus ablation as it is now:\n%s", table)
 	}
 }
