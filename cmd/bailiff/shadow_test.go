@@ -53,7 +53,7 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/fail_edited_field.jsonl"}, 2, "run bailiff verify"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--fail-on-dead", fx + "/corpus"}, 1, "check scopes is dead"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "0.9", "--max-benign-loss", "0.2", fx + "/corpus"}, 0, ""},
-		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "0.1", fx + "/corpus"}, 1, "more than 0.1"},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "0.01", fx + "/corpus"}, 1, "more than 0.01"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "2", fx + "/corpus"}, 2, "not a number from 0 to 1"},
 		{[]string{"ablate", "--rules", fx + "/corpus"}, 2, "--rules needs --policy"},
 		{[]string{"ablate", "--labels", fx + "/chain/src/policy.yaml", fx + "/chain/good_mail.jsonl"}, 2, "policy.yaml:1"},
