@@ -19,6 +19,7 @@ func TestShadowAblateGolden(t *testing.T) {
 	logs := []string{fx + "/chain/good_mail.jsonl", fx + "/chain/good_web.jsonl", fx + "/chain/good_purged.jsonl"}
 	runs := map[string][]string{
 		"shadow/traces": {"shadow", "--baseline", fx + "/policies/main.yaml", "--candidate", fx + "/policies/ask-on-taint.yaml", fx + "/traces/main"},
+		"shadow/corpus": {"shadow", "--baseline", fx + "/corpus/policy.yaml", "--candidate", fx + "/policies/corpus-candidate.yaml", fx + "/corpus"},
 		"shadow/logs":   append([]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml"}, logs...),
 		"ablate/corpus": {"ablate", "--policy", fx + "/corpus/policy.yaml", "--rules", fx + "/corpus"},
 		"ablate/logs":   append([]string{"ablate", "--labels", fx + "/chain/src/labels.jsonl"}, logs...),
