@@ -424,3 +424,7 @@ func matchGlob(g, s string) bool {
 	}
 	return gi == len(g)
 }
+
+// MatchGlob tells whether s matches a rule's server or tool glob: *
+// within a path segment, ** across, ? one character.
+func MatchGlob(g, s string) bool { return matchGlob(g, s) }

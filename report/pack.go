@@ -1,0 +1,416 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/replay"
+)
+
+// PackInput is what a review pack is built from.
+type PackInput struct {
+	Logs        []string
+	PolicyName  string
+	PolicyData  []byte
+	Tools       map[string][]byte // tools/list answers by file name
+	Shadow      []byte            // shadow --format json output, or nil
+	Ablate      []byte            // ablate --format json output, or nil
+	Since       time.Time
+	Until       time.Time
+	GeneratedAt string // the date line; default the last record's day
+}
+
+// Severity of a pack finding, as SARIF levels.
+const (
+	SevHigh   = "error"
+	SevMedium = "warning"
+	SevLow    = "note"
+)
+
+// PackFinding is one thing a reviewer should look at.
+type PackFinding struct {
+	Rule     string // a stable id: verify-failure, no-sink-params, …
+	Severity string
+	Where    string // file (and seq) or policy
+	Line     int    // 1-based line in Where, 0 if none
+	Message  string
+}
+
+// LogStatus is one log's verify outcome.
+type LogStatus struct {
+	File        string
+	Result      string
+	Records     int64
+	Findings    int
+	Unevaluable int
+}
+
+// Pack is a review pack's content, ready to write as Markdown, HTML or
+// SARIF. Everything in it comes from its inputs: no clock, no machine.
+type Pack struct {
+	In        PackInput
+	Policy    *engine.Policy
+	Logs      []LogStatus
+	Sessions  int
+	Versions  []string
+	First     time.Time
+	Last      time.Time
+	Calls     int
+	ByTool    map[string]map[string]int // tool -> verdict -> n
+	ByCheck   map[string]int
+	ByRule    map[string]int
+	ByDay     map[string]map[string]int // day -> verdict -> n
+	Asks      map[string]int            // approved, declined, unanswered
+	DeniedTo  map[string]int            // tainted destinations denied
+	Redacted  int                       // calls with redacted arguments
+	Findings  []PackFinding
+	ToolNames []string
+	Annots    map[string][]string // tool -> annotation hints set
+	Dests     map[string][]string // tool -> destination-shaped arguments
+}
+
+// BuildPack reads the logs (verifying each) and the policy.
+func BuildPack(in PackInput) (*Pack, error) {
+	pol, err := engine.Load(in.PolicyName, in.PolicyData)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pack{In: in, Policy: pol, ByTool: map[string]map[string]int{}, ByCheck: map[string]int{}, ByRule: map[string]int{},
+		ByDay: map[string]map[string]int{}, Asks: map[string]int{}, DeniedTo: map[string]int{}, Annots: map[string][]string{},
+		Dests: map[string][]string{}}
+	versions := map[string]bool{}
+	tools := map[string]bool{}
+	for _, name := range in.Logs {
+		if err := p.readLog(name, versions, tools); err != nil {
+			return nil, err
+		}
+	}
+	for v := range versions {
+		p.Versions = append(p.Versions, v)
+	}
+	sort.Strings(p.Versions)
+	var listed []string
+	for _, file := range sortedKeys(in.Tools) {
+		names, err := engine.ToolNames(in.Tools[file])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", file, err)
+		}
+		listed = append(listed, names...)
+		p.readAnnotations(in.Tools[file])
+	}
+	for _, n := range listed {
+		tools[n] = true
+	}
+	for n := range pol.Spec().Tools {
+		tools[n] = true
+	}
+	for n := range tools {
+		p.ToolNames = append(p.ToolNames, n)
+	}
+	sort.Strings(p.ToolNames)
+	var toolList []string
+	if len(listed) > 0 {
+		toolList = listed
+	}
+	lint, err := engine.Lint(in.PolicyName, in.PolicyData, toolList)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range lint {
+		sev := SevMedium
+		if f.Kind == engine.LintNoSinkParams || f.Kind == engine.LintWriteNoPrefixes {
+			sev = SevHigh
+		}
+		p.Findings = append(p.Findings, PackFinding{Rule: f.Kind, Severity: sev, Where: f.File, Line: f.Line, Message: f.Message})
+	}
+	var unruled []string
+	for _, n := range listed {
+		if !p.namedByRule(n) {
+			unruled = append(unruled, n)
+		}
+	}
+	if len(unruled) > 0 {
+		sort.Strings(unruled)
+		p.Findings = append(p.Findings, PackFinding{Rule: "no-rule", Severity: SevLow, Where: in.PolicyName,
+			Message: fmt.Sprintf("%d listed tools are named by no rule, so every call to them is denied by default: %s", len(unruled), strings.Join(unruled, ", "))})
+	}
+	if n := p.Asks["unanswered"]; n > 0 {
+		p.Findings = append(p.Findings, PackFinding{Rule: "unanswered-ask", Severity: SevMedium, Where: "audit",
+			Message: fmt.Sprintf("%d asked calls were never answered (each counts as denied)", n)})
+	}
+	if n := p.ByCheck["budget"]; n > 0 {
+		p.Findings = append(p.Findings, PackFinding{Rule: "budget-exhausted", Severity: SevLow, Where: "audit",
+			Message: fmt.Sprintf("%d calls were denied because a tool's budget was spent", n)})
+	}
+	sort.SliceStable(p.Findings, func(i, j int) bool { return sevRank(p.Findings[i].Severity) < sevRank(p.Findings[j].Severity) })
+	return p, nil
+}
+
+func sevRank(s string) int {
+	switch s {
+	case SevHigh:
+		return 0
+	case SevMedium:
+		return 1
+	}
+	return 2
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (p *Pack) namedByRule(tool string) bool {
+	for _, r := range p.Policy.Spec().Rules {
+		if engine.MatchGlob(r.Tool, tool) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Pack) readAnnotations(data []byte) {
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Annotations map[string]any  `json:"annotations"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(data, &list) != nil {
+		return
+	}
+	for _, t := range list.Tools {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		_ = json.Unmarshal(t.InputSchema, &schema)
+		for _, k := range sortedKeys(schema.Properties) {
+			if engine.DestinationShaped(k) {
+				p.Dests[t.Name] = append(p.Dests[t.Name], k)
+			}
+		}
+		for _, k := range sortedKeys(t.Annotations) {
+			if v, ok := t.Annotations[k].(bool); ok && v {
+				p.Annots[t.Name] = append(p.Annots[t.Name], k)
+			}
+		}
+	}
+}
+
+func (p *Pack) inRange(t time.Time) bool {
+	return (p.In.Since.IsZero() || !t.Before(p.In.Since)) && (p.In.Until.IsZero() || t.Before(p.In.Until))
+}
+
+// readLog verifies one log and, if its records can be read, adds its
+// calls to the summary.
+func (p *Pack) readLog(name string, versions, tools map[string]bool) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ev := chain.Evidence{Dir: chain.EvidenceDir(name)}
+	rep, err := replay.VerifyLog(name, bufio.NewReader(f), ev, replay.VerifyOptions{Workers: 1})
+	if err != nil {
+		return err
+	}
+	st := LogStatus{File: name, Result: VerifyResult(rep), Records: rep.Records, Findings: len(rep.Findings), Unevaluable: len(rep.Unevaluable)}
+	p.Logs = append(p.Logs, st)
+	for _, x := range rep.Findings {
+		p.Findings = append(p.Findings, PackFinding{Rule: "verify-" + x.Kind, Severity: SevHigh, Where: name, Line: int(x.Seq) + 1,
+			Message: fmt.Sprintf("record %d (%s): %s", x.Seq, x.Kind, x.Reason)})
+	}
+	if n := len(rep.Unevaluable); n > 0 {
+		p.Findings = append(p.Findings, PackFinding{Rule: "unevaluable", Severity: SevLow, Where: name,
+			Message: fmt.Sprintf("%d decisions cannot be recomputed: they depended on redacted or purged inputs", n)})
+	}
+	for _, x := range rep.Findings {
+		if x.Kind == replay.FindIntegrity || x.Kind == replay.FindPolicy {
+			// Its records are not evidence: summarize nothing of it.
+			return nil
+		}
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		return err
+	}
+	err = replay.LogSessions(name, bufio.NewReader(f), ev, func(s replay.LogSession) error {
+		p.Sessions++
+		versions[s.Policy.Version()] = true
+		open := map[string]bool{}
+		for _, e := range s.Events {
+			if !p.inRange(e.At) {
+				continue
+			}
+			if p.First.IsZero() || e.At.Before(p.First) {
+				p.First = e.At
+			}
+			if e.At.After(p.Last) {
+				p.Last = e.At
+			}
+			switch {
+			case e.Call != nil && e.Call.Recorded != nil:
+				d := e.Call.Recorded
+				p.Calls++
+				tools[e.Call.Tool] = true
+				v := string(d.Verdict)
+				if p.ByTool[e.Call.Tool] == nil {
+					p.ByTool[e.Call.Tool] = map[string]int{}
+				}
+				p.ByTool[e.Call.Tool][v]++
+				p.ByCheck[string(d.Check)]++
+				if d.Rule != "" {
+					p.ByRule[d.Rule]++
+				}
+				day := e.At.UTC().Format("2006-01-02")
+				if p.ByDay[day] == nil {
+					p.ByDay[day] = map[string]int{}
+				}
+				p.ByDay[day][v]++
+				if len(e.Call.Redacted) > 0 {
+					p.Redacted++
+				}
+				if d.Verdict == engine.Ask {
+					open[e.Call.ID] = true
+				}
+				if d.Verdict == engine.Deny && d.Check == engine.CheckTaint {
+					dest := d.Destination
+					if dest == "" {
+						dest = "(redacted)"
+					}
+					p.DeniedTo[dest]++
+				}
+			case e.Grant != nil && e.Grant.Recorded != nil && open[e.Grant.Call]:
+				delete(open, e.Grant.Call)
+				if e.Grant.Recorded.Verdict == engine.Allow {
+					p.Asks["approved"]++
+				} else {
+					p.Asks["declined"]++
+				}
+			}
+		}
+		p.Asks["unanswered"] += len(open)
+		return nil
+	})
+	if err != nil {
+		p.Findings = append(p.Findings, PackFinding{Rule: "unreadable", Severity: SevHigh, Where: name, Message: err.Error()})
+	}
+	return nil
+}
+
+// shadowSummary reads the counts line of shadow --format json output.
+func parseShadow(data []byte) (map[string]int, int, error) {
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var s struct {
+			Type   string         `json:"type"`
+			Calls  int            `json:"calls"`
+			Counts map[string]int `json:"counts"`
+		}
+		if json.Unmarshal(line, &s) == nil && s.Type == "summary" {
+			return s.Counts, s.Calls, nil
+		}
+	}
+	return nil, 0, fmt.Errorf("no summary line: give the output of bailiff shadow --format json")
+}
+
+func parseAblate(data []byte) ([]ablationLine, *ablationTotals, error) {
+	var lines []ablationLine
+	var tot *ablationTotals
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var head struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(line, &head); err != nil {
+			return nil, nil, err
+		}
+		switch head.Type {
+		case "check":
+			var l ablationLine
+			if err := json.Unmarshal(line, &l); err != nil {
+				return nil, nil, err
+			}
+			lines = append(lines, l)
+		case "policy":
+			var t ablationTotals
+			if err := json.Unmarshal(line, &t); err != nil {
+				return nil, nil, err
+			}
+			tot = &t
+		}
+	}
+	if tot == nil {
+		return nil, nil, fmt.Errorf("no policy line: give the output of bailiff ablate --format json")
+	}
+	return lines, tot, nil
+}
+
+// controls describes the controls on one tool.
+func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string) {
+	spec := p.Policy.Spec()
+	rule = "none: denied by default"
+	for _, r := range spec.Rules {
+		if engine.MatchGlob(r.Tool, tool) {
+			rule = r.ID + " (" + r.Action
+			if len(r.When) > 0 {
+				rule += ", conditional"
+			}
+			rule += ")"
+			break
+		}
+	}
+	budget, path, patterns, sink = "-", "-", "-", "-"
+	c := spec.Tools[tool]
+	if d := p.Dests[tool]; len(d) > 0 {
+		// No contract says otherwise: destination-shaped arguments gate it.
+		sink = "gated by its arguments " + strings.Join(d, ", ")
+	}
+	if c == nil {
+		return
+	}
+	if c.MaxCalls != nil {
+		budget = fmt.Sprint(*c.MaxCalls)
+	}
+	if len(c.WriteParams) > 0 {
+		path = strings.Join(c.WriteParams, ", ") + " under " + orNone(c.AllowedPathPrefixes)
+	}
+	if len(c.ArgPatterns) > 0 {
+		var ps []string
+		for _, k := range sortedKeys(c.ArgPatterns) {
+			ps = append(ps, k+"="+c.ArgPatterns[k])
+		}
+		patterns = strings.Join(ps, ", ")
+	}
+	switch {
+	case c.Exfiltrating != nil && !*c.Exfiltrating:
+		sink = "not a sink"
+	case c.Exfiltrating != nil || len(c.SinkParams) > 0 || len(c.TrustedDestinations) > 0:
+		sink = "sink " + orNone(c.SinkParams) + "; trusted " + orNone(c.TrustedDestinations)
+		if c.OnTaint == "ask" {
+			sink += "; on taint ask"
+		}
+	}
+	return
+}
+
+func orNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}

@@ -1,0 +1,392 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"sort"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+)
+
+// mdCell escapes a table cell (see writeMarkdown).
+func mdCell(s string) string {
+	var b strings.Builder
+	_ = writeMarkdown(&b, []string{s}, nil)
+	line := strings.SplitN(b.String(), "\n", 2)[0]
+	return strings.TrimSuffix(strings.TrimPrefix(line, "| "), " |")
+}
+
+var verdicts = []string{"allow", "deny", "ask"}
+
+// coverage is what bailiff covers and what it does not.
+const coverage = `**Covered**, for every call that goes through bailiff: the tool must be pinned
+(listed, with an unchanged definition), a rule must allow or ask for it (nothing else
+gets through), per-tool budgets, path confinement and argument patterns hold, and
+destinations read in untrusted tool output cannot be sent to; each decision is logged
+before the call is forwarded and can be recomputed from the log.
+
+**Not covered**: calls made outside bailiff (servers the client reaches directly, or
+over HTTP), what a server does with an allowed call, what the model says to the user,
+prompt injection as such (bailiff limits what a fooled agent can do; it does not
+detect the injection), data sent through a destination the policy trusts, and
+server-to-client requests (sampling, roots) other than elicitation.`
+
+// owaspRow maps one risk to the bailiff controls that address it and the
+// checks whose decisions are its evidence.
+type owaspRow struct {
+	id, risk, controls string
+	checks             []string
+}
+
+var owasp = []struct {
+	list string
+	rows []owaspRow
+}{
+	{"OWASP Top 10 for LLM Applications 2025", []owaspRow{
+		{"LLM01", "Prompt Injection", "taint sink gate: destinations read in untrusted output are denied", []string{"taint"}},
+		{"LLM02", "Sensitive Information Disclosure", "sink gate, trusted destinations, redaction of logged arguments", []string{"taint"}},
+		{"LLM03", "Supply Chain", "tool pinning: new or changed tool definitions are denied", []string{"pinning"}},
+		{"LLM04", "Data and Model Poisoning", "not covered", nil},
+		{"LLM05", "Improper Output Handling", "calls forwarded re-encoded from checked arguments; path confinement, argument patterns", []string{"path", "pattern"}},
+		{"LLM06", "Excessive Agency", "default-deny firewall, scopes, human approval of asked calls", []string{"rules", "default-deny", "scopes", "approval"}},
+		{"LLM07", "System Prompt Leakage", "not covered", nil},
+		{"LLM08", "Vector and Embedding Weaknesses", "not covered", nil},
+		{"LLM09", "Misinformation", "not covered", nil},
+		{"LLM10", "Unbounded Consumption", "per-tool call budgets", []string{"budget"}},
+	}},
+	{"OWASP Top 10 for Agentic Applications 2026", []owaspRow{
+		{"ASI01", "Agent Goal Hijack", "sink gate limits what a hijacked agent can send", []string{"taint"}},
+		{"ASI02", "Tool Misuse and Exploitation", "rules, path confinement, argument patterns, budgets", []string{"rules", "path", "pattern", "budget"}},
+		{"ASI03", "Identity and Privilege Abuse", "rules scoped to the principal's scopes; approvers never the requester", []string{"scopes", "approval"}},
+		{"ASI04", "Agentic Supply Chain Vulnerabilities", "tool pinning (rug pulls denied until a human accepts them)", []string{"pinning"}},
+		{"ASI05", "Unexpected Code Execution", "default deny; path confinement of written files", []string{"default-deny", "path"}},
+		{"ASI06", "Memory & Context Poisoning", "partly: outputs taint later sends for the whole session", []string{"taint"}},
+		{"ASI07", "Insecure Inter-Agent Communication", "not covered", nil},
+		{"ASI08", "Cascading Failures", "every decision logged before forwarding; verify recomputes them", nil},
+		{"ASI09", "Human-Agent Trust Exploitation", "approvals bound to the exact call, single use, expiring", []string{"approval"}},
+		{"ASI10", "Rogue Agents", "default deny and a tamper-evident log of everything attempted", []string{"default-deny"}},
+	}},
+	{"OWASP MCP Top 10", []owaspRow{
+		{"MCP01", "Token Mismanagement & Secret Exposure", "redaction keeps secrets out of the log; grants bind to keyed digests", nil},
+		{"MCP02", "Privilege Escalation via Scope Creep", "rules require the principal's scopes", []string{"scopes"}},
+		{"MCP03", "Tool Poisoning", "tool pinning by definition digest", []string{"pinning"}},
+		{"MCP04", "Software Supply Chain Attacks", "partly: a changed server's tools are denied until accepted", []string{"pinning"}},
+		{"MCP05", "Command Injection & Execution", "argument patterns, path confinement", []string{"pattern", "path"}},
+		{"MCP06", "Intent Flow Subversion", "sink gate on destinations from tool output", []string{"taint"}},
+		{"MCP07", "Insufficient Authentication & Authorization", "per-principal rules and scopes", []string{"rules", "scopes"}},
+		{"MCP08", "Lack of Audit and Telemetry", "hash-chained audit log, checkpoints, verify", nil},
+		{"MCP09", "Shadow MCP Servers", "partly: bailiff init puts a client's servers behind bailiff", nil},
+		{"MCP10", "Context Injection & Over-Sharing", "trusted sources; hidden tools; sink gate", []string{"taint"}},
+	}},
+}
+
+// Markdown writes the pack.
+func (p *Pack) Markdown() []byte {
+	var b bytes.Buffer
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	table := func(head []string, rows [][]string) { _ = writeMarkdown(&b, head, rows); b.WriteString("\n") }
+	w("# bailiff review pack\n\n")
+	w("Generated %s from %d audit log(s) under policy `%s`.\n\n", p.generatedAt(), len(p.Logs), mdCell(p.In.PolicyName))
+
+	w("## Scope and provenance\n\n")
+	span := "no calls"
+	if !p.First.IsZero() {
+		span = p.First.UTC().Format("2006-01-02 15:04:05Z") + " to " + p.Last.UTC().Format("2006-01-02 15:04:05Z")
+	}
+	w("- Period: %s\n- Sessions: %d; calls: %d\n- Policy versions: %s\n- Checkpoint: none given to this pack (run `bailiff verify --checkpoint` to check truncation)\n\n",
+		span, p.Sessions, p.Calls, mdCell(strings.Join(p.Versions, ", ")))
+	var rows [][]string
+	for _, l := range p.Logs {
+		rows = append(rows, []string{l.File, l.Result, fmt.Sprint(l.Records), fmt.Sprint(l.Findings), fmt.Sprint(l.Unevaluable)})
+	}
+	table([]string{"LOG", "VERIFY", "RECORDS", "FINDINGS", "UNEVALUABLE"}, rows)
+
+	w("## Tools and their controls\n\n")
+	rows = nil
+	for _, t := range p.ToolNames {
+		rule, budget, path, pat, sink := p.controls(t)
+		rows = append(rows, []string{t, rule, budget, path, pat, sink, strings.Join(p.Annots[t], ", ")})
+	}
+	table([]string{"TOOL", "RULE", "BUDGET", "PATH CONFINEMENT", "PATTERNS", "SINK GATE", "ANNOTATIONS"}, rows)
+
+	w("## Audit summary\n\n")
+	if p.Calls > 0 {
+		w("```mermaid\npie title Verdicts\n")
+		for _, v := range verdicts {
+			w("    %q : %d\n", v, p.total(v))
+		}
+		w("```\n\n")
+		days := sortedKeys(p.ByDay)
+		w("```mermaid\nxychart-beta\n    title \"Calls denied per day\"\n    x-axis [%s]\n    bar [", quoteList(days))
+		for i, d := range days {
+			if i > 0 {
+				w(", ")
+			}
+			w("%d", p.ByDay[d]["deny"])
+		}
+		w("]\n```\n\n")
+	}
+	rows = nil
+	for _, t := range sortedKeys(p.ByTool) {
+		m := p.ByTool[t]
+		rows = append(rows, []string{t, fmt.Sprint(m["allow"]), fmt.Sprint(m["deny"]), fmt.Sprint(m["ask"])})
+	}
+	table([]string{"TOOL", "ALLOW", "DENY", "ASK"}, rows)
+	rows = nil
+	for _, c := range sortedKeys(p.ByCheck) {
+		rows = append(rows, []string{c, fmt.Sprint(p.ByCheck[c])})
+	}
+	table([]string{"DECIDED BY CHECK", "CALLS"}, rows)
+	rows = nil
+	for _, r := range sortedKeys(p.ByRule) {
+		rows = append(rows, []string{r, fmt.Sprint(p.ByRule[r])})
+	}
+	table([]string{"RULE", "CALLS"}, rows)
+	w("Asks: %d approved, %d declined, %d unanswered. Calls with redacted arguments: %d.\n\n",
+		p.Asks["approved"], p.Asks["declined"], p.Asks["unanswered"], p.Redacted)
+	if len(p.DeniedTo) > 0 {
+		dests := sortedKeys(p.DeniedTo)
+		sort.SliceStable(dests, func(i, j int) bool { return p.DeniedTo[dests[i]] > p.DeniedTo[dests[j]] })
+		if len(dests) > 10 {
+			dests = dests[:10]
+		}
+		rows = nil
+		for _, d := range dests {
+			rows = append(rows, []string{d, fmt.Sprint(p.DeniedTo[d])})
+		}
+		table([]string{"TOP DENIED DESTINATIONS", "CALLS"}, rows)
+	}
+
+	w("## Findings\n\n")
+	if len(p.Findings) == 0 {
+		w("None.\n\n")
+	} else {
+		rows = nil
+		for _, f := range p.Findings {
+			where := f.Where
+			if f.Line > 0 {
+				where += fmt.Sprintf(":%d", f.Line)
+			}
+			rows = append(rows, []string{sevWord(f.Severity), f.Rule, where, f.Message})
+		}
+		table([]string{"SEVERITY", "FINDING", "WHERE", "WHAT"}, rows)
+	}
+
+	if p.In.Shadow != nil {
+		w("## Policy change (shadow)\n\n")
+		if counts, calls, err := parseShadow(p.In.Shadow); err == nil {
+			rows = [][]string{{fmt.Sprint(calls)}}
+			head := []string{"CALLS"}
+			for _, c := range []string{"unchanged", "newly-denied", "newly-asked", "newly-allowed", "unevaluable"} {
+				head = append(head, strings.ToUpper(c))
+				rows[0] = append(rows[0], fmt.Sprint(counts[c]))
+			}
+			table(head, rows)
+		} else {
+			w("The shadow result could not be read: %s\n\n", mdCell(err.Error()))
+		}
+	}
+	if p.In.Ablate != nil {
+		w("## Ablation\n\n")
+		if lines, tot, err := parseAblate(p.In.Ablate); err == nil {
+			rows = nil
+			for _, l := range lines {
+				dead := "-"
+				if l.Dead {
+					dead = "dead"
+				}
+				rows = append(rows, []string{l.Check, fmt.Sprint(l.Changed), fmt.Sprint(l.StopsAlone), fmt.Sprint(l.Costs), dead})
+			}
+			table([]string{"CHECK OFF", "CHANGED", "ATTACKS STOPPED ALONE", "BENIGN COST", "DEAD"}, rows)
+			w("Block rate %.2f over %d attack calls; benign loss %.2f over %d benign calls.\n\n", tot.BlockRate, tot.Attacks, tot.BenignLoss, tot.Benign)
+		} else {
+			w("The ablation result could not be read: %s\n\n", mdCell(err.Error()))
+		}
+	}
+
+	w("## What the gateway covers\n\n%s\n\n", coverage)
+
+	w("## OWASP mapping\n\n")
+	for _, l := range owasp {
+		w("### %s\n\n", l.list)
+		rows = nil
+		for _, r := range l.rows {
+			ev := "-"
+			if len(r.checks) > 0 {
+				n := 0
+				for _, c := range r.checks {
+					n += p.ByCheck[c]
+				}
+				ev = fmt.Sprintf("%d decisions by %s", n, strings.Join(r.checks, ", "))
+			}
+			rows = append(rows, []string{r.id, r.risk, r.controls, ev})
+		}
+		table([]string{"ID", "RISK", "BAILIFF CONTROL", "EVIDENCE IN THIS PERIOD"}, rows)
+	}
+	return b.Bytes()
+}
+
+func sevWord(s string) string {
+	switch s {
+	case SevHigh:
+		return "high"
+	case SevMedium:
+		return "medium"
+	}
+	return "low"
+}
+
+func quoteList(l []string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+func (p *Pack) total(v string) int {
+	n := 0
+	for _, m := range p.ByTool {
+		n += m[v]
+	}
+	return n
+}
+
+func (p *Pack) generatedAt() string {
+	if p.In.GeneratedAt != "" {
+		return p.In.GeneratedAt
+	}
+	if p.Last.IsZero() {
+		return "(no records)"
+	}
+	return p.Last.UTC().Format("2006-01-02")
+}
+
+// HTML renders the Markdown pack with GFM and no raw HTML (audit content
+// is attacker-controlled), under a content security policy that allows no
+// script at all, with the charts as inline SVG.
+func (p *Pack) HTML() ([]byte, error) {
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	var body bytes.Buffer
+	if err := md.Convert(p.Markdown(), &body); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
+	b.WriteString("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n")
+	b.WriteString("<title>bailiff review pack</title>\n<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;padding:0 1em}" +
+		"table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.2em .5em;text-align:left;vertical-align:top}" +
+		"pre{background:#f4f4f4;padding:.5em}svg{margin:1em 0}</style>\n</head><body>\n")
+	b.WriteString(p.svg())
+	b.Write(body.Bytes())
+	b.WriteString("</body></html>\n")
+	return b.Bytes(), nil
+}
+
+// svg draws the verdicts per tool as horizontal bars. Every string in it
+// is escaped; every number is computed.
+func (p *Pack) svg() string {
+	tools := sortedKeys(p.ByTool)
+	if len(tools) == 0 {
+		return ""
+	}
+	max := 1
+	for _, t := range tools {
+		if n := p.ByTool[t]["allow"] + p.ByTool[t]["deny"] + p.ByTool[t]["ask"]; n > max {
+			max = n
+		}
+	}
+	colors := map[string]string{"allow": "#4a8", "deny": "#c44", "ask": "#da3"}
+	var b strings.Builder
+	h := 30 + 22*len(tools)
+	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"%d\" role=\"img\" aria-label=\"Verdicts by tool\">\n", h)
+	b.WriteString("<text x=\"0\" y=\"16\" font-size=\"14\">Verdicts by tool (green allow, red deny, amber ask)</text>\n")
+	for i, t := range tools {
+		y := 26 + 22*i
+		fmt.Fprintf(&b, "<text x=\"0\" y=\"%d\" font-size=\"12\">%s</text>\n", y+14, html.EscapeString(truncate(t, 28)))
+		x := 220
+		for _, v := range verdicts {
+			wd := 480 * p.ByTool[t][v] / max
+			if wd > 0 {
+				fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"18\" fill=\"%s\"/>\n", x, y, wd, colors[v])
+				x += wd
+			}
+		}
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// SARIF writes the findings as SARIF 2.1.0, for code scanning.
+func (p *Pack) SARIF() []byte {
+	type msg struct {
+		Text string `json:"text"`
+	}
+	type rule struct {
+		ID               string `json:"id"`
+		ShortDescription msg    `json:"shortDescription"`
+	}
+	type region struct {
+		StartLine int `json:"startLine"`
+	}
+	type physical struct {
+		ArtifactLocation struct {
+			URI string `json:"uri"`
+		} `json:"artifactLocation"`
+		Region *region `json:"region,omitempty"`
+	}
+	type location struct {
+		PhysicalLocation physical `json:"physicalLocation"`
+	}
+	type result struct {
+		RuleID    string     `json:"ruleId"`
+		Level     string     `json:"level"`
+		Message   msg        `json:"message"`
+		Locations []location `json:"locations"`
+	}
+	seen := map[string]bool{}
+	var rules []rule
+	var results []result
+	for _, f := range p.Findings {
+		if !seen[f.Rule] {
+			seen[f.Rule] = true
+			rules = append(rules, rule{ID: f.Rule, ShortDescription: msg{Text: strings.ReplaceAll(f.Rule, "-", " ")}})
+		}
+		var loc location
+		loc.PhysicalLocation.ArtifactLocation.URI = f.Where
+		if f.Line > 0 {
+			loc.PhysicalLocation.Region = &region{StartLine: f.Line}
+		}
+		results = append(results, result{RuleID: f.Rule, Level: f.Severity, Message: msg{Text: f.Message}, Locations: []location{loc}})
+	}
+	sort.Slice(rules, func(i, j int) bool { return rules[i].ID < rules[j].ID })
+	if results == nil {
+		results = []result{}
+	}
+	doc := map[string]any{
+		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+		"version": "2.1.0",
+		"runs": []any{map[string]any{
+			"tool":    map[string]any{"driver": map[string]any{"name": "bailiff", "rules": rules}},
+			"results": results,
+		}},
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(doc)
+	return b.Bytes()
+}
