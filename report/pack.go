@@ -26,6 +26,8 @@ type PackInput struct {
 	Since       time.Time
 	Until       time.Time
 	GeneratedAt string // the date line; default the last record's day
+	// Checkpoint, when set, is a verified checkpoint of the one log.
+	Checkpoint *chain.Checkpoint
 }
 
 // Severity of a pack finding, as SARIF levels.
@@ -224,7 +226,7 @@ func (p *Pack) readLog(name string, versions, tools map[string]bool) error {
 	}
 	defer f.Close()
 	ev := chain.Evidence{Dir: chain.EvidenceDir(name)}
-	rep, err := replay.VerifyLog(name, bufio.NewReader(f), ev, replay.VerifyOptions{Workers: 1})
+	rep, err := replay.VerifyLog(name, bufio.NewReader(f), ev, replay.VerifyOptions{Workers: 1, Checkpoint: p.In.Checkpoint})
 	if err != nil {
 		return err
 	}

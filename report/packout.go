@@ -97,8 +97,12 @@ func (p *Pack) Markdown() []byte {
 	if !p.First.IsZero() {
 		span = p.First.UTC().Format("2006-01-02 15:04:05Z") + " to " + p.Last.UTC().Format("2006-01-02 15:04:05Z")
 	}
-	w("- Period: %s\n- Sessions: %d; calls: %d\n- Policy versions: %s\n- Checkpoint: none given to this pack (run `bailiff verify --checkpoint` to check truncation)\n\n",
-		span, p.Sessions, p.Calls, mdCell(strings.Join(p.Versions, ", ")))
+	ckpt := "none given: a log cut short since it was written would not show (give --checkpoint)"
+	if c := p.In.Checkpoint; c != nil {
+		ckpt = fmt.Sprintf("the log was checked against a signed checkpoint of %d records by %s", c.Size, mdCell(c.Origin))
+	}
+	w("- Period: %s\n- Sessions: %d; calls: %d\n- Policy versions: %s\n- Checkpoint: %s\n\n",
+		span, p.Sessions, p.Calls, mdCell(strings.Join(p.Versions, ", ")), ckpt)
 	var rows [][]string
 	for _, l := range p.Logs {
 		rows = append(rows, []string{l.File, l.Result, fmt.Sprint(l.Records), fmt.Sprint(l.Findings), fmt.Sprint(l.Unevaluable)})

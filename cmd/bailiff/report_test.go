@@ -22,6 +22,7 @@ func TestReportGolden(t *testing.T) {
 	scenarios := map[string][]string{
 		"clean": {"--audit", fixtures + "/chain/good_web.jsonl", "--tools", fixtures + "/mcp-tools/curl-tools.json"},
 		"incident": {"--audit", fixtures + "/chain/good_mail.jsonl", "--tools", fixtures + "/mcp-tools/mail-tools.json",
+			"--checkpoint", fixtures + "/chain/good_mail.ckpt", "--key", fixtures + "/chain/src/test.pub",
 			"--shadow", "../../golden/shadow/logs.json", "--ablate", "../../golden/ablate/logs.json"},
 		"tampered": {"--audit", fixtures + "/chain/fail_forged_verdict.jsonl", "--audit", fixtures + "/chain/fail_edited_field.jsonl"},
 	}

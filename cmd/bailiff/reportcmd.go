@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"bailiff/chain"
 	"bailiff/report"
 )
 
@@ -23,6 +24,8 @@ type reportParams struct {
 	html        string
 	sarif       string
 	generatedAt string
+	checkpoint  string
+	key         string
 }
 
 func newReport(stderr io.Writer) *cobra.Command {
@@ -69,6 +72,8 @@ content is attacker-controlled); --sarif writes the findings as SARIF
 	c.Flags().StringVar(&p.html, "html", "", "also write the pack as HTML")
 	c.Flags().StringVar(&p.sarif, "sarif", "", "also write the findings as SARIF 2.1.0")
 	c.Flags().StringVar(&p.generatedAt, "generated-at", "", "the date line (default: the last record's day)")
+	c.Flags().StringVar(&p.checkpoint, "checkpoint", "", "a signed checkpoint of the (one) log, kept elsewhere")
+	c.Flags().StringVar(&p.key, "key", "", "the public key the checkpoint is signed with")
 	return c
 }
 
@@ -103,6 +108,24 @@ func runReport(stderr io.Writer, p reportParams) error {
 		if *t.dst, err = time.Parse(time.RFC3339Nano, t.v); err != nil {
 			return usageErr(fmt.Errorf("%s %q is not an RFC 3339 time", t.flag, t.v), "")
 		}
+	}
+	if p.checkpoint != "" {
+		if p.key == "" || len(p.audit) != 1 {
+			return usageErr(errors.New("--checkpoint needs --key and exactly one --audit"), "")
+		}
+		key, err := readKey(p.key)
+		if err != nil {
+			return err
+		}
+		note, err := readFile(p.checkpoint)
+		if err != nil {
+			return err
+		}
+		c, err := chain.OpenCheckpoint(note, key)
+		if err != nil {
+			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: "a checkpoint that does not verify proves nothing about the log"}
+		}
+		in.Checkpoint = &c
 	}
 	pack, err := report.BuildPack(in)
 	if err != nil {
