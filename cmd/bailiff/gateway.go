@@ -152,23 +152,16 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	if err != nil {
 		return usageErr(fmt.Errorf("%s: %v", config, err), "")
 	}
-	secret := make([]byte, 32)
-	if c.Secret != "" {
-		if secret, err = readFile(c.Secret); err != nil {
-			return err
-		}
-	} else if _, err := rand.Read(secret); err != nil {
+	secret, err := loadSecret(c.Secret)
+	if err != nil {
 		return err
 	}
 	if c.Principal.Subject == "" {
 		c.Principal.Subject = os.Getenv("USER")
 	}
-	if err := os.MkdirAll(filepath.Dir(c.Audit), 0o700); err != nil {
-		return usageErr(fmt.Errorf("cannot make the audit log's directory: %v", unwrapPath(err)), "")
-	}
-	log, err := chain.Open(c.Audit, dur)
+	log, err := openAudit(c.Audit, dur)
 	if err != nil {
-		return usageErr(fmt.Errorf("cannot open the audit log: %v", err), "")
+		return err
 	}
 	defer log.Close()
 	suffix := make([]byte, 4)

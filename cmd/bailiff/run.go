@@ -116,12 +116,8 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		audit = "bailiff-" + server + ".audit.jsonl"
 	}
 	dur, _ := chain.ParseDurability(p.durability)
-	secret := make([]byte, 32)
-	if p.secret != "" {
-		if secret, err = readFile(p.secret); err != nil {
-			return err
-		}
-	} else if _, err := rand.Read(secret); err != nil {
+	secret, err := loadSecret(p.secret)
+	if err != nil {
 		return err
 	}
 	principal := engine.Principal{Subject: p.principal, Scopes: p.scopes}
@@ -134,16 +130,9 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		_, _ = rand.Read(suffix)
 		session = fmt.Sprintf("%s-%s-%s", server, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(suffix))
 	}
-	if err := os.MkdirAll(filepath.Dir(audit), 0o700); err != nil {
-		return usageErr(fmt.Errorf("cannot make the audit log's directory: %v", unwrapPath(err)), "")
-	}
-	log, err := chain.Open(audit, dur)
+	log, err := openAudit(audit, dur)
 	if err != nil {
-		var ve *chain.VerifyError
-		if errors.As(err, &ve) && ve.Torn {
-			return usageErr(fmt.Errorf("%s ends in a torn record", audit), "bailiff repair "+audit+" -o "+audit)
-		}
-		return usageErr(fmt.Errorf("cannot open the audit log: %v", err), "")
+		return err
 	}
 	defer log.Close()
 
@@ -167,4 +156,33 @@ func shortVersion(v string) string {
 		return v[:19]
 	}
 	return v
+}
+
+// loadSecret reads the key for digests of redacted calls, or makes a
+// fresh random one: digests then bind grants within this process only,
+// and nobody can confirm a redacted value by guessing it.
+func loadSecret(file string) ([]byte, error) {
+	if file != "" {
+		return readFile(file)
+	}
+	secret := make([]byte, 32)
+	_, err := rand.Read(secret)
+	return secret, err
+}
+
+// openAudit opens (or starts) an audit log for a live session, making its
+// directory.
+func openAudit(audit string, dur chain.Durability) (*chain.Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(audit), 0o700); err != nil {
+		return nil, usageErr(fmt.Errorf("cannot make the audit log's directory: %v", unwrapPath(err)), "")
+	}
+	log, err := chain.Open(audit, dur)
+	if err != nil {
+		var ve *chain.VerifyError
+		if errors.As(err, &ve) && ve.Torn {
+			return nil, usageErr(fmt.Errorf("%s ends in a torn record", audit), "bailiff repair "+audit+" -o "+audit)
+		}
+		return nil, usageErr(fmt.Errorf("cannot open the audit log: %v", err), "")
+	}
+	return log, nil
 }
