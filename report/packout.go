@@ -270,11 +270,13 @@ func (p *Pack) generatedAt() string {
 	return p.Last.UTC().Format("2006-01-02")
 }
 
-// HTML renders the Markdown pack with GFM and no raw HTML (audit content
+// HTML renders the Markdown pack with GFM tables and no raw HTML (audit content
 // is attacker-controlled), under a content security policy that allows no
 // script at all, with the charts as inline SVG.
 func (p *Pack) HTML() ([]byte, error) {
-	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	// GFM's tables and strikethrough, but not its linkify: a URL from the
+	// audit content is the attacker's, and stays text, not a link.
+	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough))
 	var body bytes.Buffer
 	if err := md.Convert(p.Markdown(), &body); err != nil {
 		return nil, err
@@ -285,8 +287,15 @@ func (p *Pack) HTML() ([]byte, error) {
 	b.WriteString("<title>bailiff review pack</title>\n<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;padding:0 1em}" +
 		"table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.2em .5em;text-align:left;vertical-align:top}" +
 		"pre{background:#f4f4f4;padding:.5em}svg{margin:1em 0}</style>\n</head><body>\n")
-	b.WriteString(p.svg())
-	b.Write(body.Bytes())
+	// The chart goes under the audit summary's heading.
+	head := []byte("<h2>Audit summary</h2>\n")
+	if i := bytes.Index(body.Bytes(), head); i >= 0 {
+		b.Write(body.Bytes()[:i+len(head)])
+		b.WriteString(p.svg())
+		b.Write(body.Bytes()[i+len(head):])
+	} else {
+		b.Write(body.Bytes())
+	}
 	b.WriteString("</body></html>\n")
 	return b.Bytes(), nil
 }
