@@ -54,6 +54,9 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		if p.pinErr != nil {
 			reason = p.pinErr.Error()
 		}
+		// No session record to decide it under: it is logged as a request
+		// that never became a call.
+		p.malformed(req.ID, req.Params, "refused before the session started: "+reason, 0)
 		p.toClient(refusal(req.ID, "bailiff denied this call: "+reason))
 		return
 	}
