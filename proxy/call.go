@@ -367,9 +367,6 @@ func (p *Proxy) collectGrants() {
 		p.state.ListTools(p.defs)
 		p.state.Accept([]engine.ToolDef{def})
 	}
-	if len(p.waiting) == 0 {
-		return
-	}
 	for aid, c := range p.waiting {
 		a, ok := p.opt.Approvals.Answer(aid)
 		if !ok {

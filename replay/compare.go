@@ -199,7 +199,7 @@ func LogSessions(name string, r io.Reader, ev chain.Evidence, fn func(LogSession
 			ls = &LogSession{Policy: p}
 			open[rec.Session] = ls
 			ls.Events = append(ls.Events, Event{Line: int(rec.Seq), At: rec.TS, Start: &Start{Session: rec.Session, Server: b.Server,
-				Principal: engine.Principal(b.Principal), Tools: toolDefs(b.Tools)}})
+				Principal: engine.Principal(b.Principal), Tools: records.ToolDefs(b.Tools)}})
 			continue
 		}
 		if ls == nil {
@@ -246,7 +246,7 @@ func (v *verifier) event(rec chain.Record) (Event, error) {
 		if err := chain.DecodeBody(rec.Body, &b); err != nil {
 			return e, err
 		}
-		e.Tools, e.Repin, e.Accept = toolDefs(b.Tools), b.Repin, toolDefs(b.Accept)
+		e.Tools, e.Repin, e.Accept = records.ToolDefs(b.Tools), b.Repin, records.ToolDefs(b.Accept)
 	case chain.KindCall:
 		var b chain.CallBody
 		if err := chain.DecodeBody(rec.Body, &b); err != nil {

@@ -396,15 +396,15 @@ func (set *sessionSet) record(rec chain.Record) {
 		var b chain.ToolsBody
 		if err = chain.DecodeBody(rec.Body, &b); err == nil {
 			if b.Repin {
-				vs.s.state.Repin(toolDefs(b.Tools))
+				vs.s.state.Repin(records.ToolDefs(b.Tools))
 			} else {
-				vs.s.state.ListTools(toolDefs(b.Tools))
+				vs.s.state.ListTools(records.ToolDefs(b.Tools))
 			}
 			if len(b.Accept) > 0 {
 				if b.AcceptedBy == "" || b.AcceptedBy == vs.s.state.Principal.Subject {
 					set.find(rec, "", FindGrant, b.AcceptedBy, "", "changed tool definitions were accepted by nobody, or by the principal itself: not applied")
 				} else {
-					vs.s.state.Accept(toolDefs(b.Accept))
+					vs.s.state.Accept(records.ToolDefs(b.Accept))
 				}
 			}
 		}
@@ -444,7 +444,7 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 		set.find(rec, "", FindPolicy, b.PolicyVersion, "", problem)
 		return &vsession{broken: true}
 	}
-	return &vsession{s: newStepper(p, rec.Session, b.Server, engine.Principal(b.Principal), toolDefs(b.Tools)),
+	return &vsession{s: newStepper(p, rec.Session, b.Server, engine.Principal(b.Principal), records.ToolDefs(b.Tools)),
 		given: map[string]string{}, used: map[string]string{}}
 }
 
@@ -453,14 +453,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func toolDefs(ts []chain.Tool) []engine.ToolDef {
-	out := make([]engine.ToolDef, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, engine.ToolDef(t))
-	}
-	return out
 }
 
 func (set *sessionSet) call(vs *vsession, rec chain.Record) error {

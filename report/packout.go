@@ -12,14 +12,6 @@ import (
 	"github.com/yuin/goldmark/extension"
 )
 
-// mdCell escapes a table cell (see writeMarkdown).
-func mdCell(s string) string {
-	var b strings.Builder
-	_ = writeMarkdown(&b, []string{s}, nil)
-	line := strings.SplitN(b.String(), "\n", 2)[0]
-	return strings.TrimSuffix(strings.TrimPrefix(line, "| "), " |")
-}
-
 var verdicts = []string{"allow", "deny", "ask"}
 
 // coverage is what bailiff covers and what it does not.
@@ -90,7 +82,7 @@ func (p *Pack) Markdown() []byte {
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	table := func(head []string, rows [][]string) { _ = writeMarkdown(&b, head, rows); b.WriteString("\n") }
 	w("# bailiff review pack\n\n")
-	w("Generated %s from %d audit log(s) under policy `%s`.\n\n", p.generatedAt(), len(p.Logs), mdCell(p.In.PolicyName))
+	w("Generated %s from %d audit log(s) under policy `%s`.\n\n", p.generatedAt(), len(p.Logs), mdEscape(p.In.PolicyName))
 
 	w("## Scope and provenance\n\n")
 	span := "no calls"
@@ -99,10 +91,10 @@ func (p *Pack) Markdown() []byte {
 	}
 	ckpt := "none given: a log cut short since it was written would not show (give --checkpoint)"
 	if c := p.In.Checkpoint; c != nil {
-		ckpt = fmt.Sprintf("the log was checked against a signed checkpoint of %d records by %s", c.Size, mdCell(c.Origin))
+		ckpt = fmt.Sprintf("the log was checked against a signed checkpoint of %d records by %s", c.Size, mdEscape(c.Origin))
 	}
 	w("- Period: %s\n- Sessions: %d; calls: %d\n- Policy versions: %s\n- Checkpoint: %s\n\n",
-		span, p.Sessions, p.Calls, mdCell(strings.Join(p.Versions, ", ")), ckpt)
+		span, p.Sessions, p.Calls, mdEscape(strings.Join(p.Versions, ", ")), ckpt)
 	var rows [][]string
 	for _, l := range p.Logs {
 		rows = append(rows, []string{l.File, l.Result, fmt.Sprint(l.Records), fmt.Sprint(l.Findings), fmt.Sprint(l.Unevaluable)})
@@ -191,7 +183,7 @@ func (p *Pack) Markdown() []byte {
 			}
 			table(head, rows)
 		} else {
-			w("The shadow result could not be read: %s\n\n", mdCell(err.Error()))
+			w("The shadow result could not be read: %s\n\n", mdEscape(err.Error()))
 		}
 	}
 	if p.In.Ablate != nil {
@@ -208,7 +200,7 @@ func (p *Pack) Markdown() []byte {
 			table([]string{"CHECK OFF", "CHANGED", "ATTACKS STOPPED ALONE", "BENIGN COST", "DEAD"}, rows)
 			w("Block rate %.2f over %d attack calls; benign loss %.2f over %d benign calls.\n\n", tot.BlockRate, tot.Attacks, tot.BenignLoss, tot.Benign)
 		} else {
-			w("The ablation result could not be read: %s\n\n", mdCell(err.Error()))
+			w("The ablation result could not be read: %s\n\n", mdEscape(err.Error()))
 		}
 	}
 

@@ -91,19 +91,10 @@ func plain(s string) string {
 // writeMarkdown writes a GitHub-flavoured table with | and newlines escaped.
 func writeMarkdown(w io.Writer, header []string, rows [][]string) error {
 	var b strings.Builder
-	cell := func(s string) string {
-		s = plain(s)
-		s = strings.ReplaceAll(s, `\`, `\\`)
-		s = strings.ReplaceAll(s, "|", `\|`)
-		for _, c := range []string{"*", "_", "`", "<", ">", "[", "]"} {
-			s = strings.ReplaceAll(s, c, `\`+c)
-		}
-		return s
-	}
 	row := func(r []string) {
 		b.WriteString("|")
 		for _, c := range r {
-			b.WriteString(" " + cell(c) + " |")
+			b.WriteString(" " + mdEscape(c) + " |")
 		}
 		b.WriteByte('\n')
 	}
@@ -118,4 +109,17 @@ func writeMarkdown(w io.Writer, header []string, rows [][]string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mdEscape makes text safe in a Markdown table cell or line: control
+// characters visible, and every character Markdown would read as markup
+// (or as a cell boundary) escaped.
+func mdEscape(s string) string {
+	s = plain(s)
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	s = strings.ReplaceAll(s, "|", `\|`)
+	for _, c := range []string{"*", "_", "`", "<", ">", "[", "]"} {
+		s = strings.ReplaceAll(s, c, `\`+c)
+	}
+	return s
 }

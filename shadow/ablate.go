@@ -23,8 +23,6 @@ type Score struct {
 	StopsAlone int // attacks stopped with it and let through without it
 	Stopped    int // attacks stopped with and without it
 	Costs      int // benign calls it stops (let through without it)
-	// Examples are the first changed calls.
-	Examples []replay.Pair
 }
 
 // Dead tells whether switching the check off changes nothing: it earns no
@@ -100,7 +98,7 @@ func (t Totals) BenignLoss() float64 {
 //
 // Labels name calls of audit logs (which carry none) by session and call
 // id; a trace's own labels come with its calls.
-func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels, examples int) ([]Score, Totals, error) {
+func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels) ([]Score, Totals, error) {
 	var names []string
 	for _, c := range engine.Switchable() {
 		names = append(names, string(c))
@@ -146,9 +144,6 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 			with, without := stopped(p.Baseline), stopped(p.Candidate)
 			if p.Candidate.Verdict != p.Baseline.Verdict {
 				s.Changed++
-				if len(s.Examples) < examples {
-					s.Examples = append(s.Examples, p)
-				}
 			}
 			switch {
 			case p.Label == "attack" && with && !without:

@@ -223,7 +223,7 @@ func runAblate(stdout io.Writer, p ablateParams, args []string) error {
 			return usageErr(err, "")
 		}
 	}
-	scores, tot, err := shadow.Ablation(inputs, base, rules, labels, 0)
+	scores, tot, err := shadow.Ablation(inputs, base, rules, labels)
 	if err != nil {
 		return usageErr(err, "")
 	}

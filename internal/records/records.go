@@ -37,6 +37,15 @@ func Tools(defs []engine.ToolDef) []chain.Tool {
 	return out
 }
 
+// ToolDefs are recorded tools as the engine pins them.
+func ToolDefs(ts []chain.Tool) []engine.ToolDef {
+	out := make([]engine.ToolDef, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, engine.ToolDef(t))
+	}
+	return out
+}
+
 // Answer is a grant's answer as a grant record words it.
 func Answer(approve bool) string {
 	if approve {
