@@ -199,7 +199,7 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 		if d.unknown {
 			out = destOutcome(o.choose(3, d.path, CheckTaint))
 		} else {
-			out, src, why = judge(s, ct, d.norm)
+			out, src, why = judge(s, ct, d.raw, d.norm)
 			if out == destMiss && len(s.purged) > 0 && runeCount(d.norm) >= minTaintLen {
 				// The destination may have been in output whose text is gone.
 				src = s.purged[0]
@@ -232,29 +232,30 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 	return Decision{Verdict: Allow}
 }
 
-// judge classifies one normalized destination.
-func judge(s *State, ct *contract, d string) (destOutcome, Source, string) {
+// judge classifies one destination, given as the agent sent it (raw) and
+// normalized (d).
+func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) {
+	t := targetOf(raw, d)
 	for i := range ct.trusted {
-		if ct.trusted[i].matches(d) {
+		if ct.trusted[i].matches(&t, d) {
 			return destOK, Source{}, ""
 		}
 	}
-	if s.approved[d] {
+	if t.ok && s.approved[d] {
 		return destOK, Source{}, ""
 	}
 	ix := &s.taint
 	long := runeCount(d) >= minTaintLen
 	email, isEmail := singleEmail(d)
-	// An exact email or a URL whose host is long enough to index needs no
-	// scan: if the whole string appeared in output, so did its address or
-	// host, and the index has it.
-	scan := long
-	if isEmail && email == d {
-		scan = false
-	} else if u, ok := parseURL(d); ok && runeCount(u.Hostname()) >= minTaintLen {
-		scan = false
+	// An exact email, or a URL whose host is long enough to index, is
+	// looked up in the index first: a hit there is the common case. A
+	// miss still scans, since the string can have appeared inside a
+	// longer token ("xbob@evil.example") that the index keys otherwise.
+	early := isEmail && email == d
+	if u, ok := parseWebURL(d); ok && runeCount(u.host) >= minTaintLen {
+		early = true
 	}
-	if scan {
+	if long && !early {
 		if src, ok := ix.find(d); ok {
 			return destTainted, src, "appeared"
 		}
@@ -286,6 +287,11 @@ func judge(s *State, ct *contract, d string) (destOutcome, Source, string) {
 	})
 	if found != nil {
 		return destTainted, ix.sources[found.src], found.what
+	}
+	if long && early {
+		if src, ok := ix.find(d); ok {
+			return destTainted, src, "appeared"
+		}
 	}
 	return destMiss, Source{}, ""
 }

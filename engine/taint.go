@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"fmt"
-	"net/url"
 	"path"
 	"sort"
 	"strings"
@@ -195,7 +194,7 @@ func tokenRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return tokenByte[r]
 	}
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || dotRune(r) || invisibleRune(r)
 }
 
 // tokens calls fn with every email address and every host name found in
@@ -228,6 +227,7 @@ func tokens(s string, fn func(email, host string)) {
 			if !tokenRune(r) {
 				break
 			}
+			hasDot = hasDot || dotRune(r)
 			j += n
 		}
 		if j == i { // a non-ASCII separator
@@ -243,27 +243,70 @@ func tokens(s string, fn func(email, host string)) {
 }
 
 func classify(tok string, hasAt bool, fn func(email, host string)) {
-	for len(tok) > 0 && strings.IndexByte(".-_+%@", tok[0]) >= 0 {
-		tok = tok[1:]
+	tok = strings.TrimFunc(tok, edgeRune)
+	// The trim may have taken the token's only '@' ("@john.doe"), so
+	// whether it is an address is decided on what is left.
+	at := -1
+	if hasAt {
+		at = strings.LastIndexByte(tok, '@')
 	}
-	for len(tok) > 0 && strings.IndexByte(".-_+%@", tok[len(tok)-1]) >= 0 {
-		tok = tok[:len(tok)-1]
-	}
-	if !hasAt {
-		if hostLike(tok) {
-			fn("", tok)
+	if at < 0 {
+		if h, ok := hostKey(tok); ok {
+			fn("", h)
 		}
 		return
 	}
-	at := strings.LastIndexByte(tok, '@')
 	local, domain := tok[:at], tok[at+1:]
 	if k := strings.LastIndexByte(local, '@'); k >= 0 {
 		local = local[k+1:]
 	}
-	if local == "" || !hostLike(domain) {
+	h, ok := hostKey(domain)
+	if local == "" || !ok {
 		return
 	}
-	fn(tok[len(tok)-len(local)-1-len(domain):], domain)
+	if h == domain {
+		fn(tok[len(tok)-len(local)-1-len(domain):], h)
+		return
+	}
+	fn(local+"@"+h, h)
+}
+
+// edgeRune is what a token is trimmed of: punctuation that ends a
+// sentence or opens a handle, and invisible characters.
+func edgeRune(r rune) bool {
+	return (r < utf8.RuneSelf && strings.IndexByte(".-_+%@", byte(r)) >= 0) || dotRune(r) || invisibleRune(r)
+}
+
+// hostKey is the form a host token is indexed and looked up under: the
+// canonical host a client would connect to, so that "evil。example",
+// "evil\u00adexample" and "evil.example" meet. A token that does not
+// canonicalize is kept with its dots mapped and invisible characters
+// dropped, so it still taints.
+func hostKey(tok string) (string, bool) {
+	if isASCII(tok) && !strings.Contains(tok, "xn--") {
+		if endsInNumber(tok) {
+			// Only four parts make an address in running text: "v1.5"
+			// is a version, not 1.0.0.5.
+			if strings.Count(tok, ".") != 3 {
+				return "", false
+			}
+			return parseIPv4(tok)
+		}
+		return tok, hostLike(tok)
+	}
+	if h, ok := canonicalHost(tok, false); ok && hostLike(h) {
+		return h, true
+	}
+	h := strings.Map(func(r rune) rune {
+		switch {
+		case dotRune(r):
+			return '.'
+		case invisibleRune(r):
+			return -1
+		}
+		return r
+	}, tok)
+	return h, hostLike(h)
 }
 
 // ipv4 tells whether h is a dotted-quad IPv4 address: a host too, though
@@ -302,10 +345,12 @@ func hostLike(h string) bool {
 
 // destPattern is one trusted_destinations entry, parsed.
 type destPattern struct {
-	raw    string
-	kind   destKind
-	value  string   // exact: normalized value; domain: the domain; glob: the host glob
-	prefix *url.URL // url prefix
+	raw   string
+	kind  destKind
+	value string // exact: normalized value; domain: the canonical domain; glob: the host glob
+	// A URL prefix, parsed as written and normalized: a destination must
+	// fall under both.
+	prefix, prefixNorm webURL
 }
 
 type destKind uint8
@@ -325,20 +370,20 @@ func compileDest(d string) (destPattern, error) {
 		return dp, fmt.Errorf("empty trusted destination")
 	case strings.HasPrefix(n, "@"):
 		dp.kind = destDomain
-		dp.value = strings.TrimSuffix(n[1:], ".")
-		if !hostLike(dp.value) {
-			return dp, fmt.Errorf("trusted destination %q: %q is not a domain", d, dp.value)
+		h, ok := canonicalHost(strings.TrimSuffix(n[1:], "."), false)
+		if !ok || !hostLike(h) {
+			return dp, fmt.Errorf("trusted destination %q: %q is not a domain", d, n[1:])
 		}
+		dp.value = h
 	case strings.Contains(n, "://"):
-		u, err := url.Parse(n)
-		if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") || u.RawQuery != "" || u.Fragment != "" {
+		u, ok := parseWebURL(d)
+		un, okn := parseWebURL(n)
+		if !ok || !okn || u.user || u.query || u.frag || (u.scheme != "http" && u.scheme != "https") ||
+			u.host != un.host || u.port != un.port || !strings.HasPrefix(strings.ToLower(d), u.scheme+"://") {
 			return dp, fmt.Errorf("trusted destination %q: a URL prefix needs http(s)://host/path and no user, query or fragment", d)
 		}
-		if u.Path == "" {
-			u.Path = "/"
-		}
 		dp.kind = destURLPrefix
-		dp.prefix = u
+		dp.prefix, dp.prefixNorm = u, un
 	case strings.ContainsAny(n, "*?"):
 		dp.kind = destHostGlob
 		if strings.ContainsAny(n, "/@ ") {
@@ -351,64 +396,105 @@ func compileDest(d string) (destPattern, error) {
 	return dp, nil
 }
 
-// matches tells whether the normalized destination d is trusted by the
-// pattern. URLs and addresses are parsed, never substring-matched, so
-// "https://evil.example/?x=irs.gov" is not under *.irs.gov.
-func (dp *destPattern) matches(d string) bool {
+// target is where a destination really goes, read from the value as the
+// agent sent it (raw) and as normalized (norm): the kind, and for a URL or
+// an address its canonical host. ok is false when the two readings
+// disagree on where it goes, or it is a URL with userinfo: such a
+// destination is never trusted, because the client sending it reads the
+// raw value, not the normalized one.
+type target struct {
+	ok    bool
+	url   bool
+	web   webURL // raw reading of a URL
+	webN  webURL // normalized reading
+	email string // normalized single address
+	host  string // canonical host of a URL or an address
+}
+
+func targetOf(raw, norm string) target {
+	ur, okr := parseWebURL(raw)
+	un, okn := parseWebURL(norm)
+	if okr || okn || strings.Contains(norm, "://") {
+		t := target{url: true, web: ur, webN: un, host: ur.host}
+		t.ok = okr && okn && !ur.user && !un.user && ur.scheme == un.scheme && ur.host == un.host && ur.port == un.port
+		return t
+	}
+	if e, ok := singleEmail(norm); ok {
+		re, rok := singleEmail(raw)
+		if !rok {
+			return target{}
+		}
+		h, hok := canonicalHost(emailDomain(e), false)
+		rh, rhok := canonicalHost(emailDomain(re), false)
+		return target{ok: hok && rhok && h == rh, email: e, host: h}
+	}
+	// Not a URL or an address in either reading: a channel id, a phone
+	// number, a name. It is matched as normalized text.
+	return target{ok: !strings.Contains(raw, "://") && strings.Count(raw, "@") == strings.Count(norm, "@")}
+}
+
+// matches tells whether a destination (t, read from its raw value and the
+// normalized d) is trusted by the pattern. URLs and addresses are parsed
+// as the client parses them, never substring-matched, so
+// "https://evil.example/?x=irs.gov" is not under *.irs.gov and
+// "https://api.corp.example／v1／x@evil.example/" goes to evil.example.
+func (dp *destPattern) matches(t *target, d string) bool {
+	if !t.ok {
+		return false
+	}
 	switch dp.kind {
 	case destExact:
 		return d == dp.value
 	case destDomain:
-		e, ok := singleEmail(d)
-		return ok && emailDomain(e) == dp.value
+		return t.email != "" && t.host == dp.value
 	case destURLPrefix:
-		u, ok := parseURL(d)
-		if !ok || u.Scheme != dp.prefix.Scheme || u.Host != dp.prefix.Host {
-			return false
-		}
-		p := cleanURLPath(u.Path)
-		pp := dp.prefix.Path
-		if strings.HasSuffix(pp, "/") {
-			return strings.HasPrefix(p+"/", pp)
-		}
-		return p == pp || strings.HasPrefix(p, pp+"/")
+		return t.url && underPrefix(&t.web, &dp.prefix) && underPrefix(&t.webN, &dp.prefixNorm)
 	case destHostGlob:
-		if u, ok := parseURL(d); ok {
-			return matchGlob(dp.value, strings.TrimSuffix(u.Hostname(), "."))
-		}
-		if e, ok := singleEmail(d); ok {
-			return matchGlob(dp.value, emailDomain(e))
-		}
+		return t.host != "" && !strings.HasPrefix(t.host, "[") && matchGlob(dp.value, t.host)
 	}
 	return false
 }
 
-func cleanURLPath(p string) string {
+// underPrefix: same scheme, host and port, and a path that stays under the
+// prefix's once escapes are decoded and dot segments collapsed.
+func underPrefix(u, prefix *webURL) bool {
+	if u.scheme != prefix.scheme || u.host != prefix.host || u.port != prefix.port {
+		return false
+	}
+	p, ok := cleanURLPath(u.path)
+	pp, pok := cleanURLPath(prefix.path)
+	if !ok || !pok {
+		return false
+	}
+	if strings.HasSuffix(pp, "/") {
+		return strings.HasPrefix(p+"/", pp)
+	}
+	return p == pp || strings.HasPrefix(p, pp+"/")
+}
+
+// cleanURLPath decodes escapes (so %2e%2e is a dot segment and %2f a
+// slash, whichever the server makes of them) and collapses dot segments.
+func cleanURLPath(p string) (string, bool) {
+	p, ok := percentDecode(p)
+	if !ok {
+		return "", false
+	}
 	if p == "" {
-		return "/"
+		return "/", true
 	}
 	c := path.Clean(p)
 	if strings.HasSuffix(p, "/") && c != "/" {
 		c += "/"
 	}
-	return c
-}
-
-func parseURL(d string) (*url.URL, bool) {
-	if !strings.Contains(d, "://") || strings.ContainsAny(d, " \\") {
-		return nil, false
-	}
-	u, err := url.Parse(d)
-	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, false
-	}
-	return u, true
+	return c, true
 }
 
 // singleEmail recognises a destination that is exactly one address: bare,
 // "mailto:addr", or "Name <addr>".
 func singleEmail(d string) (string, bool) {
-	d = strings.TrimPrefix(d, "mailto:")
+	if len(d) >= 7 && strings.EqualFold(d[:7], "mailto:") {
+		d = d[7:]
+	}
 	if i := strings.IndexByte(d, '<'); i >= 0 && strings.HasSuffix(d, ">") {
 		if strings.ContainsAny(d[:i], "<>@,;") {
 			return "", false
