@@ -169,10 +169,13 @@ func FuzzTaintText(f *testing.F) {
 			output := before + form + after
 			s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "http_post"}})
 			s.AddOutput(p, Source{Pos: 7, Tool: "read"}, output)
+			if len(s.purged) > 0 {
+				t.Fatalf("indexing %q failed", output)
+			}
 			for _, tool := range []string{"send_email", "http_post"} {
 				args := map[string]any{"to": form, "url": form}
 				d := Decide(p, s, &Call{ID: "c", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
-				if d.Verdict == "" || d.Check == "" || d.Reason == "" {
+				if d.Verdict == "" || d.Check == "" || d.Reason == "" || d.Check == CheckInternal {
 					t.Fatalf("incomplete decision %+v", d)
 				}
 			}
@@ -203,4 +206,19 @@ func FuzzParseWebURL(f *testing.F) {
 			t.Fatalf("host %q of %q canonicalizes to %q, %v", u.host, s, h, ok)
 		}
 	})
+}
+
+// A decision the engine fails to make is a refusal, never a crash: the
+// same input fails the same way offline, so verify recomputes it.
+func TestDecideFailsClosed(t *testing.T) {
+	p := mustLoad(t, attackPolicy)
+	c := &Call{ID: "c1", Tool: "send_email", Args: map[string]any{"to": "a@b.example"}}
+	for _, d := range []Decision{
+		Decide(p, nil, c, t0),
+		Answer(p, nil, c, Decision{Verdict: Ask}, Grant{ID: "g", Approve: true}, t0),
+	} {
+		if d.Verdict != Deny || d.Check != CheckInternal || !strings.Contains(d.Reason, "internal error") {
+			t.Errorf("decision over a nil state: %+v", d)
+		}
+	}
 }

@@ -24,6 +24,10 @@ const (
 	CheckTaint       Check = "taint"
 	CheckApproval    Check = "approval"
 	CheckDefaultDeny Check = "default-deny"
+	// CheckInternal is no check of the policy: the engine itself failed
+	// on this input, and the call is refused. It is deterministic, so
+	// verify recomputes it.
+	CheckInternal Check = "internal"
 )
 
 // Switchable lists the checks Policy.Without accepts, in decision order.

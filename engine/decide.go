@@ -36,6 +36,17 @@ type Decision struct {
 	Unknown     []string
 }
 
+// failClosed turns a panic inside the engine into a refusal. One bad
+// string must never stop a gateway or an offline run, and a decision that
+// could not be made is never an allow. A panic is a bug all the same: the
+// fuzz tests fail on any CheckInternal decision.
+func failClosed(d *Decision) {
+	if r := recover(); r != nil {
+		*d = Decision{Verdict: Deny, Check: CheckInternal,
+			Reason: fmt.Sprintf("bailiff could not decide this call (internal error: %v); it is refused", r)}
+	}
+}
+
 // purgedLabel marks an unknown that is purged output, not an argument.
 const purgedLabel = "\x00purged:"
 
@@ -86,7 +97,8 @@ func (o *oracle) next() bool {
 // Decide is the decision function: the same policy, state, call and time
 // give the same decision, forever. It runs the checks in their documented
 // order and never reads a clock, the environment or the network.
-func Decide(p *Policy, s *State, c *Call, now time.Time) Decision {
+func Decide(p *Policy, s *State, c *Call, now time.Time) (d Decision) {
+	defer failClosed(&d)
 	var o oracle
 	first := decideOnce(p, s, c, now, &o)
 	if o.n == 0 {
@@ -471,11 +483,12 @@ func grantProblem(s *State, c *Call, g Grant, now time.Time) string {
 // Answer decides a call that was asked, given the human's answer to it.
 // A valid approval allows it; a decline, or a grant that is not bound to
 // the call, spent, expired or self-approved, denies it.
-func Answer(p *Policy, s *State, c *Call, asked Decision, g Grant, now time.Time) Decision {
+func Answer(p *Policy, s *State, c *Call, asked Decision, g Grant, now time.Time) (d Decision) {
+	defer failClosed(&d)
 	if asked.Verdict != Ask {
 		return asked
 	}
-	d := Decision{Check: CheckApproval, Rule: asked.Rule, Grant: g.ID, TaintedBy: asked.TaintedBy, Destination: asked.Destination}
+	d = Decision{Check: CheckApproval, Rule: asked.Rule, Grant: g.ID, TaintedBy: asked.TaintedBy, Destination: asked.Destination}
 	if p.on(CheckApproval) {
 		if problem := grantProblem(s, c, g, now); problem != "" {
 			d.Verdict, d.Reason = Deny, problem

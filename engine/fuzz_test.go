@@ -107,7 +107,7 @@ tools:
 			default:
 				t.Fatalf("verdict %q", d1.Verdict)
 			}
-			if d1.Check == "" || d1.Reason == "" {
+			if d1.Check == "" || d1.Reason == "" || d1.Check == CheckInternal {
 				t.Fatalf("decision without check or reason: %+v", d1)
 			}
 		}

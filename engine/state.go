@@ -84,6 +84,13 @@ func (s *State) AddOutput(p *Policy, src Source, text string) {
 	if p.trustedSource(src) {
 		return
 	}
+	defer func() {
+		// Output the index failed on is unknown output: any long enough
+		// destination could have been in it, which is never an allow.
+		if r := recover(); r != nil {
+			s.purged = append(s.purged, src)
+		}
+	}()
 	s.taint.add(src, text)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/internal/fault"
 	"bailiff/internal/records"
 )
 
@@ -60,40 +61,23 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		p.toClient(refusal(req.ID, "bailiff denied this call: "+reason))
 		return
 	}
-	written, removed := engine.Redact(args, p.opt.Policy.Redact())
-	digest := engine.ArgsDigest(args)
-	if len(removed) > 0 {
-		digest = engine.ArgsHMAC(p.opt.Secret, args)
-	}
-
 	u, server, tool := p.route(name)
-	p.mu.Lock()
-	p.calls++
-	c := &engine.Call{ID: "c" + strconv.Itoa(p.calls), Server: server, Tool: tool, Args: args, Digest: digest}
-	p.collectGrants()
-	now := p.opt.Now()
-	d := engine.Decide(p.opt.Policy, p.state, c, now)
-	body := &chain.CallBody{Call: c.ID, Tool: tool, Args: written, Digest: digest, Decision: records.FromDecision(d)}
-	if p.gateway {
-		body.Server = server
-	}
-	for _, r := range removed {
-		body.Redacted = append(body.Redacted, r.String())
-	}
-	// The decision is on disk before anything is forwarded; a log that
-	// cannot be written forwards nothing.
-	if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindCall, body); err != nil {
-		p.mu.Unlock()
+	c := &engine.Call{Server: server, Tool: tool, Args: args}
+	// A panic from here on is a bug, but one call's bug: that call is
+	// refused, the log says why, and the gateway goes on serving.
+	var recorded bool
+	defer func() {
+		if r := recover(); r != nil {
+			p.internalError(req, c, recorded, r)
+		}
+	}()
+	d, written, canElicit, err := p.decide(c)
+	if err != nil {
 		p.logf("cannot write the audit log: %v", err)
 		p.toClient(refusal(req.ID, "bailiff denied this call: the audit log cannot be written"))
 		return
 	}
-	if d.Verdict != engine.Ask {
-		p.state.Apply(p.opt.Policy, c, d)
-	}
-	canElicit := p.canElicit
-	p.mu.Unlock()
-
+	recorded = true
 	switch d.Verdict {
 	case engine.Allow:
 		p.forward(ctx, u, req.ID, c, meta)
@@ -117,8 +101,63 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 	}
 }
 
-// forward sends the call upstream, re-encoded from the checked arguments,
-// records what comes back, and answers the client.
+// decide decides a call and writes its record, which is on disk (synced,
+// with --durability sync) before anything is forwarded: a log that cannot
+// be written forwards nothing. The lock is released on the way out, panic
+// or not, so a recovered panic leaves the session usable.
+func (p *Proxy) decide(c *engine.Call) (d engine.Decision, written map[string]any, canElicit bool, err error) {
+	written, removed := engine.Redact(c.Args, p.opt.Policy.Redact())
+	c.Digest = engine.ArgsDigest(c.Args)
+	if len(removed) > 0 {
+		c.Digest = engine.ArgsHMAC(p.opt.Secret, c.Args)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls++
+	c.ID = "c" + strconv.Itoa(p.calls)
+	p.collectGrants()
+	now := p.opt.Now()
+	fault.At(fault.Decide, c.Tool)
+	d = engine.Decide(p.opt.Policy, p.state, c, now)
+	body := &chain.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest, Decision: records.FromDecision(d)}
+	if p.gateway {
+		body.Server = c.Server
+	}
+	for _, r := range removed {
+		body.Redacted = append(body.Redacted, r.String())
+	}
+	fault.At(fault.Record, c.Tool)
+	if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindCall, body); err != nil {
+		return d, nil, false, err
+	}
+	if d.Verdict != engine.Ask {
+		p.state.Apply(p.opt.Policy, c, d)
+	}
+	return d, written, p.canElicit, nil
+}
+
+// internalError refuses a call whose handling panicked. Before its call
+// record was written, a malformed record says an internal error refused
+// it; after, a failed result closes it, so that verify, like the
+// gateway, counts it as never completed.
+func (p *Proxy) internalError(req *jsonrpc.Request, c *engine.Call, recorded bool, r any) {
+	why := fmt.Sprintf("internal error: %v", r)
+	p.logf("call %s (%s) refused by an %s", c.ID, c.Tool, why)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				p.logf("cannot record the internal error: %v", r)
+			}
+		}()
+		if recorded {
+			p.record(c, chain.StatusFailed, nil, "", true)
+			return
+		}
+		p.malformed(req.ID, req.Params, "refused by an "+why, 0)
+	}()
+	p.toClient(refusal(req.ID, "bailiff denied this call: "+why))
+}
+
 // route finds the server a tool name goes to: the only one, or in a
 // gateway the one named before the first dot (nil when there is none).
 func (p *Proxy) route(name string) (u *upstream, server, tool string) {
@@ -132,6 +171,8 @@ func (p *Proxy) route(name string) (u *upstream, server, tool string) {
 	return p.byName[server], server, tool
 }
 
+// forward sends the call upstream, re-encoded from the checked arguments,
+// records what comes back, and answers the client.
 func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engine.Call, meta any) {
 	params := map[string]any{"name": c.Tool, "arguments": c.Args}
 	if meta != nil {

@@ -252,9 +252,30 @@ func (p *Proxy) spawn(fn func()) bool {
 	p.work.Add(1)
 	go func() {
 		defer p.work.Done()
-		fn()
+		p.safely(fn)
 	}()
 	return true
+}
+
+// safely runs fn and reports whether it returned rather than panicked. A
+// panic is a bug, but it must not stop the gateway: what it has to refuse
+// (a call) its own recovery refuses; what reaches here is logged.
+func (p *Proxy) safely(fn func()) (returned bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.logf("internal error (message dropped): %v", r)
+		}
+	}()
+	fn()
+	return true
+}
+
+// pump runs a read loop until it returns on its own (its stream ended, or
+// the session closed), restarting it after a panic: the message it was
+// handling is dropped, and the next one is read.
+func (p *Proxy) pump(ctx context.Context, loop func()) {
+	for !p.safely(loop) && ctx.Err() == nil {
+	}
 }
 
 func (p *Proxy) logf(format string, a ...any) {
@@ -275,6 +296,10 @@ func key(id jsonrpc.ID) string {
 }
 
 func (p *Proxy) fromClient(ctx context.Context) {
+	p.pump(ctx, func() { p.fromClientLoop(ctx) })
+}
+
+func (p *Proxy) fromClientLoop(ctx context.Context) {
 	for ctx.Err() == nil {
 		line, err := p.down.read()
 		if errors.Is(err, errTooLong) {
@@ -369,6 +394,10 @@ func (p *Proxy) toClient(m jsonrpc.Message) {
 }
 
 func (p *Proxy) fromServer(ctx context.Context, u *upstream) {
+	p.pump(ctx, func() { p.fromServerLoop(ctx, u) })
+}
+
+func (p *Proxy) fromServerLoop(ctx context.Context, u *upstream) {
 	for ctx.Err() == nil {
 		line, err := u.wire.read()
 		if errors.Is(err, errTooLong) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bailiff/engine"
+	"bailiff/internal/fault"
 )
 
 // stepper is one session being driven through the engine, whatever the
@@ -43,6 +44,7 @@ func (s *stepper) call(c *engine.Call) (*pending, error) {
 }
 
 func (s *stepper) evaluate(c *engine.Call, now time.Time) engine.Decision {
+	fault.At(fault.Decide, c.Tool)
 	return engine.Decide(s.p, s.state, c, now)
 }
 

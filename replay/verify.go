@@ -109,8 +109,13 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 		wg.Add(1)
 		go func(in chan chain.Record, set *sessionSet) {
 			defer wg.Done()
+			// A worker that fails keeps draining its channel, so the
+			// reader never blocks, and its failure fails the whole run:
+			// a verify that lost a session must never say ok.
 			for rec := range in {
-				set.record(rec)
+				if set.failed == nil {
+					set.failed = safeRecord(set, rec)
+				}
 			}
 		}(chans[i], results[i])
 	}
@@ -156,6 +161,11 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 	wg.Wait()
 	if readErr != nil {
 		return nil, fmt.Errorf("%s: %w", name, readErr)
+	}
+	for _, set := range results {
+		if set.failed != nil {
+			return nil, fmt.Errorf("%s: %w", name, set.failed)
+		}
 	}
 	rep.Records = rd.Count()
 	if opt.Checkpoint != nil && rd.Count() < opt.Checkpoint.Size && len(rep.Findings) == 0 {
@@ -348,6 +358,19 @@ type sessionSet struct {
 	findings    []Finding
 	unevaluable []Unevaluable
 	calls       int
+	failed      error // an internal error: the set's results are incomplete
+}
+
+// safeRecord feeds one record to its session, turning a panic into an
+// error that names the record.
+func safeRecord(set *sessionSet, rec chain.Record) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error at record %d (session %q): %v", rec.Seq, rec.Session, r)
+		}
+	}()
+	set.record(rec)
+	return nil
 }
 
 type vsession struct {

@@ -128,15 +128,7 @@ func compareLog(name string, base *engine.Policy, cand Candidate, fn func(replay
 		go func() {
 			defer wg.Done()
 			for s := range work {
-				b := s.Policy
-				if base != nil {
-					b = base
-					forget(s.Events)
-				}
-				c, err := cand(b)
-				if err == nil {
-					err = replay.Compare(b, c, name, s.Events, emit)
-				}
+				err := compareSafely(name, base, cand, s, emit)
 				if err != nil {
 					mu.Lock()
 					if first == nil {
@@ -157,4 +149,24 @@ func compareLog(name string, base *engine.Policy, cand Candidate, fn func(replay
 		return err
 	}
 	return first
+}
+
+// compareSafely compares one session, turning a panic into an error that
+// fails the run: a table that silently lost a session would be a lie.
+func compareSafely(name string, base *engine.Policy, cand Candidate, s replay.LogSession, emit func(replay.Pair)) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: internal error: %v", name, r)
+		}
+	}()
+	b := s.Policy
+	if base != nil {
+		b = base
+		forget(s.Events)
+	}
+	c, err := cand(b)
+	if err != nil {
+		return err
+	}
+	return replay.Compare(b, c, name, s.Events, emit)
 }

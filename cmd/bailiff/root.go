@@ -41,7 +41,17 @@ func usageErr(err error, hint string) error { return &ExitError{Code: exitUsage,
 var findings = &ExitError{Code: exitFinding}
 
 // run is the whole program, callable in-process by tests.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	// A panic is a bug, and it must not read as a result: it ends the
+	// command with a message and exit 2, never a partial answer and 0.
+	// Workers in other goroutines recover on their own and return errors.
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "bailiff: error: internal error: %v\n", r)
+			fmt.Fprintf(stderr, "bailiff: hint: this is a bug in bailiff; the output above, if any, is incomplete\n")
+			code = exitUsage
+		}
+	}()
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()

@@ -152,6 +152,11 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("%s: internal error: %v", name, r)
+				}
+			}()
 			reports[i], errs[i] = verifyOne(stderr, name, p.evidence, opt)
 		}()
 	}

@@ -1,0 +1,30 @@
+// Package fault lets a test make bailiff fail at a named point, so that
+// the recovery around every driver of a session (the live gateway, verify,
+// shadow) is exercised by the failure it exists for. In production no
+// hook is set and At does nothing.
+package fault
+
+import "sync/atomic"
+
+// The points a hook can fail at.
+const (
+	Decide = "decide" // before the engine decides a call
+	Record = "record" // before a call's record is written
+)
+
+var hook atomic.Pointer[func(point, detail string)]
+
+// Set installs fn for the rest of the test, until the returned restore is
+// called.
+func Set(fn func(point, detail string)) (restore func()) {
+	old := hook.Swap(&fn)
+	return func() { hook.Store(old) }
+}
+
+// At runs the hook, if any, at point; detail names what is at stake (a
+// tool, a session), so a hook can fail for one call only.
+func At(point, detail string) {
+	if h := hook.Load(); h != nil {
+		(*h)(point, detail)
+	}
+}
