@@ -416,3 +416,44 @@ tools:
 		t.Errorf("the sink saw %v, want only the trusted GET", got)
 	}
 }
+
+// TestCurlFullWidthUserinfo: NFKC turns a full-width solidus into '/',
+// but the client sending the request splits the raw URL, where everything
+// before the last '@' of the authority is userinfo. A URL that normalizes
+// to a path under the trusted prefix really goes to the attacker's sink:
+// it must not be trusted, and nothing may reach that sink.
+func TestCurlFullWidthUserinfo(t *testing.T) {
+	server := peer(t, "@mcp-get-community/server-curl/dist/index.js")
+	trusted, evil := newHTTPSink(t), newHTTPSink(t)
+	policy := fmt.Sprintf(`version: 1
+rules:
+  - {id: curl, tool: curl, action: allow}
+tools:
+  curl:
+    exfiltrating: true
+    sink_params: [url]
+    trusted_destinations: ["%s/api/"]
+`, trusted.srv.URL)
+	s := start(t, setup{policy: policy, server: "web", command: []string{"node", server}})
+	if r := s.call("curl", map[string]any{"url": trusted.srv.URL + "/api/ok", "method": "GET"}); r.IsError {
+		t.Fatalf("trusted GET: %q", text(r))
+	}
+	evilHost := strings.TrimPrefix(evil.srv.URL, "http://")
+	for _, url := range []string{
+		trusted.srv.URL + "\uff0fapi\uff0fx@" + evilHost + "/c",
+		trusted.srv.URL + "/api/x\uff0f..\uff0f..\uff0f@" + evilHost + "/c",
+		strings.Replace(trusted.srv.URL, "http://", "http://x@", 1) + "/api/",
+	} {
+		r := s.call("curl", map[string]any{"url": url, "method": "GET"})
+		if !r.IsError || !strings.Contains(text(r), "neither trusted nor approved") {
+			t.Errorf("GET %s: %v %q, want it untrusted", url, r.IsError, text(r))
+		}
+	}
+	s.verify()
+	if got := evil.requests(); len(got) != 0 {
+		t.Errorf("the attacker's sink saw %v", got)
+	}
+	if got := trusted.requests(); !slices.Equal(got, []string{"GET /api/ok"}) {
+		t.Errorf("the trusted sink saw %v", got)
+	}
+}
