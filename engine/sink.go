@@ -285,6 +285,15 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 			}
 		}
 	})
+	// The host a client would connect to, however it is written
+	// (escapes, IPv4 in hex), is looked up as well.
+	for _, h := range []string{t.web.host, t.webN.host} {
+		if found == nil && h != "" && runeCount(h) >= minTaintLen {
+			if i, ok := ix.hosts[h]; ok {
+				found = &hit{i, fmt.Sprintf("goes to host %q, which appeared", h)}
+			}
+		}
+	}
 	if found != nil {
 		return destTainted, ix.sources[found.src], found.what
 	}
