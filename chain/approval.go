@@ -29,6 +29,11 @@ type Approval struct {
 	Time    string `json:"time"`   // TimeFormat
 }
 
+// ElicitationApprover is the approver of a grant answered in band, through
+// the client's elicitation: such a grant is not signed, and no key may
+// take its name.
+const ElicitationApprover = "elicitation"
+
 // The kinds of ask an approval answers.
 const (
 	ApproveCall       = "call"
@@ -131,6 +136,9 @@ func TrustedApprover(a Approval, sig Signature, trusted []string, principal stri
 	name, err := OpenApproval(a, sig)
 	if err != nil {
 		return name, err
+	}
+	if name == ElicitationApprover {
+		return name, fmt.Errorf("%q is reserved for answers given through the client", name)
 	}
 	if name == principal {
 		return name, fmt.Errorf("%s is the session's principal, who never approves their own agent's calls", name)

@@ -296,8 +296,8 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 			continue
 		}
 		r := Recorded{Found: true, Asked: s.at[name], Principal: s.principal, Approvers: s.approvers,
-			Reason: "the tool's definition changed since the session pinned it",
-			Approval: chain.Approval{ID: p.ID, Kind: chain.ApproveDefinition, Session: p.Session, Server: p.Server, Tool: p.Tool, Digest: digest}}
+			Reason:   "the tool's definition changed since the session pinned it",
+			Approval: chain.Approval{ID: p.ID, Kind: chain.ApproveDefinition, Session: p.Session, Server: s.server, Tool: name, Digest: digest}}
 		if p.Digest != digest {
 			r.Differs = "digest"
 		}
@@ -454,11 +454,9 @@ func (p *Proxy) collectGrants() {
 		return
 	}
 	for aid, def := range p.repins {
-		server, tool := p.opt.Server, def.Name
-		if p.gateway {
-			server, tool, _ = strings.Cut(def.Name, ".")
-		}
-		ap := chain.Approval{ID: aid, Kind: chain.ApproveDefinition, Session: p.opt.Session, Server: server, Tool: tool, Digest: def.Digest}
+		// A definition is named as the session pins it ("<server>.<tool>"
+		// in a gateway), under the session's server: what verify sees.
+		ap := chain.Approval{ID: aid, Kind: chain.ApproveDefinition, Session: p.opt.Session, Server: p.opt.Server, Tool: def.Name, Digest: def.Digest}
 		a, approver, ok := p.takeAnswer(ap)
 		if !ok {
 			continue

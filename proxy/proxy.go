@@ -62,8 +62,8 @@ type Options struct {
 	// ApproverKeys are the approver public keys (note verifier form) whose
 	// signed answers the proxy takes; none: no out-of-band answer counts.
 	ApproverKeys []string
-	Stderr    io.Writer
-	Now       func() time.Time
+	Stderr       io.Writer
+	Now          func() time.Time
 	// CallTimeout bounds how long the upstream may take to answer a call;
 	// AskTimeout how long a human may take to answer an elicitation.
 	CallTimeout time.Duration
