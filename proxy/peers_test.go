@@ -84,7 +84,9 @@ type setup struct {
 	subject  string
 	scopes   []string
 	approval bool
-	timeout  time.Duration // how long the server may take to answer a call
+	// approvers are the approver public keys the proxy trusts.
+	approvers []string
+	timeout   time.Duration // how long the server may take to answer a call
 	// upstreams, when set, run a gateway in front of them instead.
 	upstreams []Upstream
 }
@@ -110,6 +112,7 @@ func start(t *testing.T, s setup) *session {
 	}
 	if s.approval {
 		opt.Approvals = &Approvals{Dir: ApprovalsDir(logPath)}
+		opt.ApproverKeys = s.approvers
 	}
 	clientR, proxyW := io.Pipe()
 	proxyR, clientW := io.Pipe()
