@@ -258,8 +258,8 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 				continue
 			}
 			var b chain.CallBody
-			if chain.DecodeBody(rec.Body, &b) != nil {
-				continue
+			if chain.DecodeBody(rec.Body, &b) != nil || b.Verdict != "ask" {
+				continue // not an ask: nothing to approve
 			}
 			p := pending[i]
 			r := Recorded{Found: true, Args: b.Args, Redacted: b.Redacted, Verdict: b.Verdict, Reason: b.Reason, Asked: rec.TS,

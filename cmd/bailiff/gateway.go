@@ -172,6 +172,9 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	if err := noPrincipalKey(approvers, c.Principal.Subject); err != nil {
 		return err
 	}
+	if len(approvers) == 0 {
+		fmt.Fprintln(stderr, "bailiff: warning: no approver keys: asks the client cannot put to a human can never be approved")
+	}
 	var roots []writable
 	for _, n := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[n]

@@ -137,6 +137,9 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	if err := noPrincipalKey(approvers, principal.Subject); err != nil {
 		return err
 	}
+	if len(approvers) == 0 {
+		fmt.Fprintln(stderr, "bailiff: warning: no approver keys: asks the client cannot put to a human can never be approved")
+	}
 	session := p.session
 	if session == "" {
 		suffix := make([]byte, 4)
