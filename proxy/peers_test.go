@@ -86,6 +86,7 @@ type setup struct {
 	approval bool
 	// approvers are the approver public keys the proxy trusts.
 	approvers []string
+	logDir    string        // where the audit log goes (default a new temp dir)
 	timeout   time.Duration // how long the server may take to answer a call
 	// upstreams, when set, run a gateway in front of them instead.
 	upstreams []Upstream
@@ -93,7 +94,10 @@ type setup struct {
 
 func start(t *testing.T, s setup) *session {
 	t.Helper()
-	dir := t.TempDir()
+	dir := s.logDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	pol, err := engine.Load("test policy", []byte(s.policy))
 	if err != nil {
 		t.Fatal(err)
