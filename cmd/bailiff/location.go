@@ -135,7 +135,7 @@ func loadApproverKeys(values []string, dir string) ([]string, error) {
 			}
 			b, err := os.ReadFile(f)
 			if err != nil {
-				return nil, usageErr(fmt.Errorf("approver key %s is neither a public key nor a readable file: %v", v, unwrapPath(err)), "bailiff keygen --approver NAME makes one")
+				return nil, usageErr(fmt.Errorf("approver key %s is neither a public key nor a readable file (%s: %v)", v, f, unwrapPath(err)), "bailiff keygen --approver NAME makes one")
 			}
 			key = strings.TrimSpace(string(b))
 		}
