@@ -146,9 +146,10 @@ func TrustedApprover(a Approval, sig Signature, trusted []string, principal stri
 	return name, nil
 }
 
+// shortKey is a public key's name and hash, without the key itself.
 func shortKey(k string) string {
-	if i := strings.LastIndexByte(k, '+'); i > 0 {
-		return k[:i]
+	if parts := strings.SplitN(k, "+", 3); len(parts) == 3 {
+		return parts[0] + "+" + parts[1]
 	}
 	return k
 }

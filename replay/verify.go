@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -81,6 +82,10 @@ type VerifyOptions struct {
 	// Key, when set, is the public key in-log checkpoint records must be
 	// signed with.
 	Key string
+	// ApproverKeys, when set, are the only approver keys verify trusts: a
+	// session record that trusts another (as a rewritten log could, to
+	// sign its own grants) is a finding, and that key approves nothing.
+	ApproverKeys []string
 }
 
 // VerifyLog checks one log: its integrity (every record's hash, link and
@@ -99,7 +104,7 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	v := &verifier{file: name, ev: ev, key: opt.Key, policies: map[string]*policyEntry{}}
+	v := &verifier{file: name, ev: ev, key: opt.Key, approvers: opt.ApproverKeys, policies: map[string]*policyEntry{}}
 	chans := make([]chan chain.Record, workers)
 	results := make([]*sessionSet, workers)
 	var wg sync.WaitGroup
@@ -230,12 +235,13 @@ func sortReport(rep *LogReport) {
 // and the policies loaded so far, by version (a long log has many
 // sessions under one policy).
 type verifier struct {
-	file     string
-	ev       chain.Evidence
-	key      string
-	mu       sync.Mutex
-	policies map[string]*policyEntry
-	findings []Finding // from checkpoint records, read in order
+	file      string
+	ev        chain.Evidence
+	key       string
+	approvers []string
+	mu        sync.Mutex
+	policies  map[string]*policyEntry
+	findings  []Finding // from checkpoint records, read in order
 
 	// texts caches evidence text by digest: content is addressed by its
 	// hash, so one read serves every result that shares it.
@@ -454,8 +460,19 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 		set.find(rec, "", FindPolicy, b.PolicyVersion, "", problem)
 		return &vsession{broken: true}
 	}
+	approvers := b.Approvers
+	if set.v.approvers != nil {
+		approvers = nil
+		for _, k := range b.Approvers {
+			if slices.Contains(set.v.approvers, k) {
+				approvers = append(approvers, k)
+				continue
+			}
+			set.find(rec, "", FindGrant, k, "", fmt.Sprintf("the session trusts approver key %s, which is not one of the keys verify was given: it approves nothing", k))
+		}
+	}
 	return &vsession{s: newStepper(p, rec.Session, b.Server, engine.Principal(b.Principal), records.ToolDefs(b.Tools)),
-		given: map[string]string{}, used: map[string]string{}, approvers: b.Approvers,
+		given: map[string]string{}, used: map[string]string{}, approvers: approvers,
 		elicited: map[string]bool{}, asked: map[string]time.Time{}, refused: map[string]string{}}
 }
 
