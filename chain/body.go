@@ -28,6 +28,10 @@ type SessionBody struct {
 	Policy        string    `json:"policy"`
 	Tools         []Tool    `json:"tools"`
 	Engine        string    `json:"engine"`
+	// Approvers are the approver public keys the gateway trusted for this
+	// session (note verifier form): what verify checks out-of-band grants
+	// against, so the log stays self-contained.
+	Approvers []string `json:"approvers,omitempty"`
 }
 
 // ToolsBody is a later tools/list answer (after list_changed). The pins of
@@ -42,6 +46,10 @@ type ToolsBody struct {
 	Repin      bool   `json:"repin,omitempty"`
 	Accept     []Tool `json:"accept,omitempty"`
 	AcceptedBy string `json:"accepted_by,omitempty"`
+	// AcceptID and AcceptSignature are the approval the acceptance answered
+	// and the approver's signature over it (see Approval).
+	AcceptID        string     `json:"accept_id,omitempty"`
+	AcceptSignature *Signature `json:"accept_signature,omitempty"`
 }
 
 // MalformedBody is a request that could not be read as a tools/call: only
@@ -86,22 +94,30 @@ type CallBody struct {
 	Args     map[string]any `json:"args"`
 	Redacted []string       `json:"redacted,omitempty"`
 	Digest   string         `json:"digest"`
+	// Elicit marks an asked call the gateway put to the human through the
+	// client (MCP elicitation): only such a call can be settled by an
+	// unsigned "elicitation" grant.
+	Elicit bool `json:"elicit,omitempty"`
 	Decision
 }
 
 // GrantBody is a human's answer to an asked call. Decision is set when the
 // grant settled the call it answers (the call was waiting for it); a
-// grant given for a later identical call has none.
+// grant given for a later identical call has none. Signature is the
+// approver's signature over the Approval the grant answers (its id is
+// Grant, its kind "call"); only an elicitation grant, answered in band,
+// has none.
 type GrantBody struct {
-	Grant    string    `json:"grant"`
-	Call     string    `json:"call"`
-	Server   string    `json:"server,omitempty"` // as in CallBody
-	Tool     string    `json:"tool"`
-	Digest   string    `json:"digest"`
-	Approver string    `json:"approver"`
-	Answer   string    `json:"answer"`
-	Expires  string    `json:"expires"`
-	Decision *Decision `json:"decision,omitempty"`
+	Grant     string     `json:"grant"`
+	Call      string     `json:"call"`
+	Server    string     `json:"server,omitempty"` // as in CallBody
+	Tool      string     `json:"tool"`
+	Digest    string     `json:"digest"`
+	Approver  string     `json:"approver"`
+	Answer    string     `json:"answer"`
+	Expires   string     `json:"expires"`
+	Signature *Signature `json:"signature,omitempty"`
+	Decision  *Decision  `json:"decision,omitempty"`
 }
 
 // The result statuses.

@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // Hidden tells whether a tool is denied outright for a principal, whatever
 // its arguments: no rule could allow or ask for it (the first rule that
 // matches it unconditionally denies, or none matches), or its budget is
@@ -58,4 +60,16 @@ func (s *State) Accept(tools []ToolDef) {
 	for _, t := range tools {
 		s.pins[t.Name] = t.Digest
 	}
+}
+
+// PathPrefixes are the allowed_path_prefixes of every tool contract, as
+// cleaned when loaded, sorted and without repeats: the places the policy
+// lets a tool write, where the gateway's own state must never be.
+func (p *Policy) PathPrefixes() []string {
+	var out []string
+	for _, c := range p.contracts {
+		out = append(out, c.prefixes...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

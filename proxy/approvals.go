@@ -4,11 +4,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/internal/records"
 )
 
 // Approvals is where asks that no human could answer live wait for one:
@@ -18,6 +27,12 @@ import (
 // writes the log: an answer becomes a grant record when the proxy takes
 // it, and binds to the exact call (tool and argument digest) it was given
 // for, for one retry.
+//
+// Nothing in the directory is trusted. An answer counts only when it is
+// signed by an approver key the gateway was configured with, over the
+// ask as the gateway itself recorded it (chain.Approval); a pending file
+// is a notice for the human, and `bailiff approvals` shows the call from
+// the audit log, not from it.
 type Approvals struct {
 	Dir string
 }
@@ -42,11 +57,14 @@ type Pending struct {
 	Asked   string         `json:"asked"`
 }
 
-// AnswerFile is a human's answer to a pending ask.
+// AnswerFile is a human's signed answer to a pending ask.
 type AnswerFile struct {
-	ID       string `json:"id"`
-	Answer   string `json:"answer"` // approve or decline
-	Approver string `json:"approver"`
+	ID     string `json:"id"`
+	Answer string `json:"answer"` // approve or decline
+	// Approver is the signing key's name, for whoever reads the file; the
+	// proxy takes the name from the key, never from here.
+	Approver  string          `json:"approver"`
+	Signature chain.Signature `json:"signature"`
 }
 
 func validID(id string) error {
@@ -109,25 +127,33 @@ func (a *Approvals) List() ([]Pending, error) {
 	return out, nil
 }
 
-// Decide answers a pending ask. It refuses an id that is not pending, and
-// a second answer.
-func (a *Approvals) Decide(id, answer, approver string) error {
-	if err := validID(id); err != nil {
-		return err
+// Decide answers a pending ask: it signs ap (the ask as the audit log
+// records it, with the answer and the time) with the approver's private
+// key skey and writes the answer. It refuses an id that is not pending,
+// and a second answer. It returns the approver's name, the key's.
+func (a *Approvals) Decide(ap chain.Approval, skey string) (string, error) {
+	if err := validID(ap.ID); err != nil {
+		return "", err
 	}
-	if _, err := os.Stat(filepath.Join(a.Dir, "pending", id+".json")); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("no pending approval %q", id)
+	if _, err := os.Stat(filepath.Join(a.Dir, "pending", ap.ID+".json")); errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("no pending approval %q", ap.ID)
 	}
-	if _, done := a.Answer(id); done {
-		return fmt.Errorf("approval %q is already answered", id)
+	if _, done := a.Answer(ap.ID); done {
+		return "", fmt.Errorf("approval %q is already answered", ap.ID)
 	}
-	if approver == "" {
-		return errors.New("an answer needs the approver's name")
+	if ap.Answer != "approve" && ap.Answer != "decline" {
+		return "", fmt.Errorf("answer %q is not approve or decline", ap.Answer)
 	}
-	return writeJSON(filepath.Join(a.Dir, "answers", id+".json"), AnswerFile{ID: id, Answer: answer, Approver: approver})
+	sig, err := chain.SignApproval(ap, skey)
+	if err != nil {
+		return "", err
+	}
+	name := chain.KeyName(skey)
+	return name, writeJSON(filepath.Join(a.Dir, "answers", ap.ID+".json"), AnswerFile{ID: ap.ID, Answer: ap.Answer, Approver: name, Signature: sig})
 }
 
-// Answer returns the answer given to a pending ask, if any.
+// Answer returns the answer file of a pending ask, if any. It is not
+// checked here: see Proxy.takeAnswer.
 func (a *Approvals) Answer(id string) (AnswerFile, bool) {
 	var ans AnswerFile
 	if validID(id) != nil {
@@ -140,8 +166,338 @@ func (a *Approvals) Answer(id string) (AnswerFile, bool) {
 	return ans, true
 }
 
+// Reject removes an answer the proxy refused, leaving the ask pending for
+// a real approver.
+func (a *Approvals) Reject(id string) {
+	os.Remove(filepath.Join(a.Dir, "answers", id+".json"))
+}
+
 // Done removes an ask whose answer the proxy has taken.
 func (a *Approvals) Done(id string) {
 	os.Remove(filepath.Join(a.Dir, "pending", id+".json"))
 	os.Remove(filepath.Join(a.Dir, "answers", id+".json"))
+}
+
+// Recorded is a pending ask as the gateway's audit log records it: what a
+// human should read and sign, whatever the pending file says.
+type Recorded struct {
+	Found     bool
+	Approval  chain.Approval // the ask to sign, Answer and Time unset
+	Args      map[string]any // the call's arguments as logged (after redaction)
+	Redacted  []string
+	Verdict   string // the call's recorded verdict
+	Reason    string // why the policy asks, as logged
+	Asked     time.Time
+	Principal string   // the session's subject, who may not approve
+	Approvers []string // the approver keys the session trusts
+	// Differs names the fields where the pending file disagrees with the
+	// log ("" when it agrees).
+	Differs string
+}
+
+// FromLog finds each pending ask in the audit log. An ask the log does not
+// hold is returned with Found false: nothing the gateway asked.
+func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
+	type session struct {
+		server, principal string
+		approvers         []string
+		tools             map[string]string // name -> digest, as last listed
+		at                map[string]time.Time
+	}
+	want := map[string]map[string]int{} // session -> call -> pending index
+	for i, p := range pending {
+		if p.Kind == "" {
+			if want[p.Session] == nil {
+				want[p.Session] = map[string]int{}
+			}
+			want[p.Session][p.Call] = i
+		}
+	}
+	sessions := map[string]*session{}
+	out := map[string]Recorded{}
+	rd := chain.NewReader(log)
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		var ve *chain.VerifyError
+		if errors.As(err, &ve) && ve.Torn {
+			break // the gateway is writing its last record
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the audit log does not verify: %v", err)
+		}
+		s := sessions[rec.Session]
+		switch rec.Kind {
+		case chain.KindSession:
+			var b chain.SessionBody
+			if chain.DecodeBody(rec.Body, &b) != nil {
+				continue
+			}
+			s = &session{server: b.Server, principal: b.Principal.Subject, approvers: b.Approvers, tools: map[string]string{}, at: map[string]time.Time{}}
+			for _, t := range b.Tools {
+				s.tools[t.Name] = t.Digest
+				s.at[t.Name] = rec.TS
+			}
+			sessions[rec.Session] = s
+		case chain.KindTools:
+			var b chain.ToolsBody
+			if s == nil || chain.DecodeBody(rec.Body, &b) != nil {
+				continue
+			}
+			for _, t := range b.Tools {
+				if s.tools[t.Name] != t.Digest {
+					s.at[t.Name] = rec.TS
+				}
+				s.tools[t.Name] = t.Digest
+			}
+		case chain.KindCall:
+			i, ok := want[rec.Session][callID(rec.Body)]
+			if s == nil || !ok {
+				continue
+			}
+			var b chain.CallBody
+			if chain.DecodeBody(rec.Body, &b) != nil || b.Verdict != "ask" {
+				continue // not an ask: nothing to approve
+			}
+			p := pending[i]
+			r := Recorded{Found: true, Args: b.Args, Redacted: b.Redacted, Verdict: b.Verdict, Reason: b.Reason, Asked: rec.TS,
+				Principal: s.principal, Approvers: s.approvers,
+				Approval: chain.Approval{ID: p.ID, Kind: chain.ApproveCall, Session: rec.Session, Server: orServer(b.Server, s.server), Tool: b.Tool, Digest: b.Digest}}
+			var diff []string
+			if p.Server != r.Approval.Server {
+				diff = append(diff, "server")
+			}
+			if p.Tool != b.Tool {
+				diff = append(diff, "tool")
+			}
+			if p.Digest != b.Digest {
+				diff = append(diff, "digest")
+			}
+			if !sameJSON(p.Args, b.Args) {
+				diff = append(diff, "arguments")
+			}
+			r.Differs = strings.Join(diff, ", ")
+			out[p.ID] = r
+		}
+	}
+	for _, p := range pending {
+		s := sessions[p.Session]
+		if p.Kind != "definition" || s == nil {
+			continue
+		}
+		name := p.Tool
+		if p.Server != s.server {
+			name = p.Server + "." + p.Tool // a gateway's tool
+		}
+		digest, ok := s.tools[name]
+		if !ok || digest == "" {
+			continue
+		}
+		r := Recorded{Found: true, Asked: s.at[name], Principal: s.principal, Approvers: s.approvers,
+			Reason:   "the tool's definition changed since the session pinned it",
+			Approval: chain.Approval{ID: p.ID, Kind: chain.ApproveDefinition, Session: p.Session, Server: s.server, Tool: name, Digest: digest}}
+		if p.Digest != digest {
+			r.Differs = "digest"
+		}
+		out[p.ID] = r
+	}
+	return out, nil
+}
+
+func callID(body []byte) string {
+	raw, ok := chain.RawField(body, "call")
+	var id string
+	if !ok || json.Unmarshal(raw, &id) != nil {
+		return ""
+	}
+	return id
+}
+
+func orServer(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// sameJSON compares two argument objects as JSON values (the pending file
+// is decoded with float numbers, the log with json.Number).
+func sameJSON(a, b map[string]any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	var u, v any
+	if json.Unmarshal(x, &u) != nil || json.Unmarshal(y, &v) != nil {
+		return false
+	}
+	return reflect.DeepEqual(u, v)
+}
+
+// askLater refuses an ask the client cannot put to a human, and leaves a
+// pending approval that `bailiff approve` can grant for a retry.
+func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, d engine.Decision) {
+	text := "bailiff: this call needs a human's approval and the client cannot ask for it (no elicitation support). " + d.Reason
+	if p.opt.Approvals != nil {
+		aid := p.opt.Session + "-" + c.ID
+		now := p.opt.Now()
+		err := p.opt.Approvals.Ask(Pending{ID: aid, Session: p.opt.Session, Server: c.Server, Call: c.ID, Tool: c.Tool,
+			Args: written, Digest: c.Digest, Reason: d.Reason, Asked: now.UTC().Format(chain.TimeFormat)})
+		if err != nil {
+			p.logf("cannot write the pending approval: %v", err)
+		} else {
+			p.mu.Lock()
+			p.waiting[aid] = c
+			p.asked(aid, now)
+			p.mu.Unlock()
+			text += fmt.Sprintf(" To allow it, run: bailiff approve %s --audit <log>; then retry the same call.", aid)
+		}
+	}
+	p.toClient(refusal(id, text))
+}
+
+// asked notes when an approval was asked: an answer signed before then
+// was not given for this ask. Called with p.mu held.
+func (p *Proxy) asked(aid string, at time.Time) {
+	if p.askedAt == nil {
+		p.askedAt = map[string]time.Time{}
+	}
+	p.askedAt[aid] = at
+}
+
+// askRepin leaves a pending approval for a tool whose definition changed
+// since it was pinned, and says how to accept it.
+func (p *Proxy) askRepin(c *engine.Call) string {
+	if p.opt.Approvals == nil {
+		return ""
+	}
+	name := c.Tool
+	if p.gateway {
+		name = c.Server + "." + c.Tool
+	}
+	p.mu.Lock()
+	digest, changed := p.state.Changed(name)
+	p.mu.Unlock()
+	if !changed {
+		return ""
+	}
+	aid := p.opt.Session + "-definition-" + strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, name) + "-" + strings.TrimPrefix(digest, "sha256:")[:12]
+	p.mu.Lock()
+	_, known := p.repins[aid]
+	p.mu.Unlock()
+	if !known {
+		now := p.opt.Now()
+		err := p.opt.Approvals.Ask(Pending{ID: aid, Kind: "definition", Session: p.opt.Session, Server: c.Server, Tool: c.Tool,
+			Digest: digest, Reason: "the tool's definition changed since the session pinned it",
+			Asked: now.UTC().Format(chain.TimeFormat)})
+		if err != nil {
+			p.logf("cannot write the pending approval: %v", err)
+			return ""
+		}
+		p.mu.Lock()
+		p.repins[aid] = engine.ToolDef{Name: name, Digest: digest}
+		p.asked(aid, now)
+		p.mu.Unlock()
+	}
+	return fmt.Sprintf(" To accept the new definition, run: bailiff approve %s --audit <log>.", aid)
+}
+
+// clockSkew is how far in the future an answer's signed time may be: the
+// approver's clock and the gateway's may differ a little.
+const clockSkew = time.Minute
+
+// takeAnswer returns the answer to approval ap, if one was given and it is
+// authentic: signed by a key the gateway trusts, not the principal's, over
+// exactly this ask, after it was asked. An answer that fails is removed
+// (the ask stays pending for a real approver) and reported on stderr.
+// Called with p.mu held.
+func (p *Proxy) takeAnswer(ap chain.Approval) (ans AnswerFile, approver string, ok bool) {
+	ans, ok = p.opt.Approvals.Answer(ap.ID)
+	if !ok {
+		return ans, "", false
+	}
+	ap.Answer = ans.Answer
+	name, err := chain.TrustedApprover(ap, ans.Signature, p.opt.ApproverKeys, p.opt.Principal.Subject)
+	if err == nil {
+		var signed time.Time
+		signed, err = time.Parse(chain.TimeFormat, ans.Signature.Time)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("signed time %q is not %s", ans.Signature.Time, chain.TimeFormat)
+		case signed.Before(p.askedAt[ap.ID].Truncate(time.Second)):
+			err = fmt.Errorf("it was signed at %s, before the ask", ans.Signature.Time)
+		case signed.After(p.opt.Now().Add(clockSkew)):
+			err = fmt.Errorf("it was signed at %s, in the future", ans.Signature.Time)
+		}
+	}
+	if err != nil {
+		p.logf("refused the answer to %s: %v", ap.ID, err)
+		p.opt.Approvals.Reject(ap.ID)
+		return ans, "", false
+	}
+	return ans, name, true
+}
+
+// collectGrants turns answers given with `bailiff approve` into grant
+// records, for a later identical call, and accepted definitions into
+// tools records. Called with p.mu held.
+func (p *Proxy) collectGrants() {
+	if p.opt.Approvals == nil {
+		return
+	}
+	for aid, def := range p.repins {
+		// A definition is named as the session pins it ("<server>.<tool>"
+		// in a gateway), under the session's server: what verify sees.
+		ap := chain.Approval{ID: aid, Kind: chain.ApproveDefinition, Session: p.opt.Session, Server: p.opt.Server, Tool: def.Name, Digest: def.Digest}
+		a, approver, ok := p.takeAnswer(ap)
+		if !ok {
+			continue
+		}
+		delete(p.repins, aid)
+		p.opt.Approvals.Done(aid)
+		if a.Answer != "approve" {
+			p.logf("the new definition of %s was not accepted (declined by %s)", def.Name, approver)
+			continue
+		}
+		sig := a.Signature
+		body := &chain.ToolsBody{Tools: records.Tools(p.defs), Accept: records.Tools([]engine.ToolDef{def}), AcceptedBy: approver,
+			AcceptID: aid, AcceptSignature: &sig}
+		if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, body); err != nil {
+			p.logf("cannot write the audit log: %v", err)
+			continue
+		}
+		p.state.ListTools(p.defs)
+		p.state.Accept([]engine.ToolDef{def})
+	}
+	for aid, c := range p.waiting {
+		ap := chain.Approval{ID: aid, Kind: chain.ApproveCall, Session: p.opt.Session, Server: c.Server, Tool: c.Tool, Digest: c.Digest}
+		a, approver, ok := p.takeAnswer(ap)
+		if !ok {
+			continue
+		}
+		delete(p.waiting, aid)
+		now := p.opt.Now()
+		sig := a.Signature
+		g := engine.Grant{ID: aid, Server: c.Server, Tool: c.Tool, Digest: c.Digest, Approver: approver,
+			Approve: a.Answer == "approve", Expires: now.Add(p.opt.Policy.ApprovalTTL())}
+		body := &chain.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
+			Answer: records.Answer(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Signature: &sig}
+		if p.gateway {
+			body.Server = c.Server
+		}
+		if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindGrant, body); err != nil {
+			p.logf("cannot write the audit log: %v", err)
+			continue
+		}
+		p.state.AddGrant(g)
+		p.opt.Approvals.Done(aid)
+	}
 }

@@ -123,6 +123,9 @@ func (p *Proxy) decide(c *engine.Call) (d engine.Decision, written map[string]an
 	if p.gateway {
 		body.Server = c.Server
 	}
+	// Whether this ask goes to the human in band: verify accepts an
+	// unsigned elicitation grant only for a call marked so.
+	body.Elicit = d.Verdict == engine.Ask && p.canElicit
 	for _, r := range removed {
 		body.Redacted = append(body.Redacted, r.String())
 	}
@@ -320,113 +323,4 @@ func (p *Proxy) elicit(ctx context.Context, c *engine.Call, asked engine.Decisio
 	}
 	p.state.Apply(p.opt.Policy, c, d)
 	return d
-}
-
-// askLater refuses an ask the client cannot put to a human, and leaves a
-// pending approval that `bailiff approve` can grant for a retry.
-func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, d engine.Decision) {
-	text := "bailiff: this call needs a human's approval and the client cannot ask for it (no elicitation support). " + d.Reason
-	if p.opt.Approvals != nil {
-		aid := p.opt.Session + "-" + c.ID
-		err := p.opt.Approvals.Ask(Pending{ID: aid, Session: p.opt.Session, Server: c.Server, Call: c.ID, Tool: c.Tool,
-			Args: written, Digest: c.Digest, Reason: d.Reason, Asked: p.opt.Now().UTC().Format(chain.TimeFormat)})
-		if err != nil {
-			p.logf("cannot write the pending approval: %v", err)
-		} else {
-			p.mu.Lock()
-			p.waiting[aid] = c
-			p.mu.Unlock()
-			text += fmt.Sprintf(" To allow it, run: bailiff approve %s --audit <log>; then retry the same call.", aid)
-		}
-	}
-	p.toClient(refusal(id, text))
-}
-
-// askRepin leaves a pending approval for a tool whose definition changed
-// since it was pinned, and says how to accept it.
-func (p *Proxy) askRepin(c *engine.Call) string {
-	if p.opt.Approvals == nil {
-		return ""
-	}
-	name := c.Tool
-	if p.gateway {
-		name = c.Server + "." + c.Tool
-	}
-	p.mu.Lock()
-	digest, changed := p.state.Changed(name)
-	p.mu.Unlock()
-	if !changed {
-		return ""
-	}
-	aid := p.opt.Session + "-definition-" + strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' {
-			return '_'
-		}
-		return r
-	}, name) + "-" + strings.TrimPrefix(digest, "sha256:")[:12]
-	p.mu.Lock()
-	_, known := p.repins[aid]
-	p.mu.Unlock()
-	if !known {
-		err := p.opt.Approvals.Ask(Pending{ID: aid, Kind: "definition", Session: p.opt.Session, Server: c.Server, Tool: c.Tool,
-			Digest: digest, Reason: "the tool's definition changed since the session pinned it",
-			Asked: p.opt.Now().UTC().Format(chain.TimeFormat)})
-		if err != nil {
-			p.logf("cannot write the pending approval: %v", err)
-			return ""
-		}
-		p.mu.Lock()
-		p.repins[aid] = engine.ToolDef{Name: name, Digest: digest}
-		p.mu.Unlock()
-	}
-	return fmt.Sprintf(" To accept the new definition, run: bailiff approve %s --audit <log>.", aid)
-}
-
-// collectGrants turns answers given with `bailiff approve` into grant
-// records, for a later identical call, and accepted definitions into
-// tools records. Called with p.mu held.
-func (p *Proxy) collectGrants() {
-	if p.opt.Approvals == nil {
-		return
-	}
-	for aid, def := range p.repins {
-		a, ok := p.opt.Approvals.Answer(aid)
-		if !ok {
-			continue
-		}
-		delete(p.repins, aid)
-		p.opt.Approvals.Done(aid)
-		if a.Answer != "approve" || a.Approver == p.opt.Principal.Subject {
-			p.logf("the new definition of %s was not accepted (answer %s by %s)", def.Name, a.Answer, a.Approver)
-			continue
-		}
-		body := &chain.ToolsBody{Tools: records.Tools(p.defs), Accept: records.Tools([]engine.ToolDef{def}), AcceptedBy: a.Approver}
-		if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, body); err != nil {
-			p.logf("cannot write the audit log: %v", err)
-			continue
-		}
-		p.state.ListTools(p.defs)
-		p.state.Accept([]engine.ToolDef{def})
-	}
-	for aid, c := range p.waiting {
-		a, ok := p.opt.Approvals.Answer(aid)
-		if !ok {
-			continue
-		}
-		delete(p.waiting, aid)
-		now := p.opt.Now()
-		g := engine.Grant{ID: aid, Server: c.Server, Tool: c.Tool, Digest: c.Digest, Approver: a.Approver,
-			Approve: a.Answer == "approve", Expires: now.Add(p.opt.Policy.ApprovalTTL())}
-		body := &chain.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
-			Answer: records.Answer(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat)}
-		if p.gateway {
-			body.Server = c.Server
-		}
-		if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindGrant, body); err != nil {
-			p.logf("cannot write the audit log: %v", err)
-			continue
-		}
-		p.state.AddGrant(g)
-		p.opt.Approvals.Done(aid)
-	}
 }

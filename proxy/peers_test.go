@@ -84,14 +84,20 @@ type setup struct {
 	subject  string
 	scopes   []string
 	approval bool
-	timeout  time.Duration // how long the server may take to answer a call
+	// approvers are the approver public keys the proxy trusts.
+	approvers []string
+	logDir    string        // where the audit log goes (default a new temp dir)
+	timeout   time.Duration // how long the server may take to answer a call
 	// upstreams, when set, run a gateway in front of them instead.
 	upstreams []Upstream
 }
 
 func start(t *testing.T, s setup) *session {
 	t.Helper()
-	dir := t.TempDir()
+	dir := s.logDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	pol, err := engine.Load("test policy", []byte(s.policy))
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +116,7 @@ func start(t *testing.T, s setup) *session {
 	}
 	if s.approval {
 		opt.Approvals = &Approvals{Dir: ApprovalsDir(logPath)}
+		opt.ApproverKeys = s.approvers
 	}
 	clientR, proxyW := io.Pipe()
 	proxyR, clientW := io.Pipe()

@@ -59,8 +59,11 @@ type Options struct {
 	// Secret keys the digest of calls whose arguments the policy redacts.
 	Secret    []byte
 	Approvals *Approvals // where out-of-band asks wait; nil: none
-	Stderr    io.Writer
-	Now       func() time.Time
+	// ApproverKeys are the approver public keys (note verifier form) whose
+	// signed answers the proxy takes; none: no out-of-band answer counts.
+	ApproverKeys []string
+	Stderr       io.Writer
+	Now          func() time.Time
 	// CallTimeout bounds how long the upstream may take to answer a call;
 	// AskTimeout how long a human may take to answer an elicitation.
 	CallTimeout time.Duration
@@ -95,6 +98,7 @@ type Proxy struct {
 	canElicit bool
 	waiting   map[string]*engine.Call   // approval id -> the call it would approve
 	repins    map[string]engine.ToolDef // approval id -> a changed definition to accept
+	askedAt   map[string]time.Time      // approval id -> when it was asked (see approvals.go)
 	defs      []engine.ToolDef          // the session's tools as last listed
 	closed    bool
 	// clientGone is set once the client's stream has ended.
@@ -598,7 +602,8 @@ func (p *Proxy) pin(ctx context.Context) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		body := &chain.SessionBody{Server: p.opt.Server, Principal: chain.Principal(p.opt.Principal),
-			PolicyVersion: p.opt.Policy.Version(), Policy: string(p.opt.Policy.Canonical()), Tools: records.Tools(defs), Engine: engine.Version}
+			PolicyVersion: p.opt.Policy.Version(), Policy: string(p.opt.Policy.Canonical()), Tools: records.Tools(defs), Engine: engine.Version,
+			Approvers: p.opt.ApproverKeys}
 		if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindSession, body); err != nil {
 			p.pinErr = fmt.Errorf("cannot write the audit log: %v", err)
 			p.logf("%v: every call will be denied", p.pinErr)

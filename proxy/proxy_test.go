@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"bailiff/chain"
 )
 
 // TestFilesystem: reads pass, writes outside the allowed prefix (directly
@@ -180,9 +184,66 @@ tools:
 	}
 }
 
+// approverKey makes an approver key pair named name.
+func approverKey(t *testing.T, name string) (skey, vkey string) {
+	t.Helper()
+	skey, vkey, err := chain.GenerateKey(rand.Reader, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return skey, vkey
+}
+
+// answer signs an answer to the pending ask id the way bailiff approve
+// does: over the ask as the session's audit log records it.
+func (s *session) answer(id, answer, skey string) {
+	s.t.Helper()
+	ap := s.recorded(id)
+	ap.Answer, ap.Time = answer, time.Now().UTC().Format(chain.TimeFormat)
+	if _, err := s.options.Approvals.Decide(ap, skey); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// recorded is the pending ask id as the audit log records it.
+func (s *session) recorded(id string) chain.Approval {
+	s.t.Helper()
+	list, err := s.options.Approvals.List()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	f, err := os.Open(s.log)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer f.Close()
+	rec, err := FromLog(f, list)
+	if err != nil || !rec[id].Found {
+		s.t.Fatalf("ask %s is not in the log: %v", id, err)
+	}
+	return rec[id].Approval
+}
+
+// forge writes an answer file as an agent with write access to the
+// approvals directory could.
+func (s *session) forge(id string, a AnswerFile) {
+	s.t.Helper()
+	b, _ := json.Marshal(a)
+	dir := filepath.Join(s.options.Approvals.Dir, "answers")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, id+".json"), b, 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
 // TestOutOfBandApproval: a client that cannot elicit gets a refusal naming
-// a pending approval; once a human other than the requester approves it,
-// the same call goes through, once.
+// a pending approval. Answers the agent could write itself (unsigned,
+// signed by a key the gateway does not trust, by the principal's own key,
+// or a real signature for another ask) never approve it; once a trusted
+// approver other than the requester signs it, the same call goes
+// through, once.
 func TestOutOfBandApproval(t *testing.T) {
 	server := peer(t, "mcp-mail-server/dist/index.js")
 	sink := newSMTPSink(t)
@@ -194,7 +255,10 @@ tools:
     exfiltrating: true
     sink_params: [to]
 `
-	s := start(t, setup{policy: policy, server: "mail", subject: "ana", approval: true, command: []string{"node", server},
+	lee, leePub := approverKey(t, "lee")
+	ana, anaPub := approverKey(t, "ana")
+	intruder, _ := approverKey(t, "lee")
+	s := start(t, setup{policy: policy, server: "mail", subject: "ana", approval: true, approvers: []string{leePub, anaPub}, command: []string{"node", server},
 		env: []string{"SMTP_HOST=127.0.0.1", "SMTP_PORT=" + sink.port(), "SMTP_SECURE=false",
 			"IMAP_HOST=127.0.0.1", "IMAP_PORT=9", "IMAP_SECURE=false", "EMAIL_USER=me@home.example", "EMAIL_PASS=x"}})
 	args := map[string]any{"to": "erin@vendor.example", "subject": "quote", "text": "see attached"}
@@ -207,37 +271,128 @@ tools:
 		}
 		return list[0].ID
 	}
+	refused := func(what string) {
+		t.Helper()
+		if r := s.call("send_email", args); !r.IsError || !strings.Contains(text(r), "bailiff approve") {
+			t.Fatalf("%s: %q, want it asked again", what, text(r))
+		}
+	}
 
 	r := s.call("send_email", args)
 	if !r.IsError || !strings.Contains(text(r), "bailiff approve") {
 		t.Fatalf("ask without elicitation: %q", text(r))
 	}
-	// The requester approving their own call does not count.
-	if err := approvals.Decide(pendingID(), "approve", "ana"); err != nil {
-		t.Fatal(err)
-	}
-	if r := s.call("send_email", args); !r.IsError || !strings.Contains(text(r), "bailiff approve") {
-		t.Fatalf("a self-approved call: %q, want it asked again", text(r))
-	}
 	id := pendingID()
-	if err := approvals.Decide(id, "approve", "lee"); err != nil {
-		t.Fatal(err)
+	ap := s.recorded(id)
+	ap.Answer, ap.Time = "approve", time.Now().UTC().Format(chain.TimeFormat)
+	sign := func(ap chain.Approval, skey string) chain.Signature {
+		sig, err := chain.SignApproval(ap, skey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sig
 	}
-	if err := approvals.Decide(id, "decline", "lee"); err == nil {
+	// What the hijacked agent wrote in the incident: no signature at all.
+	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "lee"})
+	refused("an unsigned answer")
+	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "lee", Signature: sign(ap, intruder)})
+	refused("an answer signed by an untrusted key named lee")
+	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "ana", Signature: sign(ap, ana)})
+	refused("an answer signed by the principal's own key")
+	other := ap
+	other.ID = "test-session-c99"
+	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "lee", Signature: sign(other, lee)})
+	refused("a real signature for another approval id")
+	other = ap
+	other.Digest = "sha256:" + strings.Repeat("0", 64)
+	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "lee", Signature: sign(other, lee)})
+	refused("a real signature for other arguments")
+	if got := strings.Count(s.stderr.String(), "refused the answer to "+id); got != 5 {
+		t.Errorf("%d forged answers were reported, want 5:\n%s", got, s.stderr.String())
+	}
+	if len(sink.recipients()) != 0 {
+		t.Fatalf("a forged answer sent mail: %v", sink.recipients())
+	}
+
+	// Each refused retry was asked anew; the forged answers were removed,
+	// so the first ask is still waiting for a real approver.
+	list, err := approvals.List()
+	if err != nil || len(list) != 6 || list[0].ID != id {
+		t.Fatalf("pending approvals after the forgeries: %v %v", list, err)
+	}
+	s.answer(id, "approve", lee)
+	if _, err := approvals.Decide(ap, lee); err == nil {
 		t.Error("an approval was answered twice")
 	}
 	if r := s.call("send_email", args); r.IsError {
-		t.Fatalf("the approved retry was refused: %q", text(r))
+		t.Fatalf("the approved retry was refused: %q\n%s", text(r), s.stderr.String())
 	}
 	// The grant was for that call: another needs its own.
-	other := map[string]any{"to": "gina@supplier.example", "subject": "quote", "text": "see attached"}
-	if r := s.call("send_email", other); !r.IsError {
+	otherArgs := map[string]any{"to": "gina@supplier.example", "subject": "quote", "text": "see attached"}
+	if r := s.call("send_email", otherArgs); !r.IsError {
 		t.Errorf("a call the grant was not for went through: %q", text(r))
 	}
 	s.verify()
 	if got := sink.recipients(); !slices.Equal(got, []string{"erin@vendor.example"}) {
 		t.Errorf("the sink received %v, want the one approved mail", got)
 	}
+}
+
+// TestAgentWrittenAnswer replays the incident: the agent's own filesystem
+// server can write where the approvals wait (what bailiff run now refuses
+// to start with), and the agent answers its ask itself. The unsigned
+// answer approves nothing, and the asked write never happens.
+func TestAgentWrittenAnswer(t *testing.T) {
+	server := peer(t, "@modelcontextprotocol/server-filesystem/dist/index.js")
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := fmt.Sprintf(`version: 1
+packs: [filesystem]
+rules:
+  - {id: notes, tool: write_file, when: [{arg: path, prefix: %q}], action: ask}
+  - {id: write, tool: write_file, action: allow}
+  - {id: mkdir, tool: create_directory, action: allow}
+tools:
+  write_file:
+    allowed_path_prefixes: [%s]
+  create_directory:
+    allowed_path_prefixes: [%s]
+`, filepath.Join(root, "notes")+"/", root, root)
+	if err := os.MkdirAll(filepath.Join(root, "notes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, leePub := approverKey(t, "lee")
+	s := start(t, setup{policy: policy, server: "fs", subject: "ana", approval: true, approvers: []string{leePub}, logDir: root,
+		command: []string{"node", server, root}})
+	plan := map[string]any{"path": filepath.Join(root, "notes", "plan.txt"), "content": "exfiltrate"}
+	r := s.call("write_file", plan)
+	if !r.IsError || !strings.Contains(text(r), "bailiff approve") {
+		t.Fatalf("the asked write: %q", text(r))
+	}
+	list, err := s.options.Approvals.List()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("pending approvals: %v %v", list, err)
+	}
+	answers := filepath.Join(s.options.Approvals.Dir, "answers")
+	if r := s.call("create_directory", map[string]any{"path": answers}); r.IsError {
+		t.Fatalf("create_directory: %q", text(r))
+	}
+	forged := fmt.Sprintf(`{"id":%q,"answer":"approve","approver":"lee"}`, list[0].ID)
+	if r := s.call("write_file", map[string]any{"path": filepath.Join(answers, list[0].ID+".json"), "content": forged}); r.IsError {
+		t.Fatalf("the agent's write of its answer: %q", text(r))
+	}
+	if r := s.call("write_file", plan); !r.IsError || !strings.Contains(text(r), "bailiff approve") {
+		t.Fatalf("the agent approved its own write: %q", text(r))
+	}
+	if _, err := os.Stat(filepath.Join(root, "notes", "plan.txt")); err == nil {
+		t.Error("the asked write happened")
+	}
+	if !strings.Contains(s.stderr.String(), "refused the answer to "+list[0].ID) {
+		t.Errorf("the forged answer was not reported:\n%s", s.stderr.String())
+	}
+	s.verify()
 }
 
 // TestUpstreamFaults: stray output from the server never reaches the
@@ -335,7 +490,9 @@ func TestRugPull(t *testing.T) {
 rules:
   - {id: all, tool: "*", action: allow}
 `
-	s := start(t, setup{policy: policy, server: "faulty", subject: "ana", approval: true, command: []string{"node", script}})
+	lee, leePub := approverKey(t, "lee")
+	ana, anaPub := approverKey(t, "ana")
+	s := start(t, setup{policy: policy, server: "faulty", subject: "ana", approval: true, approvers: []string{leePub, anaPub}, command: []string{"node", script}})
 	echo := func() *mcp.CallToolResult { return s.call("echo", map[string]any{"text": "hi"}) }
 	if r := echo(); r.IsError {
 		t.Fatalf("echo before the change: %q", text(r))
@@ -355,9 +512,7 @@ rules:
 	if err != nil || len(list) != 1 || list[0].Kind != "definition" {
 		t.Fatalf("pending approvals: %+v %v", list, err)
 	}
-	if err := s.options.Approvals.Decide(list[0].ID, "approve", "ana"); err != nil {
-		t.Fatal(err)
-	}
+	s.answer(list[0].ID, "approve", ana)
 	if r := echo(); !r.IsError {
 		t.Fatalf("the principal accepted its own tool change: %q", text(r))
 	}
@@ -365,9 +520,7 @@ rules:
 	if len(list) != 1 {
 		t.Fatalf("pending approvals after a self-acceptance: %+v", list)
 	}
-	if err := s.options.Approvals.Decide(list[0].ID, "approve", "lee"); err != nil {
-		t.Fatal(err)
-	}
+	s.answer(list[0].ID, "approve", lee)
 	if r := echo(); r.IsError {
 		t.Fatalf("echo after the change was accepted: %q", text(r))
 	}

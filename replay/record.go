@@ -2,6 +2,8 @@ package replay
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"bailiff/chain"
@@ -26,6 +28,12 @@ type Recorder struct {
 	Sync bool
 	// Epoch replaces replay.Epoch as the clock of events without "at".
 	Epoch time.Time
+	// Approvers are the approvers' private keys, by name: a trace's grant
+	// is signed with its approver's key, as the live gateway records an
+	// out-of-band answer, and every session trusts their public keys. A
+	// grant by "elicitation" is recorded as answered through the client,
+	// unsigned; one by any other approver without a key is refused.
+	Approvers map[string]string
 
 	seen map[string]bool // sessions recorded, across traces
 }
@@ -54,6 +62,13 @@ func (r *Recorder) Record(file string, events []Event) error {
 			body := &chain.SessionBody{Server: st.Server, Principal: chain.Principal(st.Principal),
 				PolicyVersion: r.Policy.Version(), Policy: string(r.Policy.Canonical()),
 				Tools: records.Tools(st.Tools), Engine: engine.Version}
+			for _, name := range slices.Sorted(maps.Keys(r.Approvers)) {
+				pub, err := chain.PublicKey(r.Approvers[name])
+				if err != nil {
+					return fmt.Errorf("approver %s: %v", name, err)
+				}
+				body.Approvers = append(body.Approvers, pub)
+			}
 			if err := r.append(r.time(ev), st.Session, chain.KindSession, body); err != nil {
 				return err
 			}
@@ -67,7 +82,11 @@ func (r *Recorder) Record(file string, events []Event) error {
 		var err error
 		switch {
 		case ev.Call != nil:
-			err = r.call(s, ev, now, fail)
+			// A grant by "elicitation" right after its call is the client
+			// answering in band: the call record says it was put to it.
+			elicit := i+1 < len(events) && events[i+1].Grant != nil && events[i+1].Grant.Call == ev.Call.ID &&
+				events[i+1].Grant.Approver == chain.ElicitationApprover
+			err = r.call(s, ev, now, elicit, fail)
 		case ev.Grant != nil:
 			err = r.grant(s, ev.Grant, now, fail)
 		case ev.Output != nil:
@@ -98,7 +117,7 @@ func (r *Recorder) append(ts time.Time, session string, kind chain.Kind, body an
 	return err
 }
 
-func (r *Recorder) call(s *stepper, ev *Event, now time.Time, fail func(string, ...any) error) error {
+func (r *Recorder) call(s *stepper, ev *Event, now time.Time, elicit bool, fail func(string, ...any) error) error {
 	c := ev.Call
 	if len(c.Redacted) > 0 {
 		return fail("call %q has redacted arguments: recording needs the full arguments (the policy's redact list decides what is written)", c.ID)
@@ -118,7 +137,8 @@ func (r *Recorder) call(s *stepper, ev *Event, now time.Time, fail func(string, 
 	}
 	d := s.evaluate(call, now)
 	s.commit(pc, d)
-	body := &chain.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: digest, Decision: records.FromDecision(d)}
+	body := &chain.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: digest, Decision: records.FromDecision(d),
+		Elicit: elicit && d.Verdict == engine.Ask}
 	for _, p := range removed {
 		body.Redacted = append(body.Redacted, p.String())
 	}
@@ -133,6 +153,18 @@ func (r *Recorder) grant(s *stepper, g *GrantEvent, now time.Time, fail func(str
 	grant := s.grantFor(pc, g, now)
 	body := &chain.GrantBody{Grant: grant.ID, Call: g.Call, Tool: grant.Tool, Digest: grant.Digest,
 		Approver: grant.Approver, Answer: records.Answer(grant.Approve), Expires: grant.Expires.UTC().Format(chain.TimeFormat)}
+	if grant.Approver != chain.ElicitationApprover {
+		skey, ok := r.Approvers[grant.Approver]
+		if !ok {
+			return fail("grant %q by %q cannot be signed: recording needs %s's approver key", g.ID, grant.Approver, grant.Approver)
+		}
+		sig, err := chain.SignApproval(chain.Approval{ID: grant.ID, Kind: chain.ApproveCall, Session: s.state.Session, Server: grant.Server,
+			Tool: grant.Tool, Digest: grant.Digest, Answer: body.Answer, Time: now.UTC().Format(chain.TimeFormat)}, skey)
+		if err != nil {
+			return fail("grant %q: %v", g.ID, err)
+		}
+		body.Signature = &sig
+	}
 	if d, settles := s.answer(pc, grant, now); settles {
 		s.settle(pc, d)
 		rd := records.FromDecision(d)

@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -81,6 +82,10 @@ type VerifyOptions struct {
 	// Key, when set, is the public key in-log checkpoint records must be
 	// signed with.
 	Key string
+	// ApproverKeys, when set, are the only approver keys verify trusts: a
+	// session record that trusts another (as a rewritten log could, to
+	// sign its own grants) is a finding, and that key approves nothing.
+	ApproverKeys []string
 }
 
 // VerifyLog checks one log: its integrity (every record's hash, link and
@@ -99,7 +104,7 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	v := &verifier{file: name, ev: ev, key: opt.Key, policies: map[string]*policyEntry{}}
+	v := &verifier{file: name, ev: ev, key: opt.Key, approvers: opt.ApproverKeys, policies: map[string]*policyEntry{}}
 	chans := make([]chan chain.Record, workers)
 	results := make([]*sessionSet, workers)
 	var wg sync.WaitGroup
@@ -240,12 +245,13 @@ func sortReport(rep *LogReport) {
 // and the policies loaded so far, by version (a long log has many
 // sessions under one policy).
 type verifier struct {
-	file     string
-	ev       chain.Evidence
-	key      string
-	mu       sync.Mutex
-	policies map[string]*policyEntry
-	findings []Finding // from checkpoint records, read in order
+	file      string
+	ev        chain.Evidence
+	key       string
+	approvers []string
+	mu        sync.Mutex
+	policies  map[string]*policyEntry
+	findings  []Finding // from checkpoint records, read in order
 
 	// texts caches evidence text by digest: content is addressed by its
 	// hash, so one read serves every result that shares it.
@@ -381,6 +387,13 @@ type vsession struct {
 	// given for and the call a recorded decision used it on.
 	given map[string]string
 	used  map[string]string
+	// approvers are the approver keys the session trusts; elicited the
+	// asked calls the gateway put to the client, asked when each call was
+	// recorded; refused the grants whose signature failed, and why.
+	approvers []string
+	elicited  map[string]bool
+	asked     map[string]time.Time
+	refused   map[string]string
 }
 
 func (set *sessionSet) find(rec chain.Record, call, kind, recorded, recomputed, reason string) {
@@ -426,6 +439,8 @@ func (set *sessionSet) record(rec chain.Record) {
 			if len(b.Accept) > 0 {
 				if b.AcceptedBy == "" || b.AcceptedBy == vs.s.state.Principal.Subject {
 					set.find(rec, "", FindGrant, b.AcceptedBy, "", "changed tool definitions were accepted by nobody, or by the principal itself: not applied")
+				} else if problem := vs.acceptProblem(rec, &b); problem != "" {
+					set.find(rec, "", FindGrant, b.AcceptedBy, "not accepted", problem+": not applied")
 				} else {
 					vs.s.state.Accept(records.ToolDefs(b.Accept))
 				}
@@ -444,6 +459,7 @@ func (set *sessionSet) record(rec chain.Record) {
 		// Keep the entry, to catch records after the end, but not the
 		// state: a long log must not hold every session's output.
 		vs.ended, vs.s, vs.given, vs.used = true, nil, nil, nil
+		vs.elicited, vs.asked, vs.refused = nil, nil, nil
 	}
 	if err != nil {
 		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("%s record: %v", rec.Kind, err))
@@ -467,8 +483,20 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 		set.find(rec, "", FindPolicy, b.PolicyVersion, "", problem)
 		return &vsession{broken: true}
 	}
+	approvers := b.Approvers
+	if set.v.approvers != nil {
+		approvers = nil
+		for _, k := range b.Approvers {
+			if slices.Contains(set.v.approvers, k) {
+				approvers = append(approvers, k)
+				continue
+			}
+			set.find(rec, "", FindGrant, k, "", fmt.Sprintf("the session trusts approver key %s, which is not one of the keys verify was given: it approves nothing", k))
+		}
+	}
 	return &vsession{s: newStepper(p, rec.Session, b.Server, engine.Principal(b.Principal), records.ToolDefs(b.Tools)),
-		given: map[string]string{}, used: map[string]string{}}
+		given: map[string]string{}, used: map[string]string{}, approvers: approvers,
+		elicited: map[string]bool{}, asked: map[string]time.Time{}, refused: map[string]string{}}
 }
 
 func orDefault(s, def string) string {
@@ -504,6 +532,10 @@ func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
 	pc, err := vs.s.call(call)
 	if err != nil {
 		return err
+	}
+	vs.asked[b.Call] = rec.TS
+	if b.Elicit {
+		vs.elicited[b.Call] = true
 	}
 	d := vs.s.evaluate(call, rec.TS)
 	set.compare(vs, rec, b.Call, b.Tool, b.Decision, d)
@@ -548,7 +580,9 @@ func (set *sessionSet) compare(vs *vsession, rec chain.Record, call, tool string
 	if got.Check == string(engine.CheckApproval) || got.Grant != "" {
 		// The recorded decision rests on a grant: say what is wrong with it.
 		kind = FindGrant
-		if by, ok := vs.used[got.Grant]; ok && got.Grant != rw.Grant {
+		if why, ok := vs.refused[got.Grant]; ok && got.Grant != "" {
+			diff = fmt.Sprintf("grant %s does not count: %s", got.Grant, why)
+		} else if by, ok := vs.used[got.Grant]; ok && got.Grant != rw.Grant {
 			diff = fmt.Sprintf("grant %s was already used by call %s: a grant is single use", got.Grant, by)
 		} else if _, ok := vs.given[got.Grant]; !ok && got.Grant != "" {
 			diff = fmt.Sprintf("no grant %s was given in this session", got.Grant)
@@ -624,6 +658,17 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 	vs.given[b.Grant] = b.Call
 	g := engine.Grant{ID: b.Grant, Server: orDefault(b.Server, vs.s.state.Server), Tool: b.Tool, Digest: b.Digest,
 		Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp}
+	// An answer that is not authentic approves nothing: the finding says
+	// why, and the call it answers is recomputed as declined (a grant for
+	// a later call is not given at all).
+	if problem := vs.grantProblem(rec, &b); problem != "" {
+		set.find(rec, b.Call, FindGrant, b.Approver+" "+b.Answer, "not approved", problem)
+		vs.refused[b.Grant] = problem
+		if b.Decision == nil {
+			return nil
+		}
+		g.Approve = false
+	}
 	// A grant that records a decision claims to have settled its call:
 	// that call must have been asked and not settled since. One without
 	// is for a later identical call.
@@ -675,4 +720,59 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 		vs.s.output(src, b.Call, failed, "", false)
 	}
 	return nil
+}
+
+// grantProblem says why a grant record is not an authentic answer, or
+// returns "". An out-of-band grant must carry a signature, by a key the
+// session trusts and not the principal's, over exactly this ask, made
+// after the call was asked and not after the grant was recorded. Only an
+// elicitation grant is unsigned, and it must settle a call the gateway
+// marked as put to the client (elicit), with the id the gateway gives it.
+func (vs *vsession) grantProblem(rec chain.Record, b *chain.GrantBody) string {
+	if b.Signature == nil {
+		switch {
+		case b.Approver != chain.ElicitationApprover:
+			return fmt.Sprintf("grant %s by %q is not signed: an out-of-band answer counts only signed by an approver key", b.Grant, b.Approver)
+		case b.Decision == nil || !vs.elicited[b.Call] || b.Grant != "elicit-"+b.Call:
+			return fmt.Sprintf("grant %s claims to be an answer through the client, but call %s was not put to the client (or the grant does not settle it)", b.Grant, b.Call)
+		}
+		return ""
+	}
+	ap := chain.Approval{ID: b.Grant, Kind: chain.ApproveCall, Session: rec.Session, Server: orDefault(b.Server, vs.s.state.Server),
+		Tool: b.Tool, Digest: b.Digest, Answer: b.Answer}
+	return vs.signatureProblem(rec, "grant "+b.Grant, ap, *b.Signature, b.Approver, vs.asked[b.Call])
+}
+
+// acceptProblem is grantProblem for a tools record accepting a changed
+// definition: one definition, signed as a "definition" approval.
+func (vs *vsession) acceptProblem(rec chain.Record, b *chain.ToolsBody) string {
+	if b.AcceptSignature == nil {
+		return fmt.Sprintf("the acceptance by %q is not signed", b.AcceptedBy)
+	}
+	if len(b.Accept) != 1 {
+		return fmt.Sprintf("a signed acceptance is for one definition, not %d", len(b.Accept))
+	}
+	ap := chain.Approval{ID: b.AcceptID, Kind: chain.ApproveDefinition, Session: rec.Session, Server: vs.s.state.Server,
+		Tool: b.Accept[0].Name, Digest: b.Accept[0].Digest, Answer: "approve"}
+	return vs.signatureProblem(rec, "the acceptance "+b.AcceptID, ap, *b.AcceptSignature, b.AcceptedBy, time.Time{})
+}
+
+func (vs *vsession) signatureProblem(rec chain.Record, what string, ap chain.Approval, sig chain.Signature, approver string, asked time.Time) string {
+	name, err := chain.TrustedApprover(ap, sig, vs.approvers, vs.s.state.Principal.Subject)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", what, err)
+	}
+	if name != approver {
+		return fmt.Sprintf("%s names approver %q but is signed by %q", what, approver, name)
+	}
+	signed, err := time.Parse(chain.TimeFormat, sig.Time)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s: signed time %q is not %s", what, sig.Time, chain.TimeFormat)
+	case signed.Before(asked.Truncate(time.Second)):
+		return fmt.Sprintf("%s was signed at %s, before the call was asked", what, sig.Time)
+	case signed.After(rec.TS.Add(time.Minute)):
+		return fmt.Sprintf("%s was signed at %s, after it was recorded", what, sig.Time)
+	}
+	return ""
 }

@@ -46,3 +46,42 @@ func TestArgsDigestFromBytes(t *testing.T) {
 		t.Fatalf("only %d calls checked", n)
 	}
 }
+
+// TestVerifyApproverKeys: with the approver keys given to verify, a log
+// whose sessions trust another key (as a rewritten log could, to sign its
+// own grants) fails, and its grants approve nothing.
+func TestVerifyApproverKeys(t *testing.T) {
+	lee, err := os.ReadFile("../fixtures/chain/src/lee.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, other, err := chain.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{1}, 32)), "lee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func(keys ...string) *LogReport {
+		f, err := os.Open("../fixtures/chain/good_mail.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rep, err := VerifyLog("good_mail", f, chain.Evidence{Dir: "../fixtures/chain/good_mail.jsonl.evidence"}, VerifyOptions{ApproverKeys: keys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := verify(string(bytes.TrimSpace(lee))); len(rep.Findings) != 0 {
+		t.Errorf("the right key: %+v", rep.Findings)
+	}
+	rep := verify(other)
+	grants := 0
+	for _, f := range rep.Findings {
+		if f.Kind == FindGrant {
+			grants++
+		}
+	}
+	if grants < 3 || grants != len(rep.Findings) {
+		t.Errorf("another key: %d grant findings of %d: %+v", grants, len(rep.Findings), rep.Findings)
+	}
+}

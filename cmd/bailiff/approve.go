@@ -6,12 +6,95 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"bailiff/chain"
 	"bailiff/proxy"
 )
+
+// approverDir is where keygen --approver puts approver keys and where
+// approve looks for one: the user's config directory, out of the
+// project's (and so the agent's) reach. BAILIFF_APPROVER_DIR overrides
+// it (tests).
+func approverDir() (string, error) {
+	if d := os.Getenv("BAILIFF_APPROVER_DIR"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", usageErr(fmt.Errorf("no user config directory for approver keys: %v", err), "set BAILIFF_APPROVER_DIR")
+	}
+	return filepath.Join(d, "bailiff", "approvers"), nil
+}
+
+// approverKey finds the private key approve signs with: --key, else
+// $BAILIFF_APPROVER_KEY, else the one key in the approver directory.
+func approverKey(flag string) (string, error) {
+	if flag == "" {
+		flag = os.Getenv("BAILIFF_APPROVER_KEY")
+	}
+	if flag == "" {
+		dir, err := approverDir()
+		if err != nil {
+			return "", err
+		}
+		keys, _ := filepath.Glob(filepath.Join(dir, "*.key"))
+		switch len(keys) {
+		case 0:
+			return "", usageErr(fmt.Errorf("no approver key in %s", dir), "bailiff keygen --approver NAME makes one")
+		case 1:
+			flag = keys[0]
+		default:
+			return "", usageErr(fmt.Errorf("%d approver keys in %s: say which with --key", len(keys), dir), "")
+		}
+	}
+	return readKey(flag)
+}
+
+// listed is an ask as approvals shows it: from the audit log.
+type listed struct {
+	ID       string         `json:"id"`
+	Kind     string         `json:"kind,omitempty"`
+	Session  string         `json:"session"`
+	Server   string         `json:"server"`
+	Call     string         `json:"call,omitempty"`
+	Tool     string         `json:"tool"`
+	Args     map[string]any `json:"args,omitempty"`
+	Redacted []string       `json:"redacted,omitempty"`
+	Digest   string         `json:"digest"`
+	Reason   string         `json:"reason"`
+	Asked    string         `json:"asked"`
+	// Problem says why the ask cannot be trusted as shown: the pending
+	// file disagrees with the log, or the log has no such ask.
+	Problem string `json:"problem,omitempty"`
+}
+
+// pendingFromLog reads the pending asks and finds each in the audit log.
+func pendingFromLog(audit string) ([]proxy.Pending, map[string]proxy.Recorded, error) {
+	a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
+	pending, err := a.List()
+	if err != nil {
+		return nil, nil, usageErr(fmt.Errorf("cannot read the approvals of %s: %v", audit, err), "")
+	}
+	if len(pending) == 0 {
+		return nil, nil, nil
+	}
+	f, err := os.Open(audit)
+	if err != nil {
+		return nil, nil, usageErr(fmt.Errorf("cannot read %s: %v", audit, unwrapPath(err)), "")
+	}
+	defer f.Close()
+	rec, err := proxy.FromLog(f, pending)
+	if err != nil {
+		return nil, nil, usageErr(fmt.Errorf("%s: %v", audit, err), "bailiff verify "+audit)
+	}
+	return pending, rec, nil
+}
 
 func newApprovals(stdout io.Writer) *cobra.Command {
 	var audit string
@@ -21,7 +104,10 @@ func newApprovals(stdout io.Writer) *cobra.Command {
 		Short: "List the calls waiting for a human's approval",
 		Long: `approvals lists the asks a running gateway could not put to a human
 (the client has no elicitation support): each with its approval id, the
-session, the tool, the arguments as logged, and why the policy asks.
+session, the tool, the arguments and why the policy asks, all as the
+gateway's audit log records them. The pending files beside the log are
+only a notice: where one disagrees with the log, or names an ask the log
+does not hold, approvals says so.
 Answer one with 'bailiff approve ID' or 'bailiff decline ID'; the agent's
 next identical call then goes through (or stays refused).`,
 		Example: `  bailiff approvals --audit mail.audit.jsonl
@@ -35,32 +121,58 @@ next identical call then goes through (or stays refused).`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
-			pending, err := a.List()
+			pending, rec, err := pendingFromLog(audit)
 			if err != nil {
-				return usageErr(fmt.Errorf("cannot read the approvals of %s: %v", audit, err), "")
+				return err
+			}
+			var out []listed
+			for _, p := range pending {
+				r := rec[p.ID]
+				l := listed{ID: p.ID, Kind: p.Kind, Session: p.Session, Server: p.Server, Call: p.Call, Tool: p.Tool}
+				switch {
+				case !r.Found:
+					l.Problem = "the audit log holds no such ask: it cannot be approved"
+				default:
+					l.Server, l.Tool, l.Digest, l.Reason = r.Approval.Server, r.Approval.Tool, r.Approval.Digest, r.Reason
+					l.Args, l.Redacted = r.Args, r.Redacted
+					l.Asked = r.Asked.UTC().Format(chain.TimeFormat)
+					if r.Differs != "" {
+						l.Problem = "the pending file disagrees with the audit log (" + r.Differs + "): shown as logged"
+					}
+				}
+				out = append(out, l)
 			}
 			f, _ := format.get()
 			if f == "json" {
 				enc := json.NewEncoder(stdout)
 				enc.SetEscapeHTML(false)
-				for _, p := range pending {
-					if err := enc.Encode(p); err != nil {
+				for _, l := range out {
+					if err := enc.Encode(l); err != nil {
 						return err
 					}
 				}
 				return nil
 			}
-			if len(pending) == 0 {
+			if len(out) == 0 {
 				_, err := fmt.Fprintln(stdout, "no calls are waiting for approval")
 				return err
 			}
-			for _, p := range pending {
-				what, _ := json.Marshal(p.Args)
-				if p.Kind == "definition" {
-					what = []byte("new definition " + p.Digest)
+			for _, l := range out {
+				fmt.Fprintln(stdout, l.ID)
+				if l.Asked == "" {
+					fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
+					continue
 				}
-				fmt.Fprintf(stdout, "%s\n  asked %s in session %s\n  %s.%s %s\n  %s\n", p.ID, p.Asked, p.Session, p.Server, p.Tool, what, p.Reason)
+				what, _ := json.Marshal(l.Args)
+				if l.Kind == "definition" {
+					what = []byte("new definition " + l.Digest)
+				} else if len(l.Redacted) > 0 {
+					what = append(what, []byte(" (redacted: "+strings.Join(l.Redacted, ", ")+")")...)
+				}
+				fmt.Fprintf(stdout, "  asked %s in session %s\n  %s.%s %s\n  %s\n", l.Asked, l.Session, l.Server, l.Tool, what, l.Reason)
+				if l.Problem != "" {
+					fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
+				}
 			}
 			return nil
 		},
@@ -71,41 +183,78 @@ next identical call then goes through (or stays refused).`,
 }
 
 func newAnswer(stdout io.Writer, answer string) *cobra.Command {
-	var audit, as string
+	var audit, key, as string
 	verb := "approve"
 	if answer == "decline" {
 		verb = "decline"
 	}
 	c := &cobra.Command{
-		Use:   verb + " ID --audit LOG",
+		Use:   verb + " ID --audit LOG [--key PRIVATE]",
 		Short: strings.ToUpper(verb[:1]) + verb[1:] + " a call waiting for a human",
-		Long: verb + ` answers a pending ask (see 'bailiff approvals'). The gateway writes the
-answer to the audit log as a grant, bound to that exact call (tool and
-arguments), usable once, before the policy's approval TTL runs out, and
-never by the principal who made the call: an approver naming the same
-subject is refused when the call is retried.`,
-		Example: "  bailiff " + verb + " mail-20261202T101500-1a2b3c4d-c7 --audit mail.audit.jsonl --as lee",
+		Long: verb + ` answers a pending ask (see 'bailiff approvals'), signed with an
+approver key (from 'bailiff keygen --approver NAME'): --key, else
+$BAILIFF_APPROVER_KEY, else the one key in the user's approver directory.
+The approver is the key's name. What is signed is the ask as the audit
+log records it (session, server, tool, the digest of the arguments or of
+the new definition), the answer and the time, so the answer fits that
+ask only. The gateway takes it only if it was started with the key's
+public half (--approver-key), and never from the session's principal.
+It writes the answer to the audit log as a grant, bound to that exact
+call, usable once, before the policy's approval TTL runs out.`,
+		Example: "  bailiff " + verb + " mail-20261202T101500-1a2b3c4d-c7 --audit mail.audit.jsonl",
 		Args:    cobra.ExactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("as") {
+				return usageErr(errors.New("--as is gone: the approver is the name of the key that signs the answer"), "bailiff keygen --approver NAME makes a key")
+			}
 			if audit == "" {
 				return usageErr(errors.New(verb+" needs --audit, the gateway's audit log"), "")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			approver := as
-			if approver == "" {
-				approver = os.Getenv("USER")
+			id := args[0]
+			hint := "bailiff approvals --audit " + audit + " lists the pending ones"
+			if _, err := os.Stat(filepath.Join(proxy.ApprovalsDir(audit), "pending", filepath.Base(id)+".json")); err != nil || filepath.Base(id) != id {
+				return usageErr(fmt.Errorf("no pending approval %q", id), hint)
 			}
+			skey, err := approverKey(key)
+			if err != nil {
+				return err
+			}
+			pending, rec, err := pendingFromLog(audit)
+			if err != nil {
+				return err
+			}
+			i := slices.IndexFunc(pending, func(p proxy.Pending) bool { return p.ID == id })
+			if i < 0 {
+				return usageErr(fmt.Errorf("approval %q is already answered", id), hint)
+			}
+			r := rec[id]
+			if !r.Found {
+				return usageErr(fmt.Errorf("the audit log holds no ask %q: the pending file was not written by the gateway", id), "")
+			}
+			name := chain.KeyName(skey)
+			if name == r.Principal {
+				return usageErr(fmt.Errorf("%s is the session's principal, who never approves their own agent's calls", name), "")
+			}
+			ap := r.Approval
+			ap.Answer = answer
+			ap.Time = time.Now().UTC().Format(chain.TimeFormat)
 			a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
-			if err := a.Decide(args[0], answer, approver); err != nil {
-				return usageErr(err, "bailiff approvals --audit "+audit+" lists the pending ones")
+			if _, err := a.Decide(ap, skey); err != nil {
+				return usageErr(err, hint)
 			}
-			_, err := fmt.Fprintf(stdout, "%s: %sd by %s; the gateway records it at the next call\n", args[0], verb, approver)
+			if pub, err := chain.PublicKey(skey); err == nil && !slices.Contains(r.Approvers, pub) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "bailiff: warning: session %s does not trust this key: the gateway will refuse the answer\n", ap.Session)
+			}
+			_, err = fmt.Fprintf(stdout, "%s: %sd by %s; the gateway records it at the next call\n", id, verb, name)
 			return err
 		},
 	}
 	c.Flags().StringVar(&audit, "audit", "", "the gateway's audit log")
-	c.Flags().StringVar(&as, "as", "", "the approver's name (default $USER)")
+	c.Flags().StringVar(&key, "key", "", "the approver's private key (default $BAILIFF_APPROVER_KEY, else the one in the approver directory)")
+	c.Flags().StringVar(&as, "as", "", "refused: the approver is the key's name")
+	_ = c.Flags().MarkHidden("as")
 	return c
 }

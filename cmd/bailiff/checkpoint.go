@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,52 +15,87 @@ import (
 )
 
 type keygenParams struct {
-	name string
-	out  string
+	name     string
+	approver string
+	out      string
 }
 
 func newKeygen(stderr io.Writer) *cobra.Command {
 	var p keygenParams
 	c := &cobra.Command{
-		Use:   "keygen --name NAME -o PREFIX",
-		Short: "Make a key pair for signing audit log checkpoints",
+		Use:   "keygen --name NAME -o PREFIX | --approver NAME [-o PREFIX]",
+		Short: "Make a key pair for signing checkpoints or approvals",
 		Long: `keygen makes an Ed25519 key pair in the signed-note text form and writes
-PREFIX.key (private: keep it with the gateway, mode 0600) and PREFIX.pub
-(public: give it to whoever verifies). NAME identifies the log; every
-checkpoint the key signs names it.`,
+PREFIX.key (private, mode 0600) and PREFIX.pub (public).
+
+With --name NAME the key signs audit log checkpoints: NAME identifies the
+log, every checkpoint the key signs names it; keep the private key with
+the gateway and give the public one to whoever verifies.
+
+With --approver NAME the key signs answers to asks ('bailiff approve'):
+NAME is the approver, as grants name them. Without -o the pair goes to
+the user's config directory (bailiff/approvers/NAME.key; override with
+$BAILIFF_APPROVER_DIR), where the agent's tools should not reach. Give
+the public key to the gateway (--approver-key, $BAILIFF_APPROVER_KEYS or
+approver_keys in gateway.yaml); only answers signed by a key it was
+given count.`,
 		Example: `  bailiff keygen --name audit.example.com/mail -o audit
-  bailiff checkpoint audit.jsonl --key audit.key -o audit.ckpt`,
+  bailiff checkpoint audit.jsonl --key audit.key -o audit.ckpt
+  bailiff keygen --approver lee`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if p.name == "" || p.out == "" {
-				return usageErr(errors.New("keygen needs --name and -o"), "bailiff keygen --name audit.example.com/mail -o audit")
+			switch {
+			case p.name != "" && p.approver != "":
+				return usageErr(errors.New("keygen makes a checkpoint key (--name) or an approver key (--approver), not both"), "")
+			case p.approver != "":
+				return nil
+			case p.name == "" || p.out == "":
+				return usageErr(errors.New("keygen needs --name and -o, or --approver"), "bailiff keygen --name audit.example.com/mail -o audit")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			skey, vkey, err := chain.GenerateKey(rand.Reader, p.name)
-			if err != nil {
-				return usageErr(fmt.Errorf("key name %q: %v", p.name, err), "a name is printable, without spaces or +")
+			name, out := p.name, p.out
+			if p.approver != "" {
+				name = p.approver
+				if out == "" {
+					dir, err := approverDir()
+					if err != nil {
+						return err
+					}
+					if err := os.MkdirAll(dir, 0o700); err != nil {
+						return usageErr(fmt.Errorf("cannot make %s: %v", dir, unwrapPath(err)), "")
+					}
+					out = filepath.Join(dir, name)
+				}
 			}
-			for _, f := range []string{p.out + ".key", p.out + ".pub"} {
+			skey, vkey, err := chain.GenerateKey(rand.Reader, name)
+			if err != nil {
+				return usageErr(fmt.Errorf("key name %q: %v", name, err), "a name is printable, without spaces or +")
+			}
+			for _, f := range []string{out + ".key", out + ".pub"} {
 				if _, err := os.Lstat(f); err == nil {
 					return usageErr(fmt.Errorf("%s exists: keygen never overwrites a key", f), "")
 				}
 			}
-			if err := writeOutput(p.out+".key", []byte(skey+"\n")); err != nil {
+			if err := writeOutput(out+".key", []byte(skey+"\n")); err != nil {
 				return err
 			}
-			if err := os.Chmod(p.out+".key", 0o600); err != nil {
+			if err := os.Chmod(out+".key", 0o600); err != nil {
 				return usageErr(err, "")
 			}
-			if err := writeOutput(p.out+".pub", []byte(vkey+"\n")); err != nil {
+			if err := writeOutput(out+".pub", []byte(vkey+"\n")); err != nil {
 				return err
 			}
-			fmt.Fprintf(stderr, "bailiff: wrote %s.key (private) and %s.pub (public)\n", p.out, p.out)
+			fmt.Fprintf(stderr, "bailiff: wrote %s.key (private) and %s.pub (public)\n", out, out)
+			if p.approver != "" {
+				fmt.Fprintf(stderr, "bailiff: hint: start the gateway with --approver-key %s.pub\n", out)
+			}
 			return nil
 		},
 	}
-	c.Flags().StringVar(&p.name, "name", "", "name of the log the key signs for")
+	c.Flags().StringVar(&p.name, "name", "", "name of the log the key signs checkpoints for")
+	c.Flags().StringVar(&p.approver, "approver", "", "make an approver key for this approver")
 	c.Flags().StringVarP(&p.out, "output", "o", "", "prefix of the key files")
 	return c
 }

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -27,12 +29,15 @@ import (
 
 // gatewayConfig is gateway.yaml. Paths in it are relative to the file.
 type gatewayConfig struct {
-	Policy     string                    `yaml:"policy"`
-	Audit      string                    `yaml:"audit"`
-	Durability string                    `yaml:"durability"`
-	Secret     string                    `yaml:"secret"`
-	Principal  engine.Principal          `yaml:"principal"`
-	Servers    map[string]*serverCommand `yaml:"servers"`
+	Policy     string `yaml:"policy"`
+	Audit      string `yaml:"audit"`
+	Durability string `yaml:"durability"`
+	Secret     string `yaml:"secret"`
+	// ApproverKeys are public keys (or files holding them, relative to the
+	// config) whose signed answers to asks count.
+	ApproverKeys []string                  `yaml:"approver_keys"`
+	Principal    engine.Principal          `yaml:"principal"`
+	Servers      map[string]*serverCommand `yaml:"servers"`
 }
 
 type serverCommand struct {
@@ -73,7 +78,7 @@ func loadGatewayConfig(name string) (*gatewayConfig, error) {
 	}
 	c.Policy, c.Audit, c.Secret = rel(c.Policy), rel(c.Audit), rel(c.Secret)
 	if c.Audit == "" {
-		c.Audit = rel("bailiff-gateway.audit.jsonl")
+		c.Audit = filepath.Join(stateDir(), "bailiff-gateway.audit.jsonl")
 	}
 	// ${VAR} in a server's command, arguments, environment and directory
 	// comes from bailiff's environment, so secrets stay out of the file.
@@ -105,7 +110,8 @@ gateway.yaml (paths relative to it; ${VAR} in a server's command, args,
 env and cwd comes from the environment):
 
   policy: policy.yaml          # default: deny every call
-  audit: gateway.audit.jsonl
+  audit: /var/lib/bailiff/gateway.audit.jsonl   # outside every served root
+  approver_keys: [lee.pub]     # whose signed answers to asks count
   durability: sync             # sync, batch or none
   principal: {subject: ana, scopes: [mail.send]}
   servers:
@@ -159,6 +165,29 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	if c.Principal.Subject == "" {
 		c.Principal.Subject = os.Getenv("USER")
 	}
+	approvers, err := loadApproverKeys(c.ApproverKeys, filepath.Dir(config))
+	if err != nil {
+		return err
+	}
+	if err := noPrincipalKey(approvers, c.Principal.Subject); err != nil {
+		return err
+	}
+	if len(approvers) == 0 {
+		fmt.Fprintln(stderr, "bailiff: warning: no approver keys: asks the client cannot put to a human can never be approved")
+	}
+	var roots []writable
+	for _, n := range slices.Sorted(maps.Keys(c.Servers)) {
+		s := c.Servers[n]
+		dir := s.Cwd
+		if dir == "" {
+			dir, _ = os.Getwd()
+		}
+		roots = append(roots, writableRoots(nil, n, dir, append([]string{s.Command}, s.Args...))...)
+	}
+	roots = append(roots, writableRoots(pol, "", "", nil)...)
+	if err := checkStateOutside(c.Audit, roots); err != nil {
+		return err
+	}
 	log, err := openAudit(c.Audit, dur)
 	if err != nil {
 		return err
@@ -194,7 +223,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	opt := proxy.Options{
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
 		Server: "gateway", Session: session, Principal: c.Principal, Secret: secret,
-		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, Stderr: stderr,
+		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, ApproverKeys: approvers, Stderr: stderr,
 	}
 	fmt.Fprintf(stderr, "bailiff: session %s: gateway for %s behind policy %s, audit log %s\n", session, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
 	if err := proxy.RunGateway(ctx, opt, stdin, stdout, ups); err != nil {

@@ -23,6 +23,7 @@ type initParams struct {
 	bailiff string
 	undo    bool
 	yes     bool
+	keys    []string
 }
 
 // upstreamKey holds a wrapped server's original entry in the client
@@ -60,7 +61,8 @@ ask). The file is replaced in one step, keeping its other contents.`,
 	c.Flags().StringVar(&p.config, "config", "", "client configuration file with an mcpServers block")
 	c.Flags().StringArrayVar(&p.servers, "server", nil, "wrap only this server (repeatable; default every stdio server)")
 	c.Flags().StringVar(&p.policy, "policy", "", "policy file the wrapped servers run under (default: deny every call)")
-	c.Flags().StringVar(&p.audit, "audit-dir", "", "directory for the audit logs (default: beside the config)")
+	c.Flags().StringVar(&p.audit, "audit-dir", "", "directory for the audit logs, outside the project (default: the user's state directory)")
+	c.Flags().StringArrayVar(&p.keys, "approver-key", nil, "an approver's public key (or .pub file) the wrapped servers trust (repeatable)")
 	c.Flags().StringVar(&p.bailiff, "bailiff", "bailiff", "the bailiff command the client should start")
 	c.Flags().BoolVar(&p.undo, "undo", false, "restore every wrapped server's original entry")
 	c.Flags().BoolVar(&p.yes, "yes", false, "write without asking")
@@ -162,9 +164,15 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 			return usageErr(fmt.Errorf("%s has no server %q", p.config, want), "")
 		}
 	}
+	// The logs and their approvals go outside the project by default: the
+	// agent's own tools can usually write beside the client config.
 	auditDir := p.audit
 	if auditDir == "" {
-		auditDir = filepath.Dir(p.config)
+		auditDir = stateDir()
+	}
+	keys, err := loadApproverKeys(p.keys, ".")
+	if err != nil {
+		return err
 	}
 	if auditDir, err = filepath.Abs(auditDir); err != nil {
 		return usageErr(err, "")
@@ -215,6 +223,9 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 		env["BAILIFF_AUDIT"] = filepath.Join(auditDir, "bailiff-"+m.Key+".audit.jsonl")
 		if policy != "" {
 			env["BAILIFF_POLICY"] = policy
+		}
+		if len(keys) > 0 {
+			env["BAILIFF_APPROVER_KEYS"] = strings.Join(keys, " ")
 		}
 		wrapped := object{}
 		for _, f := range entry {

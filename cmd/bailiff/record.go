@@ -16,10 +16,11 @@ import (
 )
 
 type recordParams struct {
-	policy string
-	out    string
-	secret string
-	clock  string
+	policy    string
+	out       string
+	secret    string
+	clock     string
+	approvers []string
 }
 
 func newRecord(stdout, stderr io.Writer) *cobra.Command {
@@ -37,7 +38,10 @@ seconds), so the same inputs give the same bytes.
 
 It is how a policy is rehearsed end to end, and how audit fixtures are
 made. Arguments the policy redacts are left out of the log; their calls
-bind grants to an HMAC keyed with --secret (a file of random bytes).`,
+bind grants to an HMAC keyed with --secret (a file of random bytes).
+A grant is signed with its approver's key (--approver-key, from keygen
+--approver), as the gateway records an out-of-band answer; a grant by
+"elicitation" is recorded as answered through the client.`,
 		Example: `  bailiff record --policy policy.yaml session.jsonl -o audit.jsonl
   bailiff record --policy policy.yaml --secret deploy.secret traces/*.jsonl -o audit.jsonl
   bailiff verify audit.jsonl`,
@@ -58,6 +62,7 @@ bind grants to an HMAC keyed with --secret (a file of random bytes).`,
 	c.Flags().StringVar(&p.policy, "policy", "", "policy file (YAML)")
 	c.Flags().StringVarP(&p.out, "output", "o", "", "audit log to write (must not exist)")
 	c.Flags().StringVar(&p.secret, "secret", "", "file holding the key for digests of redacted calls")
+	c.Flags().StringArrayVar(&p.approvers, "approver-key", nil, "an approver's private key: the traces' grants by its name are signed with it (repeatable)")
 	c.Flags().StringVar(&p.clock, "clock", "", "RFC 3339 time of line 0 for events without \"at\" (default 2000-01-01T00:00:00Z)")
 	return c
 }
@@ -68,6 +73,19 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 		return err
 	}
 	rec := &replay.Recorder{Policy: pol, Evidence: chain.Evidence{Dir: chain.EvidenceDir(p.out)}}
+	for _, k := range p.approvers {
+		skey, err := readKey(k)
+		if err != nil {
+			return err
+		}
+		if _, err := chain.PublicKey(skey); err != nil {
+			return usageErr(fmt.Errorf("%s: %v", k, err), "bailiff keygen --approver NAME makes one")
+		}
+		if rec.Approvers == nil {
+			rec.Approvers = map[string]string{}
+		}
+		rec.Approvers[chain.KeyName(skey)] = skey
+	}
 	if p.clock != "" {
 		if rec.Epoch, err = time.Parse(time.RFC3339Nano, p.clock); err != nil {
 			return usageErr(fmt.Errorf("--clock %q is not an RFC 3339 time", p.clock), "")

@@ -32,6 +32,7 @@ type runParams struct {
 	secret      string
 	durability  string
 	callTimeout time.Duration
+	approvers   []string
 }
 
 // denyAll is the policy without --policy: nothing is allowed until a
@@ -81,7 +82,8 @@ stderr go to stderr.`,
 	// flags: bailiff init writes them into a client config's env, where no
 	// client mistakes them for its own options.
 	c.Flags().StringVar(&p.policy, "policy", os.Getenv("BAILIFF_POLICY"), "policy file (default $BAILIFF_POLICY, else deny every call)")
-	c.Flags().StringVar(&p.audit, "audit", os.Getenv("BAILIFF_AUDIT"), "audit log to append to (default $BAILIFF_AUDIT, else bailiff-SERVER.audit.jsonl)")
+	c.Flags().StringVar(&p.audit, "audit", os.Getenv("BAILIFF_AUDIT"), "audit log to append to, outside every served root (default $BAILIFF_AUDIT, else bailiff-SERVER.audit.jsonl in the user's state directory)")
+	c.Flags().StringArrayVar(&p.approvers, "approver-key", strings.Fields(os.Getenv("BAILIFF_APPROVER_KEYS")), "an approver's public key, or a file holding one, whose signed answers count (repeatable; default $BAILIFF_APPROVER_KEYS, space-separated)")
 	c.Flags().StringVar(&p.server, "server", os.Getenv("BAILIFF_SERVER"), "the server's name, as rules select it (default $BAILIFF_SERVER, else the command's base name)")
 	c.Flags().StringVar(&p.session, "session", "", "session id (default: server, time and a random suffix)")
 	c.Flags().StringVar(&p.principal, "principal", "", "who the agent acts for (default $USER)")
@@ -113,7 +115,15 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	}
 	audit := p.audit
 	if audit == "" {
-		audit = "bailiff-" + server + ".audit.jsonl"
+		audit = filepath.Join(stateDir(), "bailiff-"+server+".audit.jsonl")
+	}
+	cwd, _ := os.Getwd()
+	if err := checkStateOutside(audit, writableRoots(pol, server, cwd, command)); err != nil {
+		return err
+	}
+	approvers, err := loadApproverKeys(p.approvers, cwd)
+	if err != nil {
+		return err
 	}
 	dur, _ := chain.ParseDurability(p.durability)
 	secret, err := loadSecret(p.secret)
@@ -123,6 +133,12 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	principal := engine.Principal{Subject: p.principal, Scopes: p.scopes}
 	if principal.Subject == "" {
 		principal.Subject = os.Getenv("USER")
+	}
+	if err := noPrincipalKey(approvers, principal.Subject); err != nil {
+		return err
+	}
+	if len(approvers) == 0 {
+		fmt.Fprintln(stderr, "bailiff: warning: no approver keys: asks the client cannot put to a human can never be approved")
 	}
 	session := p.session
 	if session == "" {
@@ -142,7 +158,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	opt := proxy.Options{
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(audit)}, EvidenceSync: dur == chain.Sync,
 		Server: server, Session: session, Principal: principal, Secret: secret,
-		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}, Stderr: stderr, CallTimeout: p.callTimeout,
+		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}, ApproverKeys: approvers, Stderr: stderr, CallTimeout: p.callTimeout,
 	}
 	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, audit log %s\n", session, strings.Join(command, " "), shortVersion(pol.Version()), audit)
 	if err := proxy.Run(ctx, opt, stdin, stdout, cmd); err != nil {

@@ -23,6 +23,7 @@ import (
 type verifyParams struct {
 	checkpoint    string
 	key           string
+	approvers     []string
 	evidence      string
 	integrityOnly bool
 	format        formatFlag
@@ -72,6 +73,7 @@ parallel. Each log's evidence is read from LOG.evidence/.
 	}
 	c.Flags().StringVar(&p.checkpoint, "checkpoint", "", "signed checkpoint of the log, kept elsewhere")
 	c.Flags().StringVar(&p.key, "key", "", "public key file the checkpoints are signed with")
+	c.Flags().StringArrayVar(&p.approvers, "approver-key", nil, "trust only these approver public keys (or .pub files), whatever a session record lists (repeatable)")
 	c.Flags().StringVar(&p.evidence, "evidence", "", "evidence directory (default LOG.evidence; one log only)")
 	c.Flags().BoolVar(&p.integrityOnly, "integrity-only", false, "check hashes, links and seqs only, not verdicts")
 	p.format.register(c)
@@ -119,6 +121,11 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 		return err
 	}
 	opt := replay.VerifyOptions{IntegrityOnly: p.integrityOnly}
+	if len(p.approvers) > 0 {
+		if opt.ApproverKeys, err = loadApproverKeys(p.approvers, "."); err != nil {
+			return err
+		}
+	}
 	if p.key != "" {
 		if opt.Key, err = readKey(p.key); err != nil {
 			return err

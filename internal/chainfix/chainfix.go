@@ -59,11 +59,16 @@ func Generate(dir string) error {
 	if err != nil {
 		return err
 	}
-	mail, err := record(pol, secret, filepath.Join(src, "mail.jsonl"))
+	lee, err := os.ReadFile(filepath.Join(src, "lee.key"))
 	if err != nil {
 		return err
 	}
-	web, err := record(pol, secret, filepath.Join(src, "web.jsonl"))
+	approvers := map[string]string{"lee": strings.TrimSpace(string(lee))}
+	mail, err := record(pol, secret, approvers, filepath.Join(src, "mail.jsonl"))
+	if err != nil {
+		return err
+	}
+	web, err := record(pol, secret, approvers, filepath.Join(src, "web.jsonl"))
 	if err != nil {
 		return err
 	}
@@ -183,6 +188,78 @@ func Generate(dir string) error {
 	if err != nil {
 		return err
 	}
+	// Answers an agent could have written itself: no signature, a key the
+	// session does not trust, the principal's own key (trusted by the
+	// session), a real signature moved from another approval, and an
+	// unsigned grant posing as an answer given through the client.
+	out["fail_grant_unsigned"], err = rewrite(mail, func(rec *chain.Record, body any) {
+		if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+			b.Signature = nil
+		}
+	})
+	if err != nil {
+		return err
+	}
+	intruder, _, err := chain.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{7}, 32)), "lee")
+	if err != nil {
+		return err
+	}
+	resign := func(skey string) func(rec *chain.Record, body any) {
+		return func(rec *chain.Record, body any) {
+			if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+				sig, err := chain.SignApproval(chain.Approval{ID: b.Grant, Kind: chain.ApproveCall, Session: rec.Session, Server: "mail",
+					Tool: b.Tool, Digest: b.Digest, Answer: b.Answer, Time: b.Signature.Time}, skey)
+				if err != nil {
+					panic(err)
+				}
+				b.Signature, b.Approver = &sig, chain.KeyName(skey)
+				b.Decision.Reason = "approved by " + b.Approver + " (grant g-c4)"
+			}
+		}
+	}
+	out["fail_grant_untrusted_key"], err = rewrite(mail, resign(intruder))
+	if err != nil {
+		return err
+	}
+	principal, _, err := chain.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{9}, 32)), "ana")
+	if err != nil {
+		return err
+	}
+	principalPub, _ := chain.PublicKey(principal)
+	signAsAna := resign(principal)
+	out["fail_grant_principal_key"], err = rewrite(mail, func(rec *chain.Record, body any) {
+		if b, ok := body.(*chain.SessionBody); ok && rec.Session == "s1" {
+			b.Approvers = append(b.Approvers, principalPub)
+		}
+		signAsAna(rec, body)
+	})
+	if err != nil {
+		return err
+	}
+	var d1 *chain.Signature
+	for _, rec := range records(mail) {
+		var b chain.GrantBody
+		if rec.Kind == chain.KindGrant && chain.DecodeBody(rec.Body, &b) == nil && b.Grant == "g-d1" {
+			d1 = b.Signature
+		}
+	}
+	out["fail_grant_moved_signature"], err = rewrite(mail, func(rec *chain.Record, body any) {
+		if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+			b.Signature = d1
+		}
+	})
+	if err != nil {
+		return err
+	}
+	out["fail_grant_fake_elicitation"], err = rewrite(mail, func(rec *chain.Record, body any) {
+		if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+			b.Grant, b.Approver, b.Signature = "elicit-c4", chain.ElicitationApprover, nil
+			b.Decision.Reason, b.Decision.Grant = "approved by elicitation (grant elicit-c4)", "elicit-c4"
+		}
+	})
+	if err != nil {
+		return err
+	}
 	out["fail_args_edited"], err = rewrite(mail, func(rec *chain.Record, body any) {
 		if b, ok := body.(*chain.CallBody); ok && b.Call == "c3" {
 			// The send that went to a colleague now claims another address.
@@ -220,7 +297,7 @@ func Generate(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "good_mail.ckpt"), signed, 0o644)
 }
 
-func record(pol *engine.Policy, secret []byte, trace string) (*log, error) {
+func record(pol *engine.Policy, secret []byte, approvers map[string]string, trace string) (*log, error) {
 	data, err := os.ReadFile(trace)
 	if err != nil {
 		return nil, err
@@ -235,7 +312,7 @@ func record(pol *engine.Policy, secret []byte, trace string) (*log, error) {
 	}
 	defer os.RemoveAll(tmp)
 	var buf bytes.Buffer
-	r := &replay.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.Evidence{Dir: tmp}, Secret: secret}
+	r := &replay.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.Evidence{Dir: tmp}, Secret: secret, Approvers: approvers}
 	if err := r.Record(filepath.Base(trace), events); err != nil {
 		return nil, err
 	}
