@@ -59,3 +59,10 @@ func (s *State) Accept(tools []ToolDef) {
 		s.pins[t.Name] = t.Digest
 	}
 }
+
+// Pinned returns the digest a tool is pinned to, so a gateway can check a
+// tools/list answer against the pins before the agent sees it.
+func (s *State) Pinned(name string) (digest string, ok bool) {
+	digest, ok = s.pins[name]
+	return digest, ok
+}
