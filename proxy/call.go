@@ -60,6 +60,13 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		p.toClient(refusal(req.ID, "bailiff denied this call: "+reason))
 		return
 	}
+	args, resolved, err := p.resolve(name, args)
+	if err != nil {
+		// Not decided: what the server would open is not known.
+		p.malformed(req.ID, req.Params, "refused: "+err.Error(), 0)
+		p.toClient(refusal(req.ID, "bailiff denied this call: "+err.Error()))
+		return
+	}
 	written, removed := engine.Redact(args, p.opt.Policy.Redact())
 	digest := engine.ArgsDigest(args)
 	if len(removed) > 0 {
@@ -80,6 +87,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 	for _, r := range removed {
 		body.Redacted = append(body.Redacted, r.String())
 	}
+	body.Resolved = recordedResolved(resolved, written)
 	// The decision is on disk before anything is forwarded; a log that
 	// cannot be written forwards nothing.
 	if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindCall, body); err != nil {

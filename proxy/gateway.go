@@ -31,6 +31,7 @@ var gatewayVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-1
 func RunGateway(ctx context.Context, opt Options, in io.Reader, out io.Writer, ups []Upstream) error {
 	p := newProxy(opt, in, out)
 	p.gateway = true
+	p.resolveLinks = true // every upstream is a command on this machine
 	var stdins []io.Closer
 	for _, u := range ups {
 		upIn, err := u.Cmd.StdinPipe()

@@ -81,6 +81,10 @@ type Proxy struct {
 	ups     []*upstream
 	byName  map[string]*upstream
 
+	// resolveLinks is set when the servers run on this machine: confined
+	// path arguments are resolved before deciding (paths.go).
+	resolveLinks bool
+
 	pinned   chan struct{}
 	pinOnce  sync.Once
 	pinErr   error
@@ -129,6 +133,7 @@ func Run(ctx context.Context, opt Options, in io.Reader, out io.Writer, cmd *exe
 		return fmt.Errorf("start upstream: %w", err)
 	}
 	p := New(opt, in, out, upOut, upIn)
+	p.resolveLinks = true
 	err = p.Serve(ctx)
 	upIn.Close()
 	stop(cmd)
