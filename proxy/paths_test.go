@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,5 +153,29 @@ tools:
 	}
 	if !found {
 		t.Error("no allowed call in the log")
+	}
+}
+
+// TestGatewaySymlinkEscape: a gateway resolves the paths of its command
+// upstreams too.
+func TestGatewaySymlinkEscape(t *testing.T) {
+	server := peer(t, "@modelcontextprotocol/server-filesystem/dist/index.js")
+	root := symlinkTree(t)
+	pub, priv := filepath.Join(root, "public"), filepath.Join(root, "private")
+	policy := fmt.Sprintf("version: 1\npacks: [filesystem]\nrules:\n  - {id: write, tool: write_file, action: allow}\ntools:\n  write_file:\n    allowed_path_prefixes: [%s]\n", pub)
+	s := startGateway(t, policy, []Upstream{{Name: "fs", Cmd: exec.Command("node", server, root)}})
+	r := s.call("fs.write_file", map[string]any{"path": pub + "/cache/x.txt", "content": "pwned"})
+	if !r.IsError || !strings.Contains(text(r), "check path") {
+		t.Errorf("write through the link: %v %q, want a path refusal", r.IsError, text(r))
+	}
+	if r := s.call("fs.write_file", map[string]any{"path": pub + "/alias/ok.txt", "content": "fine"}); r.IsError {
+		t.Errorf("write through a link inside public: %q", text(r))
+	}
+	s.verify()
+	if _, err := os.Stat(filepath.Join(priv, "x.txt")); err == nil {
+		t.Error("the refused write reached private")
+	}
+	if _, err := os.Stat(filepath.Join(pub, "inner", "ok.txt")); err != nil {
+		t.Errorf("the allowed write did not land: %v", err)
 	}
 }
