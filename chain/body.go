@@ -93,7 +93,11 @@ type CallBody struct {
 	Tool     string         `json:"tool"`
 	Args     map[string]any `json:"args"`
 	Redacted []string       `json:"redacted,omitempty"`
-	Digest   string         `json:"digest"`
+	// Resolved maps each confined path argument the gateway rewrote
+	// (symlinks resolved, before deciding) to the value the client sent.
+	// Args hold the resolved value: the one decided on and forwarded.
+	Resolved map[string]string `json:"resolved,omitempty"`
+	Digest   string            `json:"digest"`
 	// Elicit marks an asked call the gateway put to the human through the
 	// client (MCP elicitation): only such a call can be settled by an
 	// unsigned "elicitation" grant.

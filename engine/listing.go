@@ -73,3 +73,10 @@ func (p *Policy) PathPrefixes() []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// Pinned returns the digest a tool is pinned to, so a gateway can check a
+// tools/list answer against the pins before the agent sees it.
+func (s *State) Pinned(name string) (digest string, ok bool) {
+	digest, ok = s.pins[name]
+	return digest, ok
+}

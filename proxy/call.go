@@ -61,6 +61,13 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		p.toClient(refusal(req.ID, "bailiff denied this call: "+reason))
 		return
 	}
+	args, resolved, err := p.resolve(name, args)
+	if err != nil {
+		// Not decided: what the server would open is not known.
+		p.malformed(req.ID, req.Params, "refused: "+err.Error(), 0)
+		p.toClient(refusal(req.ID, "bailiff denied this call: "+err.Error()))
+		return
+	}
 	u, server, tool := p.route(name)
 	c := &engine.Call{Server: server, Tool: tool, Args: args}
 	// A panic from here on is a bug, but one call's bug: that call is
@@ -71,7 +78,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 			p.internalError(req, c, recorded, r)
 		}
 	}()
-	d, written, canElicit, err := p.decide(c)
+	d, written, canElicit, err := p.decide(c, resolved)
 	if err != nil {
 		p.logf("cannot write the audit log: %v", err)
 		p.toClient(refusal(req.ID, "bailiff denied this call: the audit log cannot be written"))
@@ -105,7 +112,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 // with --durability sync) before anything is forwarded: a log that cannot
 // be written forwards nothing. The lock is released on the way out, panic
 // or not, so a recovered panic leaves the session usable.
-func (p *Proxy) decide(c *engine.Call) (d engine.Decision, written map[string]any, canElicit bool, err error) {
+func (p *Proxy) decide(c *engine.Call, resolved map[string]string) (d engine.Decision, written map[string]any, canElicit bool, err error) {
 	written, removed := engine.Redact(c.Args, p.opt.Policy.Redact())
 	c.Digest = engine.ArgsDigest(c.Args)
 	if len(removed) > 0 {
@@ -129,6 +136,7 @@ func (p *Proxy) decide(c *engine.Call) (d engine.Decision, written map[string]an
 	for _, r := range removed {
 		body.Redacted = append(body.Redacted, r.String())
 	}
+	body.Resolved = recordedResolved(resolved, written)
 	fault.At(fault.Record, c.Tool)
 	if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindCall, body); err != nil {
 		return d, nil, false, err

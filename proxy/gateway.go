@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"bailiff/engine"
 )
 
 // Upstream is one server behind a gateway: its name (the prefix of its
@@ -29,6 +31,7 @@ var gatewayVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-1
 func RunGateway(ctx context.Context, opt Options, in io.Reader, out io.Writer, ups []Upstream) error {
 	p := newProxy(opt, in, out)
 	p.gateway = true
+	p.resolveLinks = true // every upstream is a command on this machine
 	var stdins []io.Closer
 	for _, u := range ups {
 		upIn, err := u.Cmd.StdinPipe()
@@ -114,26 +117,29 @@ func (p *Proxy) gatewayRequest(ctx context.Context, m *jsonrpc.Request) {
 }
 
 // gatewayTools lists every server's tools under "<server>.<tool>",
-// without those the policy denies outright.
-func (p *Proxy) gatewayTools() []json.RawMessage {
+// without those the policy denies outright and without any whose
+// definition is not the one pinned (a rug pull re-listed after
+// list_changed stays out of sight until a human accepts it).
+func (p *Proxy) gatewayTools() []any {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := []json.RawMessage{}
+	out := []any{}
 	for _, u := range p.ups {
+		var tools []any
 		for _, t := range u.tools {
-			var tool map[string]json.RawMessage
-			var name string
-			if json.Unmarshal(t, &tool) != nil || json.Unmarshal(tool["name"], &name) != nil {
-				continue
+			if v, err := engine.DecodeJSON(t); err == nil {
+				tools = append(tools, v)
 			}
-			if p.opt.Policy.Hidden(u.name, name, p.opt.Principal) {
-				continue
-			}
-			tool["name"], _ = json.Marshal(u.name + "." + name)
-			b, err := json.Marshal(tool)
-			if err == nil {
-				out = append(out, b)
-			}
+		}
+		kept, unseen := p.screen(u, tools)
+		if len(unseen) > 0 {
+			p.recordSeen(unseen)
+		}
+		for _, t := range kept {
+			// screen read each as an object with a string name.
+			tool := t.(map[string]any)
+			tool["name"] = u.name + "." + tool["name"].(string)
+			out = append(out, tool)
 		}
 	}
 	return out

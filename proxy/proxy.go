@@ -16,7 +16,8 @@
 //     re-encoded from exactly the arguments the engine checked. A refusal
 //     is a tool result with isError set, naming the check and rule. A
 //     request that cannot be read gets -32602 and a malformed record.
-//   - tools/list answers lose the tools the policy denies outright.
+//   - tools/list answers lose the tools the policy denies outright, and
+//     every tool whose definition is not the one pinned (pins.go).
 //   - after the client's initialized notification the proxy lists the
 //     server's tools itself and pins them (the session record), and
 //     re-lists on list_changed.
@@ -83,6 +84,10 @@ type Proxy struct {
 	ups     []*upstream
 	byName  map[string]*upstream
 
+	// resolveLinks is set when the servers run on this machine: confined
+	// path arguments are resolved before deciding (paths.go).
+	resolveLinks bool
+
 	pinned   chan struct{}
 	pinOnce  sync.Once
 	pinErr   error
@@ -132,6 +137,7 @@ func Run(ctx context.Context, opt Options, in io.Reader, out io.Writer, cmd *exe
 		return fmt.Errorf("start upstream: %w", err)
 	}
 	p := New(opt, in, out, upOut, upIn)
+	p.resolveLinks = true
 	err = p.Serve(ctx)
 	upIn.Close()
 	stop(cmd)
@@ -435,7 +441,7 @@ func (p *Proxy) fromServerLoop(ctx context.Context, u *upstream) {
 			case isCall:
 				call <- m
 			case isList:
-				p.toClient(p.filterList(m))
+				p.relayList(ctx, m)
 			case !p.gateway:
 				p.toClient(m)
 			}
@@ -671,46 +677,6 @@ func (p *Proxy) started(ctx context.Context) bool {
 	case <-time.After(time.Minute):
 		return false
 	}
-}
-
-// filterList drops the tools the policy denies outright from a tools/list
-// answer to the client. Anything unexpected passes unchanged: hiding is a
-// courtesy, and every call is decided anyway.
-func (p *Proxy) filterList(r *jsonrpc.Response) *jsonrpc.Response {
-	if r.Error != nil || len(r.Result) == 0 {
-		return r
-	}
-	var res map[string]json.RawMessage
-	if err := json.Unmarshal(r.Result, &res); err != nil {
-		return r
-	}
-	var tools []json.RawMessage
-	if err := json.Unmarshal(res["tools"], &tools); err != nil {
-		return r
-	}
-	kept := make([]json.RawMessage, 0, len(tools))
-	for _, t := range tools {
-		var name struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(t, &name) == nil && p.opt.Policy.Hidden(p.opt.Server, name.Name, p.opt.Principal) {
-			continue
-		}
-		kept = append(kept, t)
-	}
-	if len(kept) == len(tools) {
-		return r
-	}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return r
-	}
-	res["tools"] = b
-	out, err := json.Marshal(res)
-	if err != nil {
-		return r
-	}
-	return &jsonrpc.Response{ID: r.ID, Result: out}
 }
 
 // end writes the session's end record.
