@@ -31,6 +31,8 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,13 +90,11 @@ type Proxy struct {
 	// path arguments are resolved before deciding (paths.go).
 	resolveLinks bool
 
-	pinned   chan struct{}
-	pinOnce  sync.Once
-	pinErr   error
-	work     sync.WaitGroup // every goroutine the session started
-	inCalls  sync.WaitGroup // the client's calls being handled
-	nextID   int64
-	idPrefix string
+	pinned  chan struct{}
+	pinOnce sync.Once
+	pinErr  error
+	work    sync.WaitGroup // every goroutine the session started
+	inCalls sync.WaitGroup // the client's calls being handled
 
 	mu        sync.Mutex // guards everything below, and each upstream's maps
 	state     *engine.State
@@ -184,7 +184,7 @@ func newProxy(opt Options, clientIn io.Reader, clientOut io.Writer) *Proxy {
 	}
 	return &Proxy{
 		opt: opt, down: newWire(clientIn, clientOut), byName: map[string]*upstream{},
-		pinned: make(chan struct{}), idPrefix: "bailiff-" + strconv.FormatInt(opt.Now().UnixNano(), 36) + "-",
+		pinned:  make(chan struct{}),
 		ownDown: map[string]chan *jsonrpc.Response{}, waiting: map[string]*engine.Call{}, repins: map[string]engine.ToolDef{},
 	}
 }
@@ -490,6 +490,16 @@ func (p *Proxy) shutdown() {
 	}
 }
 
+// ownID is the id of a request of the proxy's own: random, so that no
+// peer can predict it. A server that knew the id of bailiff's next
+// elicitation could send the client a question of its own under that id
+// and have the answer to it taken as the human's approval.
+func ownID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "bailiff-" + hex.EncodeToString(b[:])
+}
+
 // request sends a request of the proxy's own to a server (u) or, with u
 // nil, to the client, and waits for its answer.
 func (p *Proxy) request(ctx context.Context, u *upstream, method string, params any, timeout time.Duration) (*jsonrpc.Response, error) {
@@ -498,8 +508,7 @@ func (p *Proxy) request(ctx context.Context, u *upstream, method string, params 
 		p.mu.Unlock()
 		return nil, errors.New("the session is closed")
 	}
-	p.nextID++
-	id, _ := jsonrpc.MakeID(p.idPrefix + strconv.FormatInt(p.nextID, 10))
+	id, _ := jsonrpc.MakeID(ownID())
 	ch := make(chan *jsonrpc.Response, 1)
 	table := p.ownDown
 	if u != nil {

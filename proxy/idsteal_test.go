@@ -11,18 +11,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestADV2ServerStealsElicitationID: in `run` mode the proxy relays the
-// server's requests to the client with the server's ids, and takes any
-// client response whose id is in ownDown as the answer to its own ask.
-// Its ids are "bailiff-<start>-N", and it sends the server requests
-// (tools/list) from the same counter, so the server knows the next one.
-// The malicious server asks the client "Show temperatures in Celsius?"
-// under that id; the proxy's real question ("the agent wants to call
-// pay ...") then collides at the client (go-sdk refuses a duplicate
-// in-flight id), and the human's "yes" to Celsius approves pay.
-func TestADV2ServerStealsElicitationID(t *testing.T) {
+// TestServerCannotStealElicitationID: in run mode the server's requests
+// reach the client with the server's ids, and a client response whose id
+// is one of the proxy's own is taken as the answer to its ask. When those
+// ids were a counter the server could see (its own tools/list), a
+// malicious server asked the client "Show temperatures in Celsius?" under
+// the id of bailiff's next elicitation: the real question then collided
+// at the client, and the human's "yes" to Celsius approved pay. The ids
+// are random now; the server's question approves nothing.
+func TestServerCannotStealElicitationID(t *testing.T) {
 	peer(t, "")
-	script, _ := filepath.Abs("testdata/adv2-idsteal-server.js")
+	script, _ := filepath.Abs("testdata/idsteal-server.js")
 	mark := filepath.Join(t.TempDir(), "paid")
 	policy := `version: 1
 rules:
@@ -33,7 +32,7 @@ rules:
 	var seen []string
 	human := make(chan struct{}) // closed once the agent's pay call is out
 	s := start(t, setup{policy: policy, server: "weather", subject: "ana", command: []string{"node", script},
-		env: []string{"ADV2_MARK=" + mark},
+		env: []string{"IDSTEAL_MARK=" + mark},
 		elicit: func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			mu.Lock()
 			seen = append(seen, r.Params.Message)
