@@ -71,11 +71,13 @@ func destinations(ct *contract, c *Call, out []dest) []dest {
 	if len(w.out) == 0 {
 		w.flatten(c.Args, nil, 0)
 	}
-	// Dedupe, keeping the first path a value was found under.
+	// Dedupe, keeping the first path a value was found under. Values are
+	// the same only when they are the same as sent: two that normalize
+	// alike can go to different places.
 	seen := map[string]bool{}
 	kept := w.out[:0]
 	for _, d := range w.out {
-		key := d.norm
+		key := d.norm + "\x00" + d.raw
 		if d.unknown {
 			key = "\x00" + d.path
 		}

@@ -461,15 +461,48 @@ func underPrefix(u, prefix *webURL) bool {
 	if u.scheme != prefix.scheme || u.host != prefix.host || u.port != prefix.port {
 		return false
 	}
+	// The path must stay under the prefix both as a WHATWG client sends
+	// it (empty segments kept, so "a//.." is "a/") and as a server that
+	// decodes escapes and collapses slashes may read it.
 	p, ok := cleanURLPath(u.path)
 	pp, pok := cleanURLPath(prefix.path)
-	if !ok || !pok {
+	if !ok || !pok || !pathUnder(p, pp) {
 		return false
 	}
+	return pathUnder(webPath(u.path), webPath(prefix.path))
+}
+
+func pathUnder(p, pp string) bool {
 	if strings.HasSuffix(pp, "/") {
 		return strings.HasPrefix(p+"/", pp)
 	}
 	return p == pp || strings.HasPrefix(p, pp+"/")
+}
+
+// webPath resolves dot segments as a WHATWG URL parser does: "." and ".."
+// (also written %2e) are segments of their own, and empty segments stay.
+func webPath(p string) string {
+	var segs []string
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i, s := range parts {
+		last := i == len(parts)-1
+		switch strings.ToLower(s) {
+		case "..", ".%2e", "%2e.", "%2e%2e":
+			if len(segs) > 0 {
+				segs = segs[:len(segs)-1]
+			}
+			if last {
+				segs = append(segs, "")
+			}
+		case ".", "%2e":
+			if last {
+				segs = append(segs, "")
+			}
+		default:
+			segs = append(segs, s)
+		}
+	}
+	return "/" + strings.Join(segs, "/")
 }
 
 // cleanURLPath decodes escapes (so %2e%2e is a dot segment and %2f a

@@ -2,16 +2,13 @@ package engine
 
 import "testing"
 
-// Findings of the adversarial review (branch adv). Each test fails while
-// the bypass it names is open.
-
 // destinations() dedupes by normalized value, so a second destination whose
 // normalized form equals a trusted one is never judged. NFKC turns the
 // full-width '／' into '/', but Node reads the raw value: everything before
 // the authority's '@' is userinfo and the request goes to evil.example.
 //
 //	new URL("https://api.corp.example／v1／@evil.example/").host == "evil.example"
-func TestAdvBypassDedupeByNormHidesUntrustedTwin(t *testing.T) {
+func TestNormalizedTwinIsJudgedToo(t *testing.T) {
 	p := mustLoad(t, attackPolicy)
 	trusted := "https://api.corp.example/v1/@evil.example/"        // path on api.corp.example: trusted
 	twin := "https://api.corp.example\uff0fv1\uff0f@evil.example/" // same Normalize, host evil.example
@@ -38,7 +35,7 @@ func TestAdvBypassDedupeByNormHidesUntrustedTwin(t *testing.T) {
 //	new URL("https://api.corp.example/admin//..//v1/x").pathname == "/admin//v1/x"
 //
 // The request leaves the trusted prefix /v1/ (and /hook) on the trusted host.
-func TestAdvBypassEmptySegmentDotDotEscapesPrefix(t *testing.T) {
+func TestEmptySegmentDotDotStaysOutsidePrefix(t *testing.T) {
 	p := mustLoad(t, attackPolicy)
 	for _, url := range []string{
 		"https://api.corp.example/admin//..//v1/x",      // Node: /admin//v1/x
