@@ -113,8 +113,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	// the default pacing holds the heap near twice that. The soft limit
 	// makes the collector work harder before the process passes it,
 	// without turning it off: with GC off and a fixed limit, a live heap
-	// above the limit meant collecting without end (45 s and 830 MB for
-	// one session of 144 MB of output).
+	// above the limit meant collecting without pause.
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(80 << 20))
 	files, err := logFiles(args)
