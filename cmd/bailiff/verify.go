@@ -108,14 +108,24 @@ func readKey(name string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// offlineMemory sets the collector for the commands that read whole logs
+// (verify, shadow, ablate) and returns what puts it back. They keep
+// little per session (large output spills to disk), so the default pacing
+// holds the heap near twice that; the soft limit makes the collector work
+// harder before the process passes it, without turning it off: with GC
+// off and a fixed limit, a live heap above the limit meant collecting
+// without pause.
+func offlineMemory() func() {
+	gc := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(80 << 20)
+	return func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}
+}
+
 func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
-	// Verify keeps little per session (large output spills to disk), so
-	// the default pacing holds the heap near twice that. The soft limit
-	// makes the collector work harder before the process passes it,
-	// without turning it off: with GC off and a fixed limit, a live heap
-	// above the limit meant collecting without pause.
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(80 << 20))
+	defer offlineMemory()()
 	files, err := logFiles(args)
 	if err != nil {
 		return err
