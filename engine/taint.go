@@ -39,8 +39,11 @@ const minTaintLen = 6
 // The text is in memory (buf) unless the caller gave a BlockStore: then,
 // once more than spillAfter bytes are held, every full block moves to the
 // store and only the filters, the maps and the last partial block stay,
-// so a session's memory no longer grows with its output; a search reads
-// back only the candidate blocks.
+// so a session's memory grows with its output only by the filters; a
+// search reads back only the candidate blocks. A spilled block's filter
+// is folded into one per group of superBlocks blocks (a superset, so a
+// block it rules out still cannot hold the string), which keeps them a
+// thirty-second of the text instead of an eighth.
 type taintIndex struct {
 	sources []Source
 	starts  []int  // where each source's text starts in the text
@@ -48,7 +51,8 @@ type taintIndex struct {
 	base    int    // text before base is in store, one block per handle
 	size    int    // bytes of text: base + len(buf)
 	tail    [2]byte
-	filters []*trigramFilter
+	filters []*trigramFilter // nil for a spilled block: see groups
+	groups  []*trigramFilter // for block k, groups[k/superBlocks], once spilled
 	emails  map[string]int32
 	hosts   map[string]int32
 
@@ -78,7 +82,8 @@ type BlockStore interface {
 }
 
 const (
-	blockShift = 16 // 64 KiB blocks
+	superBlocks = 4
+	blockShift  = 16 // 64 KiB blocks
 	blockSize  = 1 << blockShift
 	filterBits = 1 << 16
 )
@@ -135,7 +140,7 @@ func (ix *taintIndex) grams(at int, t string) {
 		for k >= len(ix.filters) {
 			ix.filters = append(ix.filters, new(trigramFilter))
 		}
-		f := ix.filters[k]
+		f := ix.filter(k)
 		if j < 2 {
 			var h uint32
 			if j == 0 {
@@ -163,6 +168,15 @@ func (ix *taintIndex) grams(at int, t string) {
 	}
 }
 
+// filter is the filter that holds block k's trigrams: its own, or its
+// group's once it is spilled.
+func (ix *taintIndex) filter(k int) *trigramFilter {
+	if f := ix.filters[k]; f != nil {
+		return f
+	}
+	return ix.groups[k/superBlocks]
+}
+
 // spill moves every full block of buf to the store. A block the store
 // refuses stays in memory: nothing is lost, and the error is reported.
 func (ix *taintIndex) spill() {
@@ -173,8 +187,20 @@ func (ix *taintIndex) spill() {
 			ix.err = err
 			break
 		}
+		k := len(ix.spilled)
 		ix.spilled = append(ix.spilled, h)
 		n += blockSize
+		// Fold the block's filter into its group's. The last two
+		// trigrams that start in the block may come with the next
+		// output: grams then sets them in the group's filter.
+		for k/superBlocks >= len(ix.groups) {
+			ix.groups = append(ix.groups, new(trigramFilter))
+		}
+		g := ix.groups[k/superBlocks]
+		for w, bits := range ix.filters[k] {
+			g[w] |= bits
+		}
+		ix.filters[k] = nil
 	}
 	ix.base += n
 	ix.buf = ix.buf[:copy(ix.buf, ix.buf[n:])]
@@ -248,10 +274,11 @@ func (ix *taintIndex) find(s string) (Source, bool) {
 	// candidate, and the scan decides.
 	filter := len(s) >= 3 && strings.IndexByte(s, 0) < 0
 	a := rarest(s)
-	for k, f := range ix.filters {
+	for k := range ix.filters {
+		f := ix.filter(k)
 		var next *trigramFilter
 		if k+1 < len(ix.filters) {
-			next = ix.filters[k+1]
+			next = ix.filter(k + 1)
 		}
 		if filter && !mayHold(f, next, grams) {
 			continue
