@@ -84,8 +84,8 @@ type BlockStore interface {
 const (
 	superBlocks = 4
 	blockShift  = 16 // 64 KiB blocks
-	blockSize  = 1 << blockShift
-	filterBits = 1 << 16
+	blockSize   = 1 << blockShift
+	filterBits  = 1 << 16
 )
 
 // trigramFilter has a bit set for every trigram that starts in its block.
