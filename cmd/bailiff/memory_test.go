@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,18 @@ func TestVerifyLargeSessionMemory(t *testing.T) {
 	if err := largelog.Write(log, size); err != nil {
 		t.Fatal(err)
 	}
+	// The last call posts a phrase from the first output: the search for
+	// it runs over spilled text and must name that output (seq 2), in the
+	// recorded decision that verify then recomputes.
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := data[bytes.LastIndex(data, []byte(`"call":"last"`)):]
+	if !bytes.Contains(last, []byte(`"verdict":"deny","check":"taint"`)) || !bytes.Contains(last, []byte(`"tainted_by":{"seq":2,`)) {
+		t.Fatalf("the planted phrase was not found in the first output: %.300s", last)
+	}
+	data = nil
 	cmd := exec.Command(os.Args[0], "verify", log)
 	cmd.Env = append(os.Environ(), childEnv+"=1", "TMPDIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
