@@ -106,9 +106,8 @@ func (ix *taintIndex) add(src Source, text string) {
 	ix.starts = append(ix.starts, ix.size)
 	ix.grams(ix.size, n)
 	ix.grams(ix.size+len(n), "\x00")
-	ix.buf = append(ix.buf, n...)
-	ix.buf = append(ix.buf, 0)
-	ix.size += len(n) + 1
+	ix.appendText(n)
+	ix.appendText("\x00")
 	tokens(n, func(email, host string) {
 		if email != "" {
 			if _, ok := ix.emails[email]; !ok {
@@ -121,8 +120,24 @@ func (ix *taintIndex) add(src Source, text string) {
 			}
 		}
 	})
-	if ix.store != nil && len(ix.buf) > ix.spillAfter {
-		ix.spill()
+}
+
+// appendText adds t to the text. With a store, it goes a block at a time,
+// spilling as it goes, so that one large output does not leave buf (and
+// its capacity, for the rest of the session) as large as itself.
+func (ix *taintIndex) appendText(t string) {
+	ix.size += len(t)
+	if ix.store == nil {
+		ix.buf = append(ix.buf, t...)
+		return
+	}
+	for len(t) > 0 {
+		k := min(len(t), blockSize)
+		ix.buf = append(ix.buf, t[:k]...)
+		t = t[k:]
+		if len(ix.buf) > ix.spillAfter {
+			ix.spill()
+		}
 	}
 }
 
