@@ -210,3 +210,17 @@ func TestSpillError(t *testing.T) {
 		t.Fatal("no error after a failed read")
 	}
 }
+
+// TestSpillBoundsBuffer: one output far larger than the threshold does
+// not leave the held text (or its capacity) as large as itself.
+func TestSpillBoundsBuffer(t *testing.T) {
+	var ix taintIndex
+	ix.store, ix.spillAfter = &memStore{}, 1<<20
+	ix.add(Source{Pos: 1}, strings.Repeat("abcdefgh ", 8<<20/9))
+	if c := cap(ix.buf); c > 2*ix.spillAfter { // append grows by a quarter or so at this size
+		t.Fatalf("held text has a capacity of %d bytes after an 8 MiB output, threshold %d", c, ix.spillAfter)
+	}
+	if src, ok := ix.find("gh abcdefgh abc"); !ok || src.Pos != 1 {
+		t.Fatalf("find = %v %v", src, ok)
+	}
+}
