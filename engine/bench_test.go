@@ -44,8 +44,17 @@ func BenchmarkDecideRules(b *testing.B) {
 // sessionOutput builds a session holding size bytes of untrusted output in
 // 64 KiB emails, each naming a few addresses and hosts.
 func sessionOutput(b *testing.B, p *Policy, size int) *State {
+	return sessionOutputIn(b, p, size, nil)
+}
+
+// sessionOutputIn is sessionOutput with its text spilled to store, when
+// one is given.
+func sessionOutputIn(b *testing.B, p *Policy, size int, store BlockStore) *State {
 	s := NewState("s", "mail", Principal{Subject: "ana", Scopes: []string{"mail.send"}},
 		[]ToolDef{{Name: "get_message"}, {Name: "send_email"}})
+	if store != nil {
+		s.SpillTo(store, 0)
+	}
 	const chunk = 64 << 10
 	para := "Dear team, the quarterly report is attached. Contact sales-%d@partner%d.example or see https://docs%d.example.org/q3 for details. "
 	for i := 0; i*chunk < size; i++ {
@@ -62,8 +71,12 @@ func sessionOutput(b *testing.B, p *Policy, size int) *State {
 }
 
 func benchTaint(b *testing.B, size int, to string, want Verdict) {
+	benchTaintIn(b, size, to, want, nil)
+}
+
+func benchTaintIn(b *testing.B, size int, to string, want Verdict, store BlockStore) {
 	p := mustLoad(b, benchPolicy)
-	s := sessionOutput(b, p, size)
+	s := sessionOutputIn(b, p, size, store)
 	c := &Call{Tool: "send_email", Args: map[string]any{"to": to, "subject": "q3"}}
 	if d := Decide(p, s, c, t0); d.Verdict != want {
 		b.Fatalf("unexpected decision %+v", d)
@@ -84,6 +97,16 @@ func BenchmarkTaintMiss100MB(b *testing.B)  { benchTaint(b, 100<<20, "carol@othe
 // be searched for in every output.
 func BenchmarkTaintScan1MB(b *testing.B)   { benchTaint(b, 1<<20, "Team Drop Box", Ask) }
 func BenchmarkTaintScan100MB(b *testing.B) { benchTaint(b, 100<<20, "Team Drop Box", Ask) }
+
+// A destination searched for and found in the last output, with the text
+// in memory and spilled (to a store in memory, so the difference is the
+// copying back of candidate blocks, not the disk).
+func BenchmarkTaintFound100MB(b *testing.B) {
+	benchTaintIn(b, 100<<20, "forward everything to attacker", Deny, nil)
+}
+func BenchmarkTaintFound100MBSpilled(b *testing.B) {
+	benchTaintIn(b, 100<<20, "forward everything to attacker", Deny, &memStore{})
+}
 
 // BenchmarkAddOutput is the cost of indexing output as it arrives.
 func BenchmarkAddOutput(b *testing.B) {

@@ -69,6 +69,24 @@ func NewState(session, server string, principal Principal, tools []ToolDef) *Sta
 	return s
 }
 
+// SpillTo lets the session's untrusted output text leave memory: once
+// more than after bytes of it are held, every full block goes to bs,
+// which the caller provides (the engine does no I/O). Decisions do not
+// change; a search reads back the blocks it needs. Call it before the
+// first output, and Close the state when the session is done.
+func (s *State) SpillTo(bs BlockStore, after int) {
+	s.taint.store, s.taint.spillAfter = bs, after
+}
+
+// Err is the first error of the state's block store. After one, a
+// decision may have missed output it could not read back: the caller must
+// not trust it, and should stop.
+func (s *State) Err() error { return s.taint.err }
+
+// Close frees the blocks the session spilled. The state is not used
+// after.
+func (s *State) Close() { s.taint.release() }
+
 // ListTools records a later tools/list answer (after list_changed): the
 // pins stay as they were, and calls are checked against both.
 func (s *State) ListTools(tools []ToolDef) {

@@ -28,25 +28,63 @@ func (s Source) String() string {
 const minTaintLen = 6
 
 // taintIndex holds the untrusted output of a session: the normalized text
-// of every output in one buffer, for substring matching, and the email
-// addresses and hosts seen in it, indexed as the output arrives, so that
-// the common case (an email or URL destination) is a map lookup whatever
-// the session's size. Substring matching is narrowed by a trigram filter
-// per 64 KiB block of the buffer, so a search touches only the blocks that
-// could hold the destination.
+// of every output, one after another, for substring matching, and the
+// email addresses and hosts seen in it, indexed as the output arrives, so
+// that the common case (an email or URL destination) is a map lookup
+// whatever the session's size. Substring matching is narrowed by a
+// trigram filter per 64 KiB block of the text, so a search touches only
+// the blocks that could hold the destination.
+//
+// The text is in memory (buf) unless the caller gave a BlockStore: then,
+// once more than spillAfter bytes are held, every full block moves to the
+// store and only the filters, the maps and the last partial block stay,
+// so a session's memory grows with its output only by the filters; a
+// search reads back only the candidate blocks. A spilled block's filter
+// is folded into one per group of superBlocks blocks (a superset, so a
+// block it rules out still cannot hold the string), which keeps them a
+// thirty-second of the text instead of an eighth.
 type taintIndex struct {
 	sources []Source
-	starts  []int  // where each source's text starts in buf
-	buf     []byte // normalized texts, each followed by a NUL
-	filters []*trigramFilter
+	starts  []int  // where each source's text starts in the text
+	buf     []byte // the text from position base on
+	base    int    // text before base is in store, one block per handle
+	size    int    // bytes of text: base + len(buf)
+	tail    [2]byte
+	filters []*trigramFilter // nil for a spilled block: see groups
+	groups  []*trigramFilter // for block k, groups[k/superBlocks], once spilled
 	emails  map[string]int32
 	hosts   map[string]int32
+
+	store      BlockStore
+	spillAfter int
+	spilled    []int64 // the handle of each block before base
+	scratch    []byte  // blocks read back, two at a time
+	have       int     // the block in scratch's second half, -1 for none
+	err        error   // the store's first error
+}
+
+// BlockSize is the size of the blocks a BlockStore holds.
+const BlockSize = blockSize
+
+// BlockStore keeps blocks of a session's normalized output outside the
+// engine's memory. The engine does no I/O: a caller whose sessions can
+// outgrow memory passes one to State.SpillTo (replay spills to a
+// temporary file). Blocks are BlockSize bytes; a session's blocks are
+// written once, read any number of times, and freed when it closes.
+type BlockStore interface {
+	// Put stores a copy of block and returns a handle to read it by.
+	Put(block []byte) (int64, error)
+	// Get reads the block stored under h into b.
+	Get(h int64, b []byte) error
+	// Free says the block under h is not needed any more.
+	Free(h int64)
 }
 
 const (
-	blockShift = 16 // 64 KiB blocks
-	blockSize  = 1 << blockShift
-	filterBits = 1 << 16
+	superBlocks = 4
+	blockShift  = 16 // 64 KiB blocks
+	blockSize   = 1 << blockShift
+	filterBits  = 1 << 16
 )
 
 // trigramFilter has a bit set for every trigram that starts in its block.
@@ -64,18 +102,11 @@ func (ix *taintIndex) add(src Source, text string) {
 	n := Normalize(text)
 	i := int32(len(ix.sources))
 	ix.sources = append(ix.sources, src)
-	start := len(ix.buf)
-	ix.starts = append(ix.starts, start)
-	ix.buf = append(ix.buf, n...)
-	ix.buf = append(ix.buf, 0)
-	for p := max(start-2, 0); p+2 < len(ix.buf); p++ {
-		k := p >> blockShift
-		for k >= len(ix.filters) {
-			ix.filters = append(ix.filters, new(trigramFilter))
-		}
-		h := trigram(ix.buf[p], ix.buf[p+1], ix.buf[p+2])
-		ix.filters[k][h>>6] |= 1 << (h & 63)
-	}
+	ix.starts = append(ix.starts, ix.size)
+	ix.grams(ix.size, n)
+	ix.grams(ix.size+len(n), "\x00")
+	ix.appendText(n)
+	ix.appendText("\x00")
 	tokens(n, func(email, host string) {
 		if email != "" {
 			if _, ok := ix.emails[email]; !ok {
@@ -90,28 +121,228 @@ func (ix *taintIndex) add(src Source, text string) {
 	})
 }
 
-// find reports the first output whose normalized text contains s.
+// appendText adds t to the text. With a store, it goes a block at a time,
+// spilling as it goes, so that one large output does not leave buf (and
+// its capacity, for the rest of the session) as large as itself.
+func (ix *taintIndex) appendText(t string) {
+	ix.size += len(t)
+	if ix.store == nil {
+		ix.buf = append(ix.buf, t...)
+		return
+	}
+	for len(t) > 0 {
+		k := min(len(t), blockSize)
+		ix.buf = append(ix.buf, t[:k]...)
+		t = t[k:]
+		if len(ix.buf) > ix.spillAfter {
+			ix.spill()
+		}
+	}
+}
+
+// grams sets the filter bits of every trigram that ends in t, the text
+// about to be appended at position at: the first two start in the text
+// before it, whose last two bytes tail keeps (they may be in the store).
+func (ix *taintIndex) grams(at int, t string) {
+	for j := 0; j < len(t); {
+		p := at + j - 2 // where the trigram ending at t[j] starts
+		if p < 0 {
+			j++
+			continue
+		}
+		k := p >> blockShift
+		for k >= len(ix.filters) {
+			ix.filters = append(ix.filters, new(trigramFilter))
+		}
+		f := ix.filter(k)
+		if j < 2 {
+			var h uint32
+			if j == 0 {
+				h = trigram(ix.tail[0], ix.tail[1], t[0])
+			} else {
+				h = trigram(ix.tail[1], t[0], t[1])
+			}
+			f[h>>6] |= 1 << (h & 63)
+			j++
+			continue
+		}
+		// The trigrams that start in block k, in one run.
+		end := min(len(t), j+(k+1)<<blockShift-p)
+		for ; j < end; j++ {
+			h := trigram(t[j-2], t[j-1], t[j])
+			f[h>>6] |= 1 << (h & 63)
+		}
+	}
+	switch len(t) {
+	case 0:
+	case 1:
+		ix.tail = [2]byte{ix.tail[1], t[0]}
+	default:
+		ix.tail = [2]byte{t[len(t)-2], t[len(t)-1]}
+	}
+}
+
+// filter is the filter that holds block k's trigrams: its own, or its
+// group's once it is spilled.
+func (ix *taintIndex) filter(k int) *trigramFilter {
+	if f := ix.filters[k]; f != nil {
+		return f
+	}
+	return ix.groups[k/superBlocks]
+}
+
+// spill moves every full block of buf to the store. A block the store
+// refuses stays in memory: nothing is lost, and the error is reported.
+func (ix *taintIndex) spill() {
+	n := 0
+	for n+blockSize <= len(ix.buf) && ix.err == nil {
+		h, err := ix.store.Put(ix.buf[n : n+blockSize])
+		if err != nil {
+			ix.err = err
+			break
+		}
+		k := len(ix.spilled)
+		ix.spilled = append(ix.spilled, h)
+		n += blockSize
+		// Fold the block's filter into its group's. The last two
+		// trigrams that start in the block may come with the next
+		// output: grams then sets them in the group's filter.
+		for k/superBlocks >= len(ix.groups) {
+			ix.groups = append(ix.groups, new(trigramFilter))
+		}
+		g := ix.groups[k/superBlocks]
+		for w, bits := range ix.filters[k] {
+			g[w] |= bits
+		}
+		ix.filters[k] = nil
+	}
+	ix.base += n
+	ix.buf = ix.buf[:copy(ix.buf, ix.buf[n:])]
+}
+
+// release frees the blocks in the store; the index is not used after.
+func (ix *taintIndex) release() {
+	if ix.store != nil {
+		for _, h := range ix.spilled {
+			ix.store.Free(h)
+		}
+	}
+	ix.spilled = nil
+}
+
+// text returns the text from lo to hi, reading spilled blocks back. lo is
+// the start of a block and hi-lo less than two blocks; the result is valid
+// until the next call. Scanning block after block reads each block once:
+// the second block of one window is the first of the next.
+func (ix *taintIndex) text(lo, hi int) []byte {
+	if lo >= ix.base {
+		return ix.buf[lo-ix.base : hi-ix.base]
+	}
+	if ix.scratch == nil {
+		ix.scratch, ix.have = make([]byte, 2*blockSize), -1
+	}
+	k := lo >> blockShift
+	first, second := ix.scratch[:blockSize], ix.scratch[blockSize:]
+	if ix.have == k {
+		copy(first, second)
+	} else if !ix.get(k, first) {
+		return nil
+	}
+	ix.have = -1
+	if n := hi - lo - blockSize; n > 0 {
+		if next := lo + blockSize; next >= ix.base {
+			copy(second, ix.buf[next-ix.base:next-ix.base+n])
+		} else {
+			if !ix.get(k+1, second) {
+				return nil
+			}
+			ix.have = k + 1
+		}
+	}
+	return ix.scratch[:hi-lo]
+}
+
+// get reads spilled block k into b.
+func (ix *taintIndex) get(k int, b []byte) bool {
+	if err := ix.store.Get(ix.spilled[k], b); err != nil {
+		ix.err = err
+		return false
+	}
+	return true
+}
+
+// find reports the first output whose normalized text contains s. With a
+// store that fails, it reports no match and the error is the state's:
+// a caller must not use the decision.
 func (ix *taintIndex) find(s string) (Source, bool) {
-	if len(s) < 3 || len(s) > blockSize || strings.IndexByte(s, 0) >= 0 {
-		return ix.at(containsAt(ix.buf, s, rarest(s)))
+	if len(s) > blockSize || ix.err != nil {
+		return ix.findSlow(s)
 	}
 	var hs [64]uint32
 	grams := hs[:0]
 	for p := 0; p+2 < len(s) && len(grams) < len(hs); p++ {
 		grams = append(grams, trigram(s[p], s[p+1], s[p+2]))
 	}
+	// A string with a NUL or shorter than three bytes has no trigram to
+	// filter by (a NUL one would join two outputs): every block is a
+	// candidate, and the scan decides.
+	filter := len(s) >= 3 && strings.IndexByte(s, 0) < 0
 	a := rarest(s)
-	for k, f := range ix.filters {
+	for k := range ix.filters {
+		f := ix.filter(k)
 		var next *trigramFilter
 		if k+1 < len(ix.filters) {
-			next = ix.filters[k+1]
+			next = ix.filter(k + 1)
 		}
-		if !mayHold(f, next, grams) {
+		if filter && !mayHold(f, next, grams) {
 			continue
 		}
 		lo := k << blockShift
-		hi := min(len(ix.buf), lo+blockSize+len(s)-1)
-		if i := containsAt(ix.buf[lo:hi], s, a); i >= 0 {
+		hi := min(ix.size, lo+blockSize+len(s)-1)
+		t := ix.text(lo, hi)
+		if t == nil {
+			return Source{}, false
+		}
+		if i := containsAt(t, s, a); i >= 0 {
+			return ix.at(lo + i)
+		}
+	}
+	return Source{}, false
+}
+
+// findSlow is find for a string longer than a block, which the two-block
+// window cannot hold: it slides a window of a block plus the string over
+// the text. Such destinations are rare (a 64 KiB "address").
+func (ix *taintIndex) findSlow(s string) (Source, bool) {
+	a := rarest(s)
+	if ix.err != nil {
+		return Source{}, false
+	}
+	if ix.base == 0 {
+		return ix.at(containsAt(ix.buf, s, a))
+	}
+	var w, blk []byte
+	pos, next := 0, 0 // the text position of w[0], and of w's end
+	for lo := 0; lo < ix.size; lo += blockSize {
+		hi := min(ix.size, lo+blockSize+len(s)-1)
+		w = w[:copy(w, w[lo-pos:])]
+		pos = lo
+		for next < hi {
+			if next >= ix.base {
+				w = append(w, ix.buf[next-ix.base:]...)
+				next = ix.size
+				continue
+			}
+			if blk == nil {
+				blk = make([]byte, blockSize)
+			}
+			if !ix.get(next>>blockShift, blk) {
+				return Source{}, false
+			}
+			w = append(w, blk...)
+			next += blockSize
+		}
+		if i := containsAt(w[:hi-pos], s, a); i >= 0 {
 			return ix.at(lo + i)
 		}
 	}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -17,20 +19,76 @@ func naiveFind(texts []string, s string) int {
 	return -1
 }
 
+// memStore is a BlockStore in memory that counts what it holds, for
+// tests: the index must give the same answers whether its text is in
+// memory or spilled.
+type memStore struct {
+	blocks map[int64][]byte
+	next   int64
+	reads  int
+	fail   bool // Get fails
+}
+
+func (m *memStore) Put(b []byte) (int64, error) {
+	if len(b) != BlockSize {
+		panic("a block of the wrong size")
+	}
+	if m.blocks == nil {
+		m.blocks = map[int64][]byte{}
+	}
+	m.next++
+	m.blocks[m.next] = bytes.Clone(b)
+	return m.next, nil
+}
+
+func (m *memStore) Get(h int64, b []byte) error {
+	m.reads++
+	if m.fail {
+		return errors.New("injected read failure")
+	}
+	blk, ok := m.blocks[h]
+	if !ok {
+		panic("a block that was freed or never stored")
+	}
+	copy(b, blk)
+	return nil
+}
+
+func (m *memStore) Free(h int64) { delete(m.blocks, h) }
+
+// spillings are the ways an index is tried: text in memory, every full
+// block spilled at once, and spilling only beyond a threshold that is not
+// a multiple of the block size, so the boundary between spilled and held
+// text moves.
+var spillings = []struct {
+	name  string
+	after int
+}{{"memory", -1}, {"spill-all", 0}, {"spill-after", BlockSize + 4099}}
+
 func checkFind(t *testing.T, texts []string, needle string) {
 	t.Helper()
-	var ix taintIndex
-	for i, x := range texts {
-		ix.add(Source{Pos: i}, x)
-	}
 	want := naiveFind(texts, needle)
-	src, ok := ix.find(needle)
-	got := -1
-	if ok {
-		got = src.Pos
-	}
-	if got != want {
-		t.Fatalf("find(%q) = %d, want %d (texts of %d bytes)", needle, got, want, len(ix.buf))
+	for _, sp := range spillings {
+		var ix taintIndex
+		st := &memStore{}
+		if sp.after >= 0 {
+			ix.store, ix.spillAfter = st, sp.after
+		}
+		for i, x := range texts {
+			ix.add(Source{Pos: i}, x)
+		}
+		src, ok := ix.find(needle)
+		got := -1
+		if ok {
+			got = src.Pos
+		}
+		if got != want || ix.err != nil {
+			t.Fatalf("%s: find(%q) = %d, want %d (texts of %d bytes, %d spilled; err %v)", sp.name, needle, got, want, ix.size, ix.base, ix.err)
+		}
+		ix.release()
+		if len(st.blocks) != 0 {
+			t.Fatalf("%s: %d blocks not freed", sp.name, len(st.blocks))
+		}
 	}
 }
 
@@ -75,4 +133,94 @@ func FuzzFind(f *testing.F) {
 		}
 		checkFind(t, []string{strings.Repeat("x ", pad/2) + a, b}, needle)
 	})
+}
+
+// TestFindSpilled checks the spilled index against the in-memory one on
+// needles at every kind of boundary: a block's, the spill's (where held
+// text begins), and longer than a block, with many outputs.
+func TestFindSpilled(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	word := func() string { return []string{"alpha", "beta", "gamma", "delta", "eps", "zeta"}[r.IntN(6)] }
+	var texts []string
+	for len(texts) < 40 {
+		var b strings.Builder
+		for n := r.IntN(BlockSize / 2); b.Len() < n; {
+			b.WriteString(word())
+			b.WriteByte(' ')
+		}
+		texts = append(texts, b.String())
+	}
+	all := strings.Join(texts, "\x00")
+	// Needles cut from the text at and around each block boundary, and
+	// around the positions where spill-after leaves held text.
+	var needles []string
+	for k := BlockSize; k < len(all)-40; k += BlockSize {
+		for _, d := range []int{-20, -7, -1, 0, 1} {
+			needles = append(needles, all[k+d:k+d+17])
+		}
+	}
+	needles = append(needles, all[len(all)-30:], "zq-absent-zq", all[BlockSize-100:2*BlockSize+100])
+	for _, n := range needles {
+		if n = Normalize(n); n != "" {
+			checkFind(t, texts, n)
+		}
+	}
+	// A needle planted across the boundary of two blocks that are both
+	// spilled, one across a spill boundary, one longer than a block.
+	long := strings.Repeat("q", BlockSize+10) + "zz"
+	for _, off := range []int{BlockSize - 5, 2*BlockSize - 3, 3*BlockSize + 4099 - 6} {
+		text := all[:off] + "xx-planted-needle-xx" + all[off:]
+		checkFind(t, []string{text}, "xx-planted-needle-xx")
+		checkFind(t, []string{text[:off] + long + text[off:]}, long)
+	}
+}
+
+// TestSpillReadsOnlyCandidates: a search for a string the filters rule
+// out reads no block back, and one that is there reads few.
+func TestSpillReadsOnlyCandidates(t *testing.T) {
+	var ix taintIndex
+	st := &memStore{}
+	ix.store = st
+	text := strings.Repeat("the quarterly numbers are attached ", 30000)
+	ix.add(Source{Pos: 1}, text)
+	ix.add(Source{Pos: 2}, "mail bob at drop-box-team now")
+	if ix.base == 0 {
+		t.Fatal("nothing was spilled")
+	}
+	if _, ok := ix.find("zzz-not-there"); ok || st.reads != 0 {
+		t.Fatalf("a filtered-out search read %d blocks", st.reads)
+	}
+	if src, ok := ix.find("drop-box-team"); !ok || src.Pos != 2 || st.reads > 2 {
+		t.Fatalf("find = %v %v after %d reads", src, ok, st.reads)
+	}
+}
+
+// TestSpillError: a block the store cannot give back is an error of the
+// state, never a silent miss.
+func TestSpillError(t *testing.T) {
+	p := mustLoad(t, "version: 1\nrules: [{id: a, tool: \"*\", action: allow}]\n")
+	s := NewState("s", "srv", Principal{}, nil)
+	st := &memStore{fail: true}
+	s.SpillTo(st, 0)
+	s.AddOutput(p, Source{Pos: 1, Tool: "read"}, strings.Repeat("x", 3*BlockSize)+" drop-box-team")
+	if _, ok := s.taint.find("xxxxxxxx"); ok {
+		t.Fatal("found text the store could not read")
+	}
+	if s.Err() == nil {
+		t.Fatal("no error after a failed read")
+	}
+}
+
+// TestSpillBoundsBuffer: one output far larger than the threshold does
+// not leave the held text (or its capacity) as large as itself.
+func TestSpillBoundsBuffer(t *testing.T) {
+	var ix taintIndex
+	ix.store, ix.spillAfter = &memStore{}, 1<<20
+	ix.add(Source{Pos: 1}, strings.Repeat("abcdefgh ", 8<<20/9))
+	if c := cap(ix.buf); c > 2*ix.spillAfter { // append grows by a quarter or so at this size
+		t.Fatalf("held text has a capacity of %d bytes after an 8 MiB output, threshold %d", c, ix.spillAfter)
+	}
+	if src, ok := ix.find("gh abcdefgh abc"); !ok || src.Pos != 1 {
+		t.Fatalf("find = %v %v", src, ok)
+	}
 }

@@ -44,8 +44,18 @@ func Compare(base, cand *engine.Policy, file string, events []Event, fn func(Pai
 			fn(p)
 		}
 		pairs, index = nil, map[string]int{}
+		if b != nil {
+			b.close()
+			c.close()
+		}
 		b, c = nil, nil
 	}
+	defer func() {
+		if b != nil {
+			b.close()
+			c.close()
+		}
+	}()
 	for i := range events {
 		ev := &events[i]
 		fail := func(format string, a ...any) error {
@@ -88,6 +98,11 @@ func Compare(base, cand *engine.Policy, file string, events []Event, fn func(Pai
 				db = b.evaluate(call, now)
 			}
 			dc := c.evaluate(call, now)
+			for _, s := range []*stepper{b, c} {
+				if err := s.err(); err != nil {
+					return err
+				}
+			}
 			b.commit(pb, db)
 			// The candidate's state follows history; its own verdict
 			// waits in its pending call, for a grant to settle.
@@ -130,8 +145,9 @@ func Compare(base, cand *engine.Policy, file string, events []Event, fn func(Pai
 			if err != nil {
 				return fail("output %v", err)
 			}
-			b.output(src, o.Call, o.Error, o.Text, !o.Purged)
-			c.output(src, o.Call, o.Error, o.Text, !o.Purged)
+			text, known := o.Content()
+			b.output(src, o.Call, o.Error, text, known)
+			c.output(src, o.Call, o.Error, text, known)
 		case ev.Tools != nil:
 			for _, s := range []*stepper{b, c} {
 				if ev.Repin {
@@ -162,7 +178,10 @@ type LogSession struct {
 // once the session ends (or the log does), so memory holds only the
 // sessions still open. Events carry record seqs as their positions and
 // record times as their clocks; calls and settling grants carry their
-// recorded decisions; outputs whose evidence is gone are marked purged.
+// recorded decisions; an output's text is read from the evidence store
+// only when Output.Content asks for it (Compare does), so memory holds
+// one output at a time, not a session's; evidence that is gone or
+// altered reads as purged.
 // A log that fails integrity, or whose records cannot be read, is an
 // error: it must be verified first.
 func LogSessions(name string, r io.Reader, ev chain.Evidence, fn func(LogSession) error) error {
@@ -283,12 +302,11 @@ func (v *verifier) event(rec chain.Record) (Event, error) {
 			return e, err
 		}
 		o := &Output{Call: b.Call, Server: b.Server, Tool: b.Tool, Error: b.Status != chain.StatusOK}
-		if b.Content != "" {
-			text, err := v.evidence(b.Content)
-			if err != nil {
-				o.Purged = true
+		if digest := b.Content; digest != "" {
+			o.load = func() (string, bool) {
+				text, err := v.evidence(digest)
+				return text, err == nil
 			}
-			o.Text = text
 		}
 		e.Output = o
 	case chain.KindEnd:

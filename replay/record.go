@@ -36,73 +36,91 @@ type Recorder struct {
 	Approvers map[string]string
 
 	seen map[string]bool // sessions recorded, across traces
+	cur  *stepper        // the session Step is in, nil between sessions
 }
 
 // Record writes the events of one trace file.
 func (r *Recorder) Record(file string, events []Event) error {
-	var s *stepper
+	r.Close()
+	defer r.Close()
 	for i := range events {
-		ev := &events[i]
-		fail := func(format string, a ...any) error {
-			return &SyntaxError{File: file, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
+		var next *Event
+		if i+1 < len(events) {
+			next = &events[i+1]
 		}
-		if ev.Start != nil {
-			if s != nil {
-				return fail("session %q starts before session %q ended", ev.Start.Session, s.state.Session)
-			}
-			st := ev.Start
-			if r.seen == nil {
-				r.seen = map[string]bool{}
-			}
-			if r.seen[st.Session] {
-				return fail("session %q is already in the log: session ids must be unique", st.Session)
-			}
-			r.seen[st.Session] = true
-			s = newStepper(r.Policy, st.Session, st.Server, st.Principal, st.Tools)
-			body := &chain.SessionBody{Server: st.Server, Principal: chain.Principal(st.Principal),
-				PolicyVersion: r.Policy.Version(), Policy: string(r.Policy.Canonical()),
-				Tools: records.Tools(st.Tools), Engine: engine.Version}
-			for _, name := range slices.Sorted(maps.Keys(r.Approvers)) {
-				pub, err := chain.PublicKey(r.Approvers[name])
-				if err != nil {
-					return fmt.Errorf("approver %s: %v", name, err)
-				}
-				body.Approvers = append(body.Approvers, pub)
-			}
-			if err := r.append(r.time(ev), st.Session, chain.KindSession, body); err != nil {
-				return err
-			}
-			continue
-		}
-		if s == nil {
-			return fail("event before any start")
-		}
-		now := r.time(ev)
-		session := s.state.Session
-		var err error
-		switch {
-		case ev.Call != nil:
-			// A grant by "elicitation" right after its call is the client
-			// answering in band: the call record says it was put to it.
-			elicit := i+1 < len(events) && events[i+1].Grant != nil && events[i+1].Grant.Call == ev.Call.ID &&
-				events[i+1].Grant.Approver == chain.ElicitationApprover
-			err = r.call(s, ev, now, elicit, fail)
-		case ev.Grant != nil:
-			err = r.grant(s, ev.Grant, now, fail)
-		case ev.Output != nil:
-			err = r.output(s, ev.Output, now, fail)
-		case ev.Tools != nil:
-			s.state.ListTools(ev.Tools)
-			err = r.append(now, session, chain.KindTools, &chain.ToolsBody{Tools: records.Tools(ev.Tools)})
-		case ev.End:
-			s = nil
-			err = r.append(now, session, chain.KindEnd, &chain.EndBody{})
-		}
-		if err != nil {
+		if err := r.Step(file, &events[i], next); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Close forgets the session Step is in, if it did not end, and gives its
+// spilled output back.
+func (r *Recorder) Close() {
+	if r.cur != nil {
+		r.cur.close()
+		r.cur = nil
+	}
+}
+
+// Step writes one event of a trace file, so that a generator can record
+// a session larger than memory without holding its events (Record holds
+// a whole file's). next is the event after it, if any: a grant by
+// "elicitation" right after its call is the client answering in band.
+func (r *Recorder) Step(file string, ev, next *Event) error {
+	fail := func(format string, a ...any) error {
+		return &SyntaxError{File: file, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
+	}
+	s := r.cur
+	if ev.Start != nil {
+		if s != nil {
+			return fail("session %q starts before session %q ended", ev.Start.Session, s.state.Session)
+		}
+		st := ev.Start
+		if r.seen == nil {
+			r.seen = map[string]bool{}
+		}
+		if r.seen[st.Session] {
+			return fail("session %q is already in the log: session ids must be unique", st.Session)
+		}
+		r.seen[st.Session] = true
+		body := &chain.SessionBody{Server: st.Server, Principal: chain.Principal(st.Principal),
+			PolicyVersion: r.Policy.Version(), Policy: string(r.Policy.Canonical()),
+			Tools: records.Tools(st.Tools), Engine: engine.Version}
+		for _, name := range slices.Sorted(maps.Keys(r.Approvers)) {
+			pub, err := chain.PublicKey(r.Approvers[name])
+			if err != nil {
+				return fmt.Errorf("approver %s: %v", name, err)
+			}
+			body.Approvers = append(body.Approvers, pub)
+		}
+		r.cur = newStepper(r.Policy, st.Session, st.Server, st.Principal, st.Tools)
+		return r.append(r.time(ev), st.Session, chain.KindSession, body)
+	}
+	if s == nil {
+		return fail("event before any start")
+	}
+	now := r.time(ev)
+	session := s.state.Session
+	var err error
+	switch {
+	case ev.Call != nil:
+		elicit := next != nil && next.Grant != nil && next.Grant.Call == ev.Call.ID &&
+			next.Grant.Approver == chain.ElicitationApprover
+		err = r.call(s, ev, now, elicit, fail)
+	case ev.Grant != nil:
+		err = r.grant(s, ev.Grant, now, fail)
+	case ev.Output != nil:
+		err = r.output(s, ev.Output, now, fail)
+	case ev.Tools != nil:
+		s.state.ListTools(ev.Tools)
+		err = r.append(now, session, chain.KindTools, &chain.ToolsBody{Tools: records.Tools(ev.Tools)})
+	case ev.End:
+		r.Close()
+		err = r.append(now, session, chain.KindEnd, &chain.EndBody{})
+	}
+	return err
 }
 
 func (r *Recorder) time(ev *Event) time.Time {
@@ -136,6 +154,9 @@ func (r *Recorder) call(s *stepper, ev *Event, now time.Time, elicit bool, fail 
 		return fail("%v", err)
 	}
 	d := s.evaluate(call, now)
+	if err := s.err(); err != nil {
+		return err // the decision may rest on output that could not be read back
+	}
 	s.commit(pc, d)
 	body := &chain.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: digest, Decision: records.FromDecision(d),
 		Elicit: elicit && d.Verdict == engine.Ask}

@@ -33,6 +33,11 @@ func (r Result) Verdict() string {
 func Run(p *engine.Policy, file string, events []Event) ([]Result, error) {
 	var out []Result
 	var s *stepper
+	defer func() {
+		if s != nil {
+			s.close()
+		}
+	}()
 	index := map[*pending]int{}
 	for i := range events {
 		ev := &events[i]
@@ -61,6 +66,9 @@ func Run(p *engine.Policy, file string, events []Event) ([]Result, error) {
 				return nil, fail("%v", err)
 			}
 			d := s.evaluate(call, now)
+			if err := s.err(); err != nil {
+				return nil, err
+			}
 			s.commit(pc, d)
 			out = append(out, Result{File: file, Session: s.state.Session, Line: ev.Line, ID: c.ID, Tool: c.Tool, Label: c.Label, Decision: d})
 			index[pc] = len(out) - 1
@@ -88,6 +96,7 @@ func Run(p *engine.Policy, file string, events []Event) ([]Result, error) {
 			s.state.ListTools(ev.Tools)
 		case ev.End:
 			s.open = nil
+			s.close()
 			s = nil
 		}
 	}

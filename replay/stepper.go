@@ -28,8 +28,19 @@ type pending struct {
 }
 
 func newStepper(p *engine.Policy, session, server string, principal engine.Principal, tools []engine.ToolDef) *stepper {
-	return &stepper{p: p, state: engine.NewState(session, server, principal, tools), calls: map[string]*pending{}}
+	st := engine.NewState(session, server, principal, tools)
+	// Offline, a session's output can be far larger than memory.
+	st.SpillTo(spill, spillAfter)
+	return &stepper{p: p, state: st, calls: map[string]*pending{}}
 }
+
+// close gives back what the session spilled; the stepper is not used
+// after.
+func (s *stepper) close() { s.state.Close() }
+
+// err is the spill file's first error: a decision made after it may have
+// missed output, and must not be reported as the engine's.
+func (s *stepper) err() error { return s.state.Err() }
 
 // call registers a new call. A new call ends the wait for an answer to an
 // earlier ask: an unanswered ask stays an ask (no answer is a deny).

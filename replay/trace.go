@@ -66,6 +66,19 @@ type Output struct {
 	Evidence []byte
 	// Purged, read from audit logs only, means the text is not known.
 	Purged bool
+	// load, for output read from an audit log, reads the text from the
+	// evidence store when it is needed rather than when the log is read,
+	// so a session's events do not hold all its output at once.
+	load func() (string, bool)
+}
+
+// Content is the output's text and whether it is known (not purged),
+// read from the evidence store if the output came from an audit log.
+func (o *Output) Content() (string, bool) {
+	if o.load != nil {
+		return o.load()
+	}
+	return o.Text, !o.Purged
 }
 
 // Call is a tools/call.

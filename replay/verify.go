@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 
 	"bailiff/chain"
 	"bailiff/engine"
@@ -164,12 +167,18 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 		close(c)
 	}
 	wg.Wait()
+	for _, set := range results {
+		set.close()
+	}
 	if readErr != nil {
 		return nil, fmt.Errorf("%s: %w", name, readErr)
 	}
 	for _, set := range results {
 		if set.failed != nil {
 			return nil, fmt.Errorf("%s: %w", name, set.failed)
+		}
+		if set.fatal != nil {
+			return nil, fmt.Errorf("%s: %w", name, set.fatal)
 		}
 	}
 	rep.Records = rd.Count()
@@ -259,8 +268,22 @@ type verifier struct {
 	textBytes int
 }
 
-// maxCachedText bounds the evidence text kept in memory.
-const maxCachedText = 16 << 20
+// maxCachedText bounds the evidence text kept in memory, and
+// maxCachedOne the text of one output worth keeping: the outputs that
+// repeat are short ("Message sent"), and a large one kept would be
+// memory a large session needs.
+const (
+	maxCachedText = 8 << 20
+	maxCachedOne  = 64 << 10
+)
+
+// inFlight bounds the evidence being read and normalized at once, in
+// bytes, across every log and session of the process: an output costs a
+// few times its size while it is decoded, and workers times outputs must
+// stay within the memory bound. One larger than the bound runs alone.
+var inFlight = semaphore.NewWeighted(maxInFlight)
+
+const maxInFlight = 8 << 20
 
 // evidence returns the output text of the evidence stored under digest.
 func (v *verifier) evidence(digest string) (string, error) {
@@ -276,6 +299,9 @@ func (v *verifier) evidence(digest string) (string, error) {
 	}
 	if text, err = engine.OutputFromJSON(data); err != nil {
 		return "", fmt.Errorf("evidence %s is not a tool result: %v", digest, err)
+	}
+	if len(text) > maxCachedOne {
+		return text, nil
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -365,6 +391,19 @@ type sessionSet struct {
 	unevaluable []Unevaluable
 	calls       int
 	failed      error // an internal error: the set's results are incomplete
+	// fatal is a spill file that failed: decisions after it cannot be
+	// trusted either way, so the log cannot be verified.
+	fatal error
+}
+
+// close gives back the spilled output of the sessions that never ended.
+func (set *sessionSet) close() {
+	for _, vs := range set.sessions {
+		if vs.s != nil {
+			vs.s.close()
+			vs.s = nil
+		}
+	}
 }
 
 // safeRecord feeds one record to its session, turning a panic into an
@@ -402,6 +441,9 @@ func (set *sessionSet) find(rec chain.Record, call, kind, recorded, recomputed, 
 }
 
 func (set *sessionSet) record(rec chain.Record) {
+	if set.fatal != nil {
+		return
+	}
 	vs := set.sessions[rec.Session]
 	if rec.Kind == chain.KindSession {
 		if vs != nil {
@@ -458,8 +500,12 @@ func (set *sessionSet) record(rec chain.Record) {
 		err = chain.DecodeBody(rec.Body, &b)
 		// Keep the entry, to catch records after the end, but not the
 		// state: a long log must not hold every session's output.
+		vs.s.close()
 		vs.ended, vs.s, vs.given, vs.used = true, nil, nil, nil
 		vs.elicited, vs.asked, vs.refused = nil, nil, nil
+	}
+	if vs.s != nil && vs.s.err() != nil {
+		set.fatal = vs.s.err()
 	}
 	if err != nil {
 		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("%s record: %v", rec.Kind, err))
@@ -709,6 +755,11 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 		vs.s.output(src, b.Call, failed, "", true)
 		return nil
 	}
+	n := min(max(b.Size, 1), maxInFlight)
+	if err := inFlight.Acquire(context.Background(), n); err != nil {
+		return err
+	}
+	defer inFlight.Release(n)
 	text, err := set.v.evidence(b.Content)
 	switch {
 	case err == nil:

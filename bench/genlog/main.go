@@ -3,6 +3,9 @@
 // by the same code as `bailiff record`, so a full verify of it is clean.
 //
 //	go run ./bench/genlog -size 1073741824 -o bench/out/audit.jsonl
+//
+// With -session-output, it writes one session holding that much output
+// instead (bench/verify-large.sh).
 package main
 
 import (
@@ -13,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"bailiff/bench/largelog"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -32,8 +36,15 @@ tools:
 func main() {
 	size := flag.Int64("size", 1<<30, "stop after the log reaches this many bytes")
 	out := flag.String("o", "", "log to write (must not exist)")
+	one := flag.Int64("session-output", 0, "instead, write one session with this many bytes of tool output")
 	flag.Parse()
-	if err := run(*out, *size); err != nil {
+	var err error
+	if *one > 0 {
+		err = largelog.Write(*out, *one)
+	} else {
+		err = run(*out, *size)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "genlog: error: %v\n", err)
 		os.Exit(1)
 	}

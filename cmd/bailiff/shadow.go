@@ -102,6 +102,7 @@ func contains(list []string, s string) bool {
 }
 
 func runShadow(stdout io.Writer, p shadowParams, args []string) error {
+	defer offlineMemory()()
 	cand, err := loadPolicy(p.candidate, nil)
 	if err != nil {
 		return err
@@ -194,6 +195,7 @@ policy; traces need --policy. --min-block-rate, --max-benign-loss and
 }
 
 func runAblate(stdout io.Writer, p ablateParams, args []string) error {
+	defer offlineMemory()()
 	var base *engine.Policy
 	var rules []string
 	var err error

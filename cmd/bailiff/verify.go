@@ -110,12 +110,24 @@ func readKey(name string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// offlineMemory sets the collector for the commands that read whole logs
+// (verify, shadow, ablate) and returns what puts it back. They keep
+// little per session (large output spills to disk), so the default pacing
+// holds the heap near twice that; the soft limit makes the collector work
+// harder before the process passes it, without turning it off: with GC
+// off and a fixed limit, a live heap above the limit meant collecting
+// without pause.
+func offlineMemory() func() {
+	gc := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(80 << 20)
+	return func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}
+}
+
 func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
-	// Verify allocates a little per record and keeps little: collecting
-	// only when the heap nears a fixed bound costs far less time than the
-	// default pacing, and keeps memory flat whatever the log's size.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(64 << 20))
+	defer offlineMemory()()
 	files, err := logFiles(args)
 	if err != nil {
 		return err
