@@ -99,6 +99,7 @@ type Proxy struct {
 	closed    bool
 	// clientGone is set once the client's stream has ended.
 	clientGone bool
+	early      []early // channel output from before the session record
 }
 
 // upstream is one server behind the proxy.
@@ -108,6 +109,7 @@ type upstream struct {
 	ownUp    map[string]chan *jsonrpc.Response // our requests to it
 	inflight map[string]chan *jsonrpc.Response // forwarded tools/call by id
 	listReqs map[string]bool                   // the client's tools/list requests
+	relayed  map[string]string                 // other relayed client requests: id -> method
 	tools    []json.RawMessage                 // its tools as listed (gateway)
 }
 
@@ -353,6 +355,7 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 		p.spawn(func() { p.pin(ctx) })
 		return
 	}
+	p.relaying(u, m)
 	p.toServer(u, m)
 }
 
@@ -396,6 +399,9 @@ func (p *Proxy) fromServer(ctx context.Context, u *upstream) {
 			isList := u.listReqs[k]
 			delete(u.listReqs, k)
 			p.mu.Unlock()
+			if !isOwn && !isCall {
+				p.fromServerResponse(u, m, isList)
+			}
 			switch {
 			case isOwn:
 				own <- m
@@ -407,6 +413,7 @@ func (p *Proxy) fromServer(ctx context.Context, u *upstream) {
 				p.toClient(m)
 			}
 		case *jsonrpc.Request:
+			p.fromServerRequest(u, m)
 			if m.Method == "notifications/tools/list_changed" {
 				p.spawn(func() { p.relist(ctx, u) })
 			}
@@ -577,6 +584,7 @@ func (p *Proxy) pin(ctx context.Context) {
 		}
 		p.state = engine.NewState(p.opt.Session, p.opt.Server, p.opt.Principal, defs)
 		p.defs = defs
+		p.flushEarly()
 	})
 }
 

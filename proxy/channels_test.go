@@ -1,0 +1,171 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"bailiff/chain"
+	"bailiff/replay"
+)
+
+// TestChannelsTaint: a malicious server plants an address in every channel
+// that reaches the client besides a tool result — initialize
+// instructions, a log message before the session starts, a resource, a
+// prompt, a JSON-RPC error (message and data), a tool result with
+// isError, a sampling request, an elicitation request, a log message
+// mid-session. A send to each is denied by taint, naming the channel, and
+// never reaches the server; a trusted send does. The log verifies, and a
+// verdict forged on one of those sends is a finding.
+func TestChannelsTaint(t *testing.T) {
+	peer(t, "")
+	script, _ := filepath.Abs("testdata/channels-server.js")
+	sent := filepath.Join(t.TempDir(), "sent")
+	policy := `version: 1
+rules:
+  - {id: all, tool: "*", action: allow}
+tools:
+  send_email:
+    exfiltrating: true
+    sink_params: [to]
+    trusted_destinations: ["@good.example"]
+`
+	var sampled, logged []string
+	s := start(t, setup{policy: policy, server: "mail", subject: "ana", command: []string{"node", script},
+		env: []string{"CHANNELS_SENT=" + sent},
+		elicit: func(r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+		client: func(o *mcp.ClientOptions) {
+			o.CreateMessageHandler = func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				for _, m := range r.Params.Messages {
+					if tc, ok := m.Content.(*mcp.TextContent); ok {
+						sampled = append(sampled, tc.Text)
+					}
+				}
+				return &mcp.CreateMessageResult{Role: "assistant", Model: "none", Content: &mcp.TextContent{Text: "no"}}, nil
+			}
+			o.LoggingMessageHandler = func(_ context.Context, r *mcp.LoggingMessageRequest) {
+				b, _ := json.Marshal(r.Params.Data)
+				logged = append(logged, string(b))
+			}
+		}})
+	ctx := t.Context()
+	if r, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mail://inbox/7"}); err != nil || len(r.Contents) != 1 || !strings.Contains(r.Contents[0].Text, "resource@evil.example") {
+		t.Fatalf("resources/read: %+v %v", r, err)
+	}
+	if r, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "reply"}); err != nil || len(r.Messages) != 1 {
+		t.Fatalf("prompts/get: %+v %v", r, err)
+	}
+	if _, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "rpc-error@evil.example") {
+		t.Fatalf("fetch: %v, want the server's JSON-RPC error", err)
+	}
+	if r := s.call("bounce", nil); !r.IsError {
+		t.Fatalf("bounce: %q, want the tool's own isError", text(r))
+	}
+	if r := s.call("nudge", nil); r.IsError || text(r) != "nudged" {
+		t.Fatalf("nudge: %q", text(r))
+	}
+	if len(sampled) != 1 || !strings.Contains(sampled[0], "sampling@evil.example") {
+		t.Errorf("the sampling request did not reach the client: %q", sampled)
+	}
+
+	planted := map[string]string{
+		"instructions@evil.example": "initialize",
+		"early-log@evil.example":    "notifications/message",
+		"resource@evil.example":     "resources/read",
+		"prompt@evil.example":       "prompts/get",
+		"rpc-error@evil.example":    "fetch",
+		"rpc-data@evil.example":     "fetch",
+		"bounce@evil.example":       "bounce",
+		"sampling@evil.example":     "sampling/createMessage",
+		"elicit@evil.example":       "elicitation/create",
+		"log@evil.example":          "notifications/message",
+	}
+	addrs := make([]string, 0, len(planted))
+	for a := range planted {
+		addrs = append(addrs, a)
+	}
+	slices.Sort(addrs)
+	for _, a := range addrs {
+		r := s.call("send_email", map[string]any{"to": a})
+		if want := "output of " + planted[a]; !r.IsError || !strings.Contains(text(r), "check taint") || !strings.Contains(text(r), want) {
+			t.Errorf("send to %s: %q, want a taint refusal naming %q", a, text(r), want)
+		}
+	}
+	if r := s.call("send_email", map[string]any{"to": "friend@good.example"}); r.IsError {
+		t.Errorf("a trusted send was refused: %q", text(r))
+	}
+	rep := s.verify()
+	if rep.Calls != len(planted)+4 {
+		t.Errorf("the log holds %d calls, want %d", rep.Calls, len(planted)+4)
+	}
+	got, _ := os.ReadFile(sent)
+	if string(got) != "friend@good.example\n" {
+		t.Errorf("the server sent mail to %q, want only the trusted address", got)
+	}
+	if len(logged) < 2 {
+		t.Errorf("the client saw %d log messages, want 2: %q", len(logged), logged)
+	}
+
+	// Forge the denial of the send to the resource's address into an
+	// allow: verify must recompute the denial from the resource's
+	// evidence, and say so.
+	data, err := os.ReadFile(s.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := resealed(t, data, func(body []byte) []byte {
+		if !bytes.Contains(body, []byte(`"to":"resource@evil.example"`)) {
+			return body
+		}
+		return bytes.Replace(body, []byte(`"verdict":"deny","check":"taint"`), []byte(`"verdict":"allow","check":"rules"`), 1)
+	})
+	frep, err := replay.VerifyLog("forged", bytes.NewReader(forged), s.options.Evidence, replay.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frep.Findings) != 1 || frep.Findings[0].Kind != replay.FindVerdict || !strings.Contains(frep.Findings[0].Reason, "resources/read") {
+		t.Errorf("forged verdict: %+v, want one verdict finding naming the resource read", frep.Findings)
+	}
+}
+
+// resealed rewrites every record's body with edit and chains the records
+// anew, so only what edit changed is wrong.
+func resealed(t *testing.T, data []byte, edit func([]byte) []byte) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "resealed.jsonl")
+	w, err := chain.Open(path, chain.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := chain.NewReader(bytes.NewReader(data))
+	edited := false
+	for {
+		rec, err := rd.Next()
+		if err != nil {
+			break
+		}
+		body := edit(rec.Body)
+		edited = edited || !bytes.Equal(body, rec.Body)
+		if _, err := w.Append(rec.TS, rec.Session, rec.Kind, json.RawMessage(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if !edited {
+		t.Fatal("nothing was edited")
+	}
+	out, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
