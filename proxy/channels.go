@@ -1,7 +1,6 @@
 package proxy
 
 import (
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"bailiff/chain"
@@ -169,4 +168,3 @@ func (p *Proxy) output(e early) {
 	}
 	p.state.AddOutput(p.opt.Policy, engine.Source{Pos: seq, Server: e.server, Tool: e.channel}, e.text)
 }
-
