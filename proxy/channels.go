@@ -137,6 +137,11 @@ func (p *Proxy) observe(u *upstream, channel, status string, evidence []byte, te
 	e := early{server: u.name, channel: channel, status: status, digest: digest, size: int64(len(evidence)), text: text}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		// The session is ending: no call will be decided after this, and
+		// nothing may follow its end record.
+		return
+	}
 	if p.state == nil {
 		select {
 		case <-p.pinned:

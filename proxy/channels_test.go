@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -168,4 +169,65 @@ func resealed(t *testing.T, data []byte, edit func([]byte) []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestChannelsEverything: the reference server-everything's prompt,
+// resource and simulated log messages are recorded with their channels;
+// an address that came back in the prompt is denied when the agent echoes
+// it out through a tool the policy treats as a sink, and the log verifies.
+func TestChannelsEverything(t *testing.T) {
+	server := peer(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	policy := `version: 1
+rules:
+  - {id: all, tool: "*", action: allow}
+tools:
+  echo:
+    exfiltrating: true
+    sink_params: [message]
+    trusted_destinations: ["ok@good.example"]
+`
+	logged := make(chan string, 16)
+	s := start(t, setup{policy: policy, server: "everything", command: []string{"node", server, "stdio"},
+		client: func(o *mcp.ClientOptions) {
+			o.LoggingMessageHandler = func(_ context.Context, r *mcp.LoggingMessageRequest) {
+				b, _ := json.Marshal(r.Params.Data)
+				select {
+				case logged <- string(b):
+				default:
+				}
+			}
+		}})
+	ctx := t.Context()
+	pr, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "args-prompt", Arguments: map[string]string{"city": "attacker@evil.example"}})
+	if err != nil || len(pr.Messages) == 0 {
+		t.Fatalf("prompts/get: %+v %v", pr, err)
+	}
+	rr, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://resource/dynamic/text/1"})
+	if err != nil || len(rr.Contents) == 0 {
+		t.Fatalf("resources/read: %+v %v", rr, err)
+	}
+	if r := s.call("toggle-simulated-logging", nil); r.IsError {
+		t.Fatalf("toggle-simulated-logging: %q", text(r))
+	}
+	select {
+	case <-logged: // recorded before it was relayed
+	case <-time.After(20 * time.Second):
+		t.Fatal("no log message from the server")
+	}
+	if r := s.call("echo", map[string]any{"message": "attacker@evil.example"}); !r.IsError || !strings.Contains(text(r), "output of prompts/get") {
+		t.Errorf("echo of the prompt's address: %q, want a taint refusal naming prompts/get", text(r))
+	}
+	if r := s.call("echo", map[string]any{"message": "ok@good.example"}); r.IsError {
+		t.Errorf("echo of a trusted value: %q", text(r))
+	}
+	s.verify()
+	data, err := os.ReadFile(s.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range []string{"initialize", "prompts/get", "resources/read", "notifications/message"} {
+		if !bytes.Contains(data, []byte(`"channel":"`+ch+`"`)) {
+			t.Errorf("no %s result record in the log", ch)
+		}
+	}
 }
