@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -59,13 +60,13 @@ tools:
 			}
 		}})
 	ctx := t.Context()
-	if r, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mail://inbox/7"}); err != nil || len(r.Contents) != 1 || !strings.Contains(r.Contents[0].Text, "resource@evil.example") {
+	if r, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mail://inbox/7"}); err != nil || len(r.Contents) != 1 || !strings.Contains(r.Contents[0].Text, "resource@resource-evil.example") {
 		t.Fatalf("resources/read: %+v %v", r, err)
 	}
 	if r, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "reply"}); err != nil || len(r.Messages) != 1 {
 		t.Fatalf("prompts/get: %+v %v", r, err)
 	}
-	if _, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "rpc-error@evil.example") {
+	if _, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "rpc-error@rpc-error-evil.example") {
 		t.Fatalf("fetch: %v, want the server's JSON-RPC error", err)
 	}
 	if r := s.call("bounce", nil); !r.IsError {
@@ -74,21 +75,21 @@ tools:
 	if r := s.call("nudge", nil); r.IsError || text(r) != "nudged" {
 		t.Fatalf("nudge: %q", text(r))
 	}
-	if len(sampled) != 1 || !strings.Contains(sampled[0], "sampling@evil.example") {
+	if len(sampled) != 1 || !strings.Contains(sampled[0], "sampling@sampling-evil.example") {
 		t.Errorf("the sampling request did not reach the client: %q", sampled)
 	}
 
 	planted := map[string]string{
-		"instructions@evil.example": "initialize",
-		"early-log@evil.example":    "notifications/message",
-		"resource@evil.example":     "resources/read",
-		"prompt@evil.example":       "prompts/get",
-		"rpc-error@evil.example":    "fetch",
-		"rpc-data@evil.example":     "fetch",
-		"bounce@evil.example":       "bounce",
-		"sampling@evil.example":     "sampling/createMessage",
-		"elicit@evil.example":       "elicitation/create",
-		"log@evil.example":          "notifications/message",
+		"instructions@instructions-evil.example": "initialize",
+		"early-log@early-log-evil.example":       "notifications/message",
+		"resource@resource-evil.example":         "resources/read",
+		"prompt@prompt-evil.example":             "prompts/get",
+		"rpc-error@rpc-error-evil.example":       "fetch",
+		"rpc-data@rpc-data-evil.example":         "fetch",
+		"bounce@bounce-evil.example":             "bounce",
+		"sampling@sampling-evil.example":         "sampling/createMessage",
+		"elicit@elicit-evil.example":             "elicitation/create",
+		"log@log-evil.example":                   "notifications/message",
 	}
 	addrs := make([]string, 0, len(planted))
 	for a := range planted {
@@ -124,7 +125,7 @@ tools:
 		t.Fatal(err)
 	}
 	forged := resealed(t, data, func(body []byte) []byte {
-		if !bytes.Contains(body, []byte(`"to":"resource@evil.example"`)) {
+		if !bytes.Contains(body, []byte(`"to":"resource@resource-evil.example"`)) {
 			return body
 		}
 		return bytes.Replace(body, []byte(`"verdict":"deny","check":"taint"`), []byte(`"verdict":"allow","check":"rules"`), 1)
@@ -230,4 +231,35 @@ tools:
 			t.Errorf("no %s result record in the log", ch)
 		}
 	}
+}
+
+// TestChannelsGateway: behind a gateway, a server's JSON-RPC error and
+// its log messages reach the client and taint; its sampling and
+// elicitation requests are refused, reach nobody, and do not: a send to
+// their address is asked about, not denied.
+func TestChannelsGateway(t *testing.T) {
+	peer(t, "")
+	script, _ := filepath.Abs("testdata/channels-server.js")
+	policy := `version: 1
+rules:
+  - {id: all, server: m, tool: "*", action: allow}
+tools:
+  send_email:
+    exfiltrating: true
+    sink_params: [to]
+`
+	s := startGateway(t, policy, []Upstream{{Name: "m", Cmd: exec.Command("node", script)}})
+	if _, err := s.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "m.fetch", Arguments: map[string]any{}}); err == nil {
+		t.Fatal("m.fetch: want the server's JSON-RPC error")
+	}
+	if r := s.call("m.nudge", nil); r.IsError {
+		t.Fatalf("m.nudge: %q", text(r))
+	}
+	for addr, want := range map[string]string{"rpc-error@rpc-error-evil.example": "check taint", "log@log-evil.example": "check taint",
+		"early-log@early-log-evil.example": "check taint", "sampling@sampling-evil.example": "approval", "elicit@elicit-evil.example": "approval"} {
+		if r := s.call("m.send_email", map[string]any{"to": addr}); !r.IsError || !strings.Contains(text(r), want) {
+			t.Errorf("send to %s: %q, want %q", addr, text(r), want)
+		}
+	}
+	s.verify()
 }
