@@ -177,7 +177,8 @@ func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engi
 func (p *Proxy) result(id jsonrpc.ID, c *engine.Call, r *jsonrpc.Response) {
 	if r.Error != nil {
 		// The error's message reaches the client as surely as a result.
-		evidence, text := errorOutput(r.Error)
+		evidence := errorOutput(r.Error)
+		text, _ := engine.OutputFromJSON(evidence)
 		p.record(c, chain.StatusFailed, evidence, text, true)
 		p.toClient(r)
 		return

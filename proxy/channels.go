@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"encoding/json"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"bailiff/chain"
@@ -57,21 +59,28 @@ func (p *Proxy) fromServerResponse(u *upstream, m *jsonrpc.Response, isList bool
 		return
 	}
 	if m.Error != nil {
-		ev, text := errorOutput(m.Error)
-		p.observe(u, method, chain.StatusFailed, ev, text)
+		p.observe(u, method, chain.StatusFailed, errorOutput(m.Error))
 		return
 	}
 	if isList {
 		return
 	}
-	v, err := engine.DecodeJSON(m.Result)
-	if err != nil {
-		// Unreadable JSON still reaches the client: every string of it is
-		// lost to taint only if it is not JSON at all, and then the
-		// client cannot read it either.
-		return
+	p.observe(u, method, chain.StatusOK, payload(m.Result))
+}
+
+// payload is the evidence of a relayed result or params. What
+// the exact decoder refuses (a key given twice, say) is still relayed, so
+// it still taints: as its raw bytes and as a lenient decoder reads it, the
+// values a client keeping the first key or the last would see.
+func payload(raw []byte) []byte {
+	if v, err := engine.DecodeJSON(raw); err == nil {
+		return engine.OutputJSON("", nil, v)
 	}
-	p.observe(u, method, chain.StatusOK, engine.OutputJSON("", nil, v), engine.OutputText("", nil, v))
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		v = nil
+	}
+	return engine.OutputJSON(string(raw), nil, v)
 }
 
 // fromServerRequest records the text of a request or notification the
@@ -86,24 +95,21 @@ func (p *Proxy) fromServerRequest(u *upstream, m *jsonrpc.Request) {
 	if len(m.Params) == 0 {
 		return
 	}
-	v, err := engine.DecodeJSON(m.Params)
-	if err != nil {
-		return
-	}
-	ev, text := engine.OutputJSON("", nil, v), engine.OutputText("", nil, v)
+	ev := payload(m.Params)
+	v, _ := engine.DecodeJSON(m.Params)
 	if params, ok := v.(map[string]any); ok && m.Method == "notifications/message" {
 		// A key named "data" is skipped as binary content when output is
 		// read, and a log message's payload is its "data": the evidence
 		// is the logger as text and the payload as structured content.
 		logger, _ := params["logger"].(string)
-		ev, text = engine.OutputJSON(logger, nil, params["data"]), engine.OutputText(logger, nil, params["data"])
+		ev = engine.OutputJSON(logger, nil, params["data"])
 	}
-	p.observe(u, m.Method, chain.StatusOK, ev, text)
+	p.observe(u, m.Method, chain.StatusOK, ev)
 }
 
-// errorOutput is the evidence and text of a JSON-RPC error: its message,
+// errorOutput is the evidence of a JSON-RPC error: its message as text,
 // and its data as structured content.
-func errorOutput(err error) ([]byte, string) {
+func errorOutput(err error) []byte {
 	msg := err.Error()
 	var data any
 	if e, ok := err.(*jsonrpc.Error); ok {
@@ -116,14 +122,21 @@ func errorOutput(err error) ([]byte, string) {
 			}
 		}
 	}
-	return engine.OutputJSON(msg, nil, data), engine.OutputText(msg, nil, data)
+	return engine.OutputJSON(msg, nil, data)
 }
 
 // observe stores one channel's output as evidence, writes its result
 // record and adds it to the session's taint; before the session starts
 // it is kept for flushEarly. Output with no text taints nothing and is
 // not recorded.
-func (p *Proxy) observe(u *upstream, channel, status string, evidence []byte, text string) {
+func (p *Proxy) observe(u *upstream, channel, status string, evidence []byte) {
+	// The text is read back from the evidence, exactly as verify reads
+	// it, so the live state and the recomputed one cannot differ.
+	text, err := engine.OutputFromJSON(evidence)
+	if err != nil {
+		p.logf("cannot read back the evidence of %s: %v", channel, err)
+		text = string(evidence)
+	}
 	if text == "" {
 		return
 	}

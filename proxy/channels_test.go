@@ -63,6 +63,9 @@ tools:
 	if r, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mail://inbox/7"}); err != nil || len(r.Contents) != 1 || !strings.Contains(r.Contents[0].Text, "resource@resource-evil.example") {
 		t.Fatalf("resources/read: %+v %v", r, err)
 	}
+	if _, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mail://dup"}); err != nil {
+		t.Fatalf("resources/read of the duplicate-key resource: %v", err)
+	}
 	if r, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "reply"}); err != nil || len(r.Messages) != 1 {
 		t.Fatalf("prompts/get: %+v %v", r, err)
 	}
@@ -90,6 +93,8 @@ tools:
 		"sampling@sampling-evil.example":         "sampling/createMessage",
 		"elicit@elicit-evil.example":             "elicitation/create",
 		"log@log-evil.example":                   "notifications/message",
+		"dup-first@dup-first-evil.example":       "resources/read",
+		"dup-last@dup-last-evil.example":         "resources/read",
 	}
 	addrs := make([]string, 0, len(planted))
 	for a := range planted {
