@@ -23,6 +23,10 @@
 //   - an ask goes to the human through elicitation when the client
 //     supports it, and otherwise is refused with the id of a pending
 //     approval that `bailiff approve` can grant for a retry.
+//   - nothing else is changed, but every text the server sends the
+//     client (resources, prompts, errors, log messages, sampling and
+//     elicitation requests) is recorded and taints before it is relayed
+//     (channels.go).
 //
 // Start with Run.
 package proxy
