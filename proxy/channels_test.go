@@ -69,6 +69,9 @@ tools:
 	if r, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mail://inbox/7"}); err != nil || len(r.Contents) != 1 || !strings.Contains(r.Contents[0].Text, "resource@resource-evil.example") {
 		t.Fatalf("resources/read: %+v %v", r, err)
 	}
+	if _, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mail://gone"}); err == nil || !strings.Contains(err.Error(), "read-error@") {
+		t.Fatalf("resources/read of a gone resource: %v, want the server's JSON-RPC error", err)
+	}
 	if _, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mail://dup"}); err != nil {
 		t.Fatalf("resources/read of the duplicate-key resource: %v", err)
 	}
@@ -100,6 +103,7 @@ tools:
 		"elicit@elicit-evil.example":             "elicitation/create",
 		"log@log-evil.example":                   "notifications/message",
 		"dup-first@dup-first-evil.example":       "resources/read",
+		"read-error@read-error-evil.example":     "resources/read",
 		"dup-last@dup-last-evil.example":         "resources/read",
 	}
 	addrs := make([]string, 0, len(planted))
@@ -134,6 +138,12 @@ tools:
 	data, err := os.ReadFile(s.log)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, rec := range []string{`"tool":"resources/read","channel":"resources/read","status":"failed"`,
+		`"tool":"fetch","status":"failed","content":"sha256:`, `"tool":"initialize","channel":"initialize","status":"ok"`} {
+		if !bytes.Contains(data, []byte(rec)) {
+			t.Errorf("no result record holding %s", rec)
+		}
 	}
 	forged := resealed(t, data, func(body []byte) []byte {
 		if !bytes.Contains(body, []byte(`"to":"resource@resource-evil.example"`)) {
