@@ -62,6 +62,28 @@ func TestChannelOutputVerifies(t *testing.T) {
 		t.Fatalf("clean log: %d calls, findings %+v", rep.Calls, rep.Findings)
 	}
 
+	// Shadow and ablate read the log as events: the channel comes back,
+	// and a candidate judged on that history sees the same taint.
+	var channels []string
+	err = LogSessions("audit", bytes.NewReader(data), ev, func(ls LogSession) error {
+		for _, e := range ls.Events {
+			if e.Output != nil && e.Output.Channel != "" {
+				channels = append(channels, e.Output.Channel+"/"+e.Output.Tool)
+			}
+		}
+		return Compare(ls.Policy, ls.Policy, "audit", ls.Events, func(pr Pair) {
+			if pr.Candidate.Verdict != engine.Deny || pr.Candidate.Check != engine.CheckTaint {
+				t.Errorf("candidate over the log: %+v, want the taint denial", pr.Candidate)
+			}
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "notifications/message/notifications/message resources/read/resources/read"; strings.Join(channels, " ") != want {
+		t.Errorf("channels read back: %q, want %q", channels, want)
+	}
+
 	// Forge the denial into an allow, re-sealing the chain so only the
 	// verdict is wrong.
 	forged := reseal(t, data, func(kind chain.Kind, body []byte) []byte {
