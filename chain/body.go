@@ -134,10 +134,17 @@ const (
 // ResultBody is what came back for a forwarded call (Call set), or output
 // the session saw otherwise. Content is the digest of the evidence: the
 // result's content, kept beside the log (see Evidence).
+//
+// Channel, when set, is the MCP method of the message that carried the
+// output to the client other than a tools/call result (resources/read,
+// prompts/get, notifications/message, sampling/createMessage, …); then
+// Call is absent and Tool repeats Channel, which is the provenance
+// trusted_sources are matched against. Absent, it is a tools/call result.
 type ResultBody struct {
 	Call    string `json:"call,omitempty"`
 	Server  string `json:"server"`
 	Tool    string `json:"tool"`
+	Channel string `json:"channel,omitempty"`
 	Status  string `json:"status"`
 	Content string `json:"content,omitempty"`
 	Size    int64  `json:"size"`

@@ -228,7 +228,10 @@ func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engi
 // result records what the server answered and passes it on unchanged.
 func (p *Proxy) result(id jsonrpc.ID, c *engine.Call, r *jsonrpc.Response) {
 	if r.Error != nil {
-		p.record(c, chain.StatusFailed, nil, "", true)
+		// The error's message reaches the client as surely as a result.
+		evidence := errorOutput(r.Error)
+		text, _ := engine.OutputFromJSON(evidence)
+		p.record(c, chain.StatusFailed, evidence, text, true)
 		p.toClient(r)
 		return
 	}

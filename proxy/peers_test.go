@@ -90,6 +90,9 @@ type setup struct {
 	timeout   time.Duration // how long the server may take to answer a call
 	// upstreams, when set, run a gateway in front of them instead.
 	upstreams []Upstream
+	// client, when set, adds to the test client's options (handlers for
+	// sampling, logging, …).
+	client func(*mcp.ClientOptions)
 }
 
 func start(t *testing.T, s setup) *session {
@@ -138,6 +141,9 @@ func start(t *testing.T, s setup) *session {
 	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
 	if s.elicit != nil {
 		copts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return s.elicit(r) }
+	}
+	if s.client != nil {
+		s.client(copts)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "bailiff-test", Version: "0"}, copts)
 	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -24,6 +24,10 @@
 //   - an ask goes to the human through elicitation when the client
 //     supports it, and otherwise is refused with the id of a pending
 //     approval that `bailiff approve` can grant for a retry.
+//   - nothing else is changed, but every text the server sends the
+//     client (resources, prompts, errors, log messages, sampling and
+//     elicitation requests) is recorded and taints before it is relayed
+//     (channels.go).
 //
 // Start with Run.
 package proxy
@@ -108,6 +112,7 @@ type Proxy struct {
 	closed    bool
 	// clientGone is set once the client's stream has ended.
 	clientGone bool
+	early      []early // channel output from before the session record
 }
 
 // upstream is one server behind the proxy.
@@ -117,6 +122,7 @@ type upstream struct {
 	ownUp    map[string]chan *jsonrpc.Response // our requests to it
 	inflight map[string]chan *jsonrpc.Response // forwarded tools/call by id
 	listReqs map[string]bool                   // the client's tools/list requests
+	relayed  map[string]string                 // other relayed client requests: id -> method
 	tools    []json.RawMessage                 // its tools as listed (gateway)
 }
 
@@ -388,6 +394,7 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 		p.spawn(func() { p.pin(ctx) })
 		return
 	}
+	p.relaying(u, m)
 	p.toServer(u, m)
 }
 
@@ -435,6 +442,9 @@ func (p *Proxy) fromServerLoop(ctx context.Context, u *upstream) {
 			isList := u.listReqs[k]
 			delete(u.listReqs, k)
 			p.mu.Unlock()
+			if !isOwn && !isCall {
+				p.fromServerResponse(u, m, isList)
+			}
 			switch {
 			case isOwn:
 				own <- m
@@ -446,6 +456,7 @@ func (p *Proxy) fromServerLoop(ctx context.Context, u *upstream) {
 				p.toClient(m)
 			}
 		case *jsonrpc.Request:
+			p.fromServerRequest(u, m)
 			if m.Method == "notifications/tools/list_changed" {
 				p.spawn(func() { p.relist(ctx, u) })
 			}
@@ -626,6 +637,7 @@ func (p *Proxy) pin(ctx context.Context) {
 		}
 		p.state = engine.NewState(p.opt.Session, p.opt.Server, p.opt.Principal, defs)
 		p.defs = defs
+		p.flushEarly()
 	})
 }
 

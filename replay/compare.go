@@ -301,7 +301,10 @@ func (v *verifier) event(rec chain.Record) (Event, error) {
 		if err := chain.DecodeBody(rec.Body, &b); err != nil {
 			return e, err
 		}
-		o := &Output{Call: b.Call, Server: b.Server, Tool: b.Tool, Error: b.Status != chain.StatusOK}
+		if err := checkChannel(b); err != nil {
+			return e, err
+		}
+		o := &Output{Call: b.Call, Server: b.Server, Tool: b.Tool, Channel: b.Channel, Error: b.Status != chain.StatusOK}
 		if digest := b.Content; digest != "" {
 			o.load = func() (string, bool) {
 				text, err := v.evidence(digest)

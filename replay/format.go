@@ -37,8 +37,12 @@ func FormatEvent(ev Event) []byte {
 			}
 		}
 		put(body, "server", o.Server)
-		put(body, "tool", o.Tool)
 		put(body, "call", o.Call)
+		if o.Channel != "" {
+			body["channel"] = o.Channel
+		} else {
+			put(body, "tool", o.Tool)
+		}
 		if o.Error {
 			body["error"] = true
 		}

@@ -208,9 +208,15 @@ func (r *Recorder) output(s *stepper, o *Output, now time.Time, fail func(string
 	}
 	s.output(src, o.Call, o.Error, o.Text, true)
 	status := chain.StatusOK
-	if o.Error {
+	switch {
+	case o.Error && o.Channel != "":
+		// Another channel's error is a JSON-RPC error: there is no
+		// isError outside a tool result.
+		status = chain.StatusFailed
+	case o.Error:
 		status = chain.StatusError
 	}
-	body := &chain.ResultBody{Call: o.Call, Server: src.Server, Tool: src.Tool, Status: status, Content: digest, Size: int64(len(o.Evidence))}
+	body := &chain.ResultBody{Call: o.Call, Server: src.Server, Tool: src.Tool, Channel: o.Channel, Status: status,
+		Content: digest, Size: int64(len(o.Evidence))}
 	return r.append(now, s.state.Session, chain.KindResult, body)
 }

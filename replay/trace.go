@@ -61,6 +61,10 @@ type Output struct {
 	Call   string
 	Text   string
 	Error  bool
+	// Channel is the MCP method that carried output other than a
+	// tools/call result (resources/read, notifications/message, …); its
+	// tool is the channel. Empty for a tool's result.
+	Channel string
 	// Evidence is the output as an audit log's evidence store keeps it
 	// (engine.OutputJSON).
 	Evidence []byte
@@ -269,7 +273,7 @@ func toolList(f fields, key string, required bool) ([]engine.ToolDef, []any, err
 }
 
 func parseOutput(ev *Event, f fields) error {
-	if err := f.only("server", "tool", "call", "text", "content", "structured", "error", "at"); err != nil {
+	if err := f.only("server", "tool", "call", "channel", "text", "content", "structured", "error", "at"); err != nil {
 		return err
 	}
 	o := &Output{}
@@ -282,6 +286,20 @@ func parseOutput(ev *Event, f fields) error {
 	}
 	if o.Call, err = f.str("call", false); err != nil {
 		return err
+	}
+	if o.Channel, err = f.str("channel", false); err != nil {
+		return err
+	}
+	switch {
+	case o.Channel == "tools/call":
+		o.Channel = "" // what no channel means
+	case o.Channel == "":
+	case o.Call != "":
+		return fmt.Errorf("output.channel %q answers no call: drop \"call\"", o.Channel)
+	case o.Tool != "" && o.Tool != o.Channel:
+		return fmt.Errorf("output of channel %q: its tool is the channel, not %q", o.Channel, o.Tool)
+	default:
+		o.Tool = o.Channel
 	}
 	if o.Tool == "" && o.Call == "" {
 		return errors.New("output needs a tool or the call it answers")

@@ -745,6 +745,9 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 	default:
 		return fmt.Errorf("status %q is not ok, error or failed", b.Status)
 	}
+	if err := checkChannel(b); err != nil {
+		return err
+	}
 	src, err := vs.s.source(b.Call, b.Server, b.Tool, int(rec.Seq))
 	if err != nil {
 		set.find(rec, b.Call, FindRecord, "", "", "result "+err.Error())
@@ -826,4 +829,24 @@ func (vs *vsession) signatureProblem(rec chain.Record, what string, ap chain.App
 		return fmt.Sprintf("%s was signed at %s, after it was recorded", what, sig.Time)
 	}
 	return ""
+}
+
+// checkChannel holds a result of another channel than tools/call to its
+// form: no call, and its channel as its tool. The tool is the provenance
+// trusted_sources match, so a record naming a trusted tool for a log
+// message or a resource would make its text silently trusted.
+func checkChannel(b chain.ResultBody) error {
+	switch {
+	case b.Channel == "":
+		return nil
+	case b.Channel == "tools/call":
+		return errors.New(`channel "tools/call" is written as no channel`)
+	case b.Call != "":
+		return fmt.Errorf("a %s output answers no call, but names call %q", b.Channel, b.Call)
+	case b.Tool != b.Channel:
+		return fmt.Errorf("a %s output's tool must be its channel, not %q", b.Channel, b.Tool)
+	case b.Status == chain.StatusError:
+		return fmt.Errorf("a %s output is ok or failed; error is a tool's isError", b.Channel)
+	}
+	return nil
 }

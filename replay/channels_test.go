@@ -1,0 +1,149 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"bailiff/chain"
+	"bailiff/engine"
+)
+
+// TestChannelOutputVerifies: a trace whose address arrived through a
+// resource read (not a tool result) is recorded as a result record with a
+// channel; verify recomputes the taint denial from the evidence, and a
+// forged allow on that call is a finding. Without the channel's record
+// the recomputed verdict would be an ask, so the test fails if verify
+// stops feeding channel output to the state.
+func TestChannelOutputVerifies(t *testing.T) {
+	pol, err := os.ReadFile("../fixtures/policies/main.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Load("main.yaml", pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := os.ReadFile("../fixtures/traces/main/deny_taint_resource_channel.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := ParseTrace("trace", bytes.NewReader(tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "audit.jsonl")
+	w, err := chain.Open(logPath, chain.Sync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
+	rec := &Recorder{Policy: p, Log: w, Evidence: ev}
+	if err := rec.Record("trace", events); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"tool":"resources/read","channel":"resources/read","status":"ok"`)) {
+		t.Fatalf("no resources/read result record in\n%s", data)
+	}
+	rep, err := VerifyLog("audit", bytes.NewReader(data), ev, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 0 || rep.Calls != 1 {
+		t.Fatalf("clean log: %d calls, findings %+v", rep.Calls, rep.Findings)
+	}
+
+	// Shadow and ablate read the log as events: the channel comes back,
+	// and a candidate judged on that history sees the same taint.
+	var channels []string
+	err = LogSessions("audit", bytes.NewReader(data), ev, func(ls LogSession) error {
+		for _, e := range ls.Events {
+			if e.Output != nil && e.Output.Channel != "" {
+				channels = append(channels, e.Output.Channel+"/"+e.Output.Tool)
+			}
+		}
+		return Compare(ls.Policy, ls.Policy, "audit", ls.Events, func(pr Pair) {
+			if pr.Candidate.Verdict != engine.Deny || pr.Candidate.Check != engine.CheckTaint {
+				t.Errorf("candidate over the log: %+v, want the taint denial", pr.Candidate)
+			}
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "notifications/message/notifications/message resources/read/resources/read"; strings.Join(channels, " ") != want {
+		t.Errorf("channels read back: %q, want %q", channels, want)
+	}
+
+	// Forge the denial into an allow, re-sealing the chain so only the
+	// verdict is wrong.
+	forged := reseal(t, data, func(kind chain.Kind, body []byte) []byte {
+		if kind != chain.KindCall {
+			return body
+		}
+		b := bytes.Replace(body, []byte(`"verdict":"deny","check":"taint"`), []byte(`"verdict":"allow","check":"rules"`), 1)
+		if bytes.Equal(b, body) {
+			t.Fatalf("no taint denial to forge in %s", body)
+		}
+		return b
+	})
+	rep, err = VerifyLog("forged", bytes.NewReader(forged), ev, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Kind != FindVerdict || !strings.Contains(rep.Findings[0].Reason, "resources/read") {
+		t.Fatalf("forged verdict: findings %+v, want one verdict finding naming the resource read", rep.Findings)
+	}
+
+	// A channel record that claims a tool's provenance is refused.
+	claimed := reseal(t, data, func(kind chain.Kind, body []byte) []byte {
+		return bytes.Replace(body, []byte(`"tool":"resources/read","channel"`), []byte(`"tool":"get_message","channel"`), 1)
+	})
+	rep, err = VerifyLog("claimed", bytes.NewReader(claimed), ev, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		found = found || (f.Kind == FindRecord && strings.Contains(f.Reason, "must be its channel"))
+	}
+	if !found {
+		t.Fatalf("a channel record naming a tool: findings %+v", rep.Findings)
+	}
+}
+
+// reseal rewrites each record's body with edit and writes a fresh chain
+// over the edited records.
+func reseal(t *testing.T, data []byte, edit func(chain.Kind, []byte) []byte) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "resealed.jsonl")
+	w, err := chain.Open(path, chain.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := chain.NewReader(bytes.NewReader(data))
+	for {
+		rec, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if _, err := w.Append(rec.TS, rec.Session, rec.Kind, json.RawMessage(edit(rec.Kind, rec.Body))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	out, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
