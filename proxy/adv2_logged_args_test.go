@@ -20,7 +20,9 @@ import (
 // re-seals it with its asked call's arguments changed to harmless ones and
 // the digest kept, and edits the pending file to match: the approver reads
 // "pay to alice", signs the digest of "pay to mallory", and the agent's
-// retry of pay(mallory) goes through.
+// retry of pay(mallory) goes through. FromLog now recomputes the digest of
+// a call with nothing redacted, and Recorded.Signable (what approve
+// checks) refuses the ask.
 func TestADV2RewrittenArgsKeepDigest(t *testing.T) {
 	peer(t, "")
 	script, _ := filepath.Abs("testdata/adv2-idsteal-server.js")
@@ -97,10 +99,15 @@ rules:
 		t.Fatal(err)
 	}
 	shown := rec[id]
-	if shown.Found && shown.Differs == "" && shown.Args["to"] == "alice" {
+	if shown.Signable() == nil && shown.Args["to"] == "alice" {
 		t.Errorf("approvals shows ask %s as pay to alice, with no warning; it is pay to mallory", id)
 	}
-	s.answer(id, "approve", lee)
+	// bailiff approve signs only what Signable accepts: the check it makes.
+	if err := shown.Signable(); err == nil {
+		s.answer(id, "approve", lee)
+	} else if !strings.Contains(err.Error(), "not the digest of its logged arguments") {
+		t.Errorf("Signable: %v, want the digest mismatch named", err)
+	}
 	if r := s.call("pay", evil); !r.IsError {
 		t.Errorf("pay(mallory) went through on an approval of pay(alice): %q", text(r))
 	}
