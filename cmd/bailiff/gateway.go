@@ -165,7 +165,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	if c.Principal.Subject == "" {
 		c.Principal.Subject = os.Getenv("USER")
 	}
-	approvers, err := loadApproverKeys(c.ApproverKeys, filepath.Dir(config))
+	approvers, keyFiles, err := loadApproverKeyFiles(c.ApproverKeys, filepath.Dir(config))
 	if err != nil {
 		return err
 	}
@@ -186,6 +186,10 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	}
 	roots = append(roots, writableRoots(pol, "", "", nil)...)
 	if err := checkStateOutside(c.Audit, roots); err != nil {
+		return err
+	}
+	trust := trustGuarded(c.Policy, config, c.Secret, keyFiles)
+	if err := checkOutside(trust, roots); err != nil {
 		return err
 	}
 	log, err := openAudit(c.Audit, dur)

@@ -118,11 +118,16 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		audit = filepath.Join(stateDir(), "bailiff-"+server+".audit.jsonl")
 	}
 	cwd, _ := os.Getwd()
-	if err := checkStateOutside(audit, writableRoots(pol, server, cwd, command)); err != nil {
+	roots := writableRoots(pol, server, cwd, command)
+	if err := checkStateOutside(audit, roots); err != nil {
 		return err
 	}
-	approvers, err := loadApproverKeys(p.approvers, cwd)
+	approvers, keyFiles, err := loadApproverKeyFiles(p.approvers, cwd)
 	if err != nil {
+		return err
+	}
+	trust := trustGuarded(p.policy, "", p.secret, keyFiles)
+	if err := checkOutside(trust, roots); err != nil {
 		return err
 	}
 	dur, _ := chain.ParseDurability(p.durability)
