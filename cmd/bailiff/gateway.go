@@ -228,6 +228,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
 		Server: "gateway", Session: session, Principal: c.Principal, Secret: secret,
 		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, ApproverKeys: approvers, Stderr: stderr,
+		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
 	}
 	fmt.Fprintf(stderr, "bailiff: session %s: gateway for %s behind policy %s, audit log %s\n", session, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
 	if err := proxy.RunGateway(ctx, opt, stdin, stdout, ups); err != nil {
