@@ -205,8 +205,9 @@ func stateGuarded(audit string) []guarded {
 
 // trustGuarded are the files that decide what an approval is and what is
 // allowed: the policy, the approver public key files, the gateway's
-// configuration, the digest secret, and the approver private-key
-// directory (of the user running bailiff, which approve signs with).
+// configuration, the digest secret, and the approver private key
+// ($BAILIFF_APPROVER_KEY) and key directory of the user running bailiff,
+// which approve signs with.
 func trustGuarded(policy, config, secret string, keyFiles []guarded) []guarded {
 	out := slices.Clone(keyFiles)
 	if policy != "" {
@@ -217,6 +218,9 @@ func trustGuarded(policy, config, secret string, keyFiles []guarded) []guarded {
 	}
 	if secret != "" {
 		out = append(out, guarded{"the digest secret " + secret, secret, "an agent could read or replace the key of its redacted calls' digests"})
+	}
+	if k := os.Getenv("BAILIFF_APPROVER_KEY"); k != "" {
+		out = append(out, guarded{"the approver private key " + k + " ($BAILIFF_APPROVER_KEY)", k, "an agent could read an approver's private key and sign its own approvals"})
 	}
 	if d, err := approverDir(); err == nil {
 		out = append(out, guarded{"the approver private-key directory " + d, d, "an agent could read an approver's private key and sign its own approvals"})
