@@ -69,8 +69,12 @@ func TestADV2ClientRootsReachTheApprovals(t *testing.T) {
 		proxyW.Close()
 		w.Close()
 	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "0"},
-		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}})
+	// Roots are deprecated as of protocol 2026-07-28, but clients on
+	// 2025-11-25 still send them, and servers still serve them.
+	//lint:ignore SA1019 the test is about clients that still send roots
+	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "0"}, &mcp.ClientOptions{Capabilities: caps})
+	//lint:ignore SA1019 the test is about clients that still send roots
 	client.AddRoots(&mcp.Root{URI: "file://" + link, Name: "workspace"}, &mcp.Root{URI: "file://" + share, Name: "share"})
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientR, Writer: clientW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
