@@ -88,8 +88,8 @@ func expandHome(p string) string {
 }
 
 // shellScript returns the script of a shell command: sh, bash, dash, zsh,
-// ksh or ash (or env running one) with -c (or a flag cluster holding c,
-// as -lc or -ec) takes its first argument after the flags as a script.
+// ksh, ash or busybox (or env running one) with -c (or a flag cluster
+// holding c, as -lc or -ec) runs a script.
 func shellScript(command []string) (string, bool) {
 	for len(command) > 1 && filepath.Base(command[0]) == "env" {
 		command = command[1:]
@@ -105,19 +105,12 @@ func shellScript(command []string) (string, bool) {
 	default:
 		return "", false
 	}
-	c := false
+	// Everything after the first -c cluster is taken for the script and
+	// its arguments: more words than the shell reads as the script, never
+	// fewer ("bash -o pipefail -c SCRIPT" included).
 	for i, a := range command[1:] {
-		switch {
-		case a == "--":
-			continue
-		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c"):
-			c = true
-		case strings.HasPrefix(a, "-"):
-		default:
-			if c {
-				return strings.Join(command[1+i:], " "), true
-			}
-			return "", false
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") {
+			return strings.Join(command[2+i:], " "), true
 		}
 	}
 	return "", false
