@@ -193,6 +193,27 @@ type Recorded struct {
 	// Differs names the fields where the pending file disagrees with the
 	// log ("" when it agrees).
 	Differs string
+	// Inconsistent says why the log's own record of the ask cannot be
+	// what the gateway wrote ("" when nothing is found): a call with
+	// nothing redacted whose digest is not the digest of its logged
+	// arguments, so what a human would read is not what they would sign.
+	Inconsistent string
+}
+
+// Signable refuses an ask a human should not sign as shown: one the log
+// does not hold, one whose logged record is inconsistent, and one whose
+// pending file disagrees with the log (the log, or the directory beside
+// it, was edited by someone other than the gateway).
+func (r Recorded) Signable() error {
+	switch {
+	case !r.Found:
+		return errors.New("the audit log holds no such ask: the pending file was not written by the gateway")
+	case r.Inconsistent != "":
+		return fmt.Errorf("the audit log's record of the ask is inconsistent (%s): the log was rewritten", r.Inconsistent)
+	case r.Differs != "":
+		return fmt.Errorf("the pending file disagrees with the audit log (%s): one of them was edited by someone other than the gateway", r.Differs)
+	}
+	return nil
 }
 
 // FromLog finds each pending ask in the audit log. An ask the log does not
@@ -279,6 +300,14 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 				diff = append(diff, "arguments")
 			}
 			r.Differs = strings.Join(diff, ", ")
+			// With nothing redacted, the digest is SHA-256 of the logged
+			// arguments (verify checks the same): one that is not was
+			// rewritten, and the human would approve other arguments
+			// than the ones shown. A redacted call's digest is keyed by
+			// the gateway's secret and cannot be checked here.
+			if len(b.Redacted) == 0 && engine.ArgsDigest(b.Args) != b.Digest {
+				r.Inconsistent = "its digest " + b.Digest + " is not the digest of its logged arguments"
+			}
 			out[p.ID] = r
 		}
 	}

@@ -75,6 +75,11 @@ type Options struct {
 	// AskTimeout how long a human may take to answer an elicitation.
 	CallTimeout time.Duration
 	AskTimeout  time.Duration
+	// Protected are the locations no client root may reach (the audit
+	// log, its evidence and approvals, the approver keys): bailiff run
+	// takes a root that holds or lies in one out of the client's answer
+	// to the server's roots/list (roots.go).
+	Protected []string
 }
 
 // Proxy is one session between one client and its upstream servers: one
@@ -113,6 +118,10 @@ type Proxy struct {
 	// clientGone is set once the client's stream has ended.
 	clientGone bool
 	early      []early // channel output from before the session record
+	// rootsReqs are the server's roots/list requests the client has yet
+	// to answer; serverDir is the server's directory (roots.go).
+	rootsReqs map[string]bool
+	serverDir string
 }
 
 // upstream is one server behind the proxy.
@@ -144,6 +153,7 @@ func Run(ctx context.Context, opt Options, in io.Reader, out io.Writer, cmd *exe
 	}
 	p := New(opt, in, out, upOut, upIn)
 	p.resolveLinks = true
+	p.serverDir = cmd.Dir
 	err = p.Serve(ctx)
 	upIn.Close()
 	stop(cmd)
@@ -343,7 +353,7 @@ func (p *Proxy) fromClientLoop(ctx context.Context) {
 				continue
 			}
 			if !p.gateway {
-				p.toServer(p.ups[0], m)
+				p.toServer(p.ups[0], p.screenRoots(m))
 			}
 		}
 	}
@@ -461,6 +471,7 @@ func (p *Proxy) fromServerLoop(ctx context.Context, u *upstream) {
 				p.spawn(func() { p.relist(ctx, u) })
 			}
 			if !p.gateway {
+				p.noteRootsRequest(m)
 				p.toClient(m)
 				continue
 			}

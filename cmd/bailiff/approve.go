@@ -136,8 +136,11 @@ next identical call then goes through (or stays refused).`,
 					l.Server, l.Tool, l.Digest, l.Reason = r.Approval.Server, r.Approval.Tool, r.Approval.Digest, r.Reason
 					l.Args, l.Redacted = r.Args, r.Redacted
 					l.Asked = r.Asked.UTC().Format(chain.TimeFormat)
-					if r.Differs != "" {
-						l.Problem = "the pending file disagrees with the audit log (" + r.Differs + "): shown as logged"
+					switch {
+					case r.Inconsistent != "":
+						l.Problem = "the audit log's record of this ask is inconsistent (" + r.Inconsistent + "): it cannot be approved"
+					case r.Differs != "":
+						l.Problem = "the pending file disagrees with the audit log (" + r.Differs + "): shown as logged; it cannot be approved"
 					}
 				}
 				out = append(out, l)
@@ -237,6 +240,13 @@ call, usable once, before the policy's approval TTL runs out.`,
 			name := chain.KeyName(skey)
 			if name == r.Principal {
 				return usageErr(fmt.Errorf("%s is the session's principal, who never approves their own agent's calls", name), "")
+			}
+			// What is signed must be what the human read: an ask whose
+			// logged digest is not its logged arguments', or whose pending
+			// file says otherwise than the log, was edited by someone
+			// other than the gateway, and is refused either way.
+			if err := r.Signable(); err != nil {
+				return usageErr(fmt.Errorf("will not %s %s: %v", verb, id, err), "bailiff verify "+audit+" checks the log")
 			}
 			ap := r.Approval
 			ap.Answer = answer

@@ -165,7 +165,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	if c.Principal.Subject == "" {
 		c.Principal.Subject = os.Getenv("USER")
 	}
-	approvers, err := loadApproverKeys(c.ApproverKeys, filepath.Dir(config))
+	approvers, keyFiles, err := loadApproverKeyFiles(c.ApproverKeys, filepath.Dir(config))
 	if err != nil {
 		return err
 	}
@@ -186,6 +186,10 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	}
 	roots = append(roots, writableRoots(pol, "", "", nil)...)
 	if err := checkStateOutside(c.Audit, roots); err != nil {
+		return err
+	}
+	trust := trustGuarded(c.Policy, config, c.Secret, keyFiles)
+	if err := checkOutside(trust, roots); err != nil {
 		return err
 	}
 	log, err := openAudit(c.Audit, dur)
@@ -224,6 +228,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
 		Server: "gateway", Session: session, Principal: c.Principal, Secret: secret,
 		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, ApproverKeys: approvers, Stderr: stderr,
+		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
 	}
 	fmt.Fprintf(stderr, "bailiff: session %s: gateway for %s behind policy %s, audit log %s\n", session, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
 	if err := proxy.RunGateway(ctx, opt, stdin, stdout, ups); err != nil {

@@ -118,11 +118,16 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		audit = filepath.Join(stateDir(), "bailiff-"+server+".audit.jsonl")
 	}
 	cwd, _ := os.Getwd()
-	if err := checkStateOutside(audit, writableRoots(pol, server, cwd, command)); err != nil {
+	roots := writableRoots(pol, server, cwd, command)
+	if err := checkStateOutside(audit, roots); err != nil {
 		return err
 	}
-	approvers, err := loadApproverKeys(p.approvers, cwd)
+	approvers, keyFiles, err := loadApproverKeyFiles(p.approvers, cwd)
 	if err != nil {
+		return err
+	}
+	trust := trustGuarded(p.policy, "", p.secret, keyFiles)
+	if err := checkOutside(trust, roots); err != nil {
 		return err
 	}
 	dur, _ := chain.ParseDurability(p.durability)
@@ -159,6 +164,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(audit)}, EvidenceSync: dur == chain.Sync,
 		Server: server, Session: session, Principal: principal, Secret: secret,
 		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}, ApproverKeys: approvers, Stderr: stderr, CallTimeout: p.callTimeout,
+		Protected: protectedPaths(append(stateGuarded(audit), trust...)),
 	}
 	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, audit log %s\n", session, strings.Join(command, " "), shortVersion(pol.Version()), audit)
 	if err := proxy.Run(ctx, opt, stdin, stdout, cmd); err != nil {
