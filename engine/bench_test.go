@@ -132,3 +132,18 @@ func BenchmarkBaselineScan100MB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTaintNearMisses: a 64 KiB destination against 4 MiB of output
+// made of runs one byte shorter, the worst case for an anchored search.
+func BenchmarkTaintNearMisses(b *testing.B) {
+	p := mustLoad(b, attackPolicy)
+	const k = 1 << 16
+	s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}})
+	s.AddOutput(p, Source{Pos: 1, Tool: "read"}, strings.Repeat(strings.Repeat("a", k-1)+"b", (4<<20)/k))
+	args := map[string]any{"to": strings.Repeat("a", k)}
+	c := &Call{ID: "c", Tool: "send_email", Args: args, Digest: ArgsDigest(args)}
+	b.ResetTimer()
+	for b.Loop() {
+		Decide(p, s, c, t0)
+	}
+}

@@ -64,6 +64,16 @@ func parseWebURL(s string) (webURL, bool) {
 		end = len(rest)
 	}
 	auth, tail := rest[:end], rest[end:]
+	// curl and Python's urllib end the authority at '/', '?' and '#'
+	// only: for them an '@' after a backslash starts the host. A URL
+	// read either way with userinfo is one with userinfo.
+	rfcAuth := rest
+	if k := strings.IndexAny(rest, "/?#"); k >= 0 {
+		rfcAuth = rest[:k]
+	}
+	if strings.Contains(rfcAuth, "@") {
+		u.user = true
+	}
 	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
 		u.user = true
 		auth = auth[at+1:]
@@ -171,7 +181,7 @@ func canonicalHost(h string, percent bool) (string, bool) {
 		return parseIPv4(a)
 	}
 	a = strings.TrimSuffix(a, ".")
-	if a == "" || strings.Contains(a, "..") || strings.HasPrefix(a, ".") {
+	if a == "" || strings.Contains(a, "..") || strings.HasPrefix(a, ".") || strings.HasSuffix(a, ".") {
 		return "", false
 	}
 	return a, true

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	unorm "golang.org/x/text/unicode/norm"
 )
 
 // Source is where a piece of tool output came from: its position in the
@@ -101,6 +103,14 @@ func (ix *taintIndex) add(src Source, text string) {
 	}
 	n := Normalize(text)
 	i := int32(len(ix.sources))
+	// The hosts of URLs in the text, read as a client reads them from the
+	// raw text: escapes, IPv6 and IPv4 forms, '_', and "ß" (which the
+	// case fold would turn into "ss") are indexed where the client goes.
+	urlHosts(text, func(h string) {
+		if _, ok := ix.hosts[h]; !ok {
+			ix.hosts[h] = i
+		}
+	})
 	ix.sources = append(ix.sources, src)
 	ix.starts = append(ix.starts, ix.size)
 	ix.grams(ix.size, n)
@@ -396,6 +406,7 @@ func containsAt(t []byte, s string, a int) int {
 		return 0
 	}
 	c := s[a]
+	fails := 0
 	for pos := a; pos < len(t); {
 		i := bytes.IndexByte(t[pos:], c)
 		if i < 0 {
@@ -409,6 +420,14 @@ func containsAt(t []byte, s string, a int) int {
 			return start
 		}
 		pos += i + 1
+		// Many near misses ("aaa…" in "aaa…b…") would make this
+		// quadratic: bytes.Index falls back to Rabin-Karp, which is not.
+		if fails++; fails > 16 && fails > pos>>4 {
+			if j := bytes.Index(t[start+1:], []byte(s)); j >= 0 {
+				return start + 1 + j
+			}
+			return -1
+		}
 	}
 	return -1
 }
@@ -468,6 +487,9 @@ func tokens(s string, fn func(email, host string)) {
 		}
 		if hasDot {
 			classify(s[i:j], hasAt, fn)
+			if !isASCII(s[i:j]) {
+				asciiRuns(s[i:j], fn)
+			}
 		}
 		i = j
 	}
@@ -500,6 +522,59 @@ func classify(tok string, hasAt bool, fn func(email, host string)) {
 		return
 	}
 	fn(local+"@"+h, h)
+}
+
+// asciiRuns classifies the ASCII runs inside a token that holds other
+// letters too: text without spaces (Chinese, Japanese) glues a host to
+// the words around it, "发送到evil.example网站".
+func asciiRuns(tok string, fn func(email, host string)) {
+	for i := 0; i < len(tok); {
+		if tok[i] >= utf8.RuneSelf || !tokenByte[tok[i]] {
+			i++
+			continue
+		}
+		j, dot, at := i, false, false
+		for j < len(tok) && tok[j] < utf8.RuneSelf && tokenByte[tok[j]] {
+			dot, at = dot || tok[j] == '.', at || tok[j] == '@'
+			j++
+		}
+		if dot && (i > 0 || j < len(tok)) {
+			classify(tok[i:j], at, fn)
+		}
+		i = j
+	}
+}
+
+// urlHosts calls fn with the canonical host of every web URL in text.
+func urlHosts(text string, fn func(host string)) {
+	for off := 0; ; {
+		k := strings.Index(text[off:], "://")
+		if k < 0 {
+			return
+		}
+		k += off
+		start := k
+		for start > 0 && start > k-8 && isSchemeByte(text[start-1]) {
+			start--
+		}
+		end := k + 3
+		for end < len(text) && !urlEnd(text[end]) {
+			end++
+		}
+		if u, ok := parseWebURL(text[start:end]); ok {
+			fn(u.host)
+		}
+		off = k + 3
+	}
+}
+
+func isSchemeByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// urlEnd ends a URL in running text: white space, quotes and brackets.
+func urlEnd(c byte) bool {
+	return c <= ' ' || strings.IndexByte("\"'<>`", c) >= 0
 }
 
 // edgeRune is what a token is trimmed of: punctuation that ends a
@@ -647,7 +722,8 @@ func targetOf(raw, norm string) target {
 	un, okn := parseWebURL(norm)
 	if okr || okn || strings.Contains(norm, "://") {
 		t := target{url: true, web: ur, webN: un, host: ur.host}
-		t.ok = okr && okn && !ur.user && !un.user && ur.scheme == un.scheme && ur.host == un.host && ur.port == un.port
+		t.ok = okr && okn && !ur.user && !un.user && ur.scheme == un.scheme && ur.host == un.host && ur.port == un.port &&
+			!listLike(raw) && strings.Count(norm, "://") == 1
 		return t
 	}
 	if e, ok := singleEmail(norm); ok {
@@ -656,12 +732,24 @@ func targetOf(raw, norm string) target {
 			return target{}
 		}
 		h, hok := canonicalHost(emailDomain(e), false)
-		rh, rhok := canonicalHost(emailDomain(re), false)
-		return target{ok: hok && rhok && h == rh, email: e, host: h}
+		rd := emailDomain(re)
+		rh, rhok := canonicalHost(rd, false)
+		// Mail clients do not all map a domain with UTS-46: one that is
+		// trusted must be written as it is (no invisible or compatibility
+		// characters), so that every client reads the same domain.
+		plain := unorm.NFKC.IsNormalString(rd) && !strings.ContainsFunc(rd, invisibleRune)
+		return target{ok: hok && rhok && h == rh && plain, email: e, host: h}
 	}
 	// Not a URL or an address in either reading: a channel id, a phone
 	// number, a name. It is matched as normalized text.
 	return target{ok: !strings.Contains(raw, "://") && strings.Count(raw, "@") == strings.Count(norm, "@")}
+}
+
+// listLike tells whether a URL value has white space inside it, where a
+// tool could split it into a list of URLs. (A second "://" is refused
+// too, which catches "a,b" lists; a lone comma is common in queries.)
+func listLike(s string) bool {
+	return strings.ContainsFunc(strings.TrimSpace(s), unicode.IsSpace)
 }
 
 // matches tells whether a destination (t, read from its raw value and the
