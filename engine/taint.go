@@ -313,11 +313,31 @@ func (ix *taintIndex) find(s string) (Source, bool) {
 		if t == nil {
 			return Source{}, false
 		}
-		if i := containsAt(t, s, a); i >= 0 {
-			return ix.at(lo + i)
+		for off := 0; off < len(t); {
+			i := containsAt(t[off:], s, a)
+			if i < 0 {
+				break
+			}
+			// Outputs are joined by a NUL: a match holding one must lie
+			// inside one output, not join the end of one to the next.
+			if p := lo + off + i; filter || ix.within(p, len(s)) {
+				return ix.at(p)
+			}
+			off += i + 1
 		}
 	}
 	return Source{}, false
+}
+
+// within tells whether the n bytes at pos lie inside one output's text,
+// short of the NUL that ends it.
+func (ix *taintIndex) within(pos, n int) bool {
+	j := sort.SearchInts(ix.starts, pos+1) - 1
+	end := ix.size
+	if j+1 < len(ix.starts) {
+		end = ix.starts[j+1]
+	}
+	return pos+n < end
 }
 
 // findSlow is find for a string longer than a block, which the two-block
