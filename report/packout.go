@@ -377,6 +377,9 @@ func (p *Pack) SARIF() []byte {
 		results = append(results, result{RuleID: f.Rule, Level: f.Severity, Message: msg{Text: f.Message}, Locations: []location{loc}})
 	}
 	sort.Slice(rules, func(i, j int) bool { return rules[i].ID < rules[j].ID })
+	if rules == nil {
+		rules = []rule{} // SARIF requires an array, even an empty one
+	}
 	if results == nil {
 		results = []result{}
 	}

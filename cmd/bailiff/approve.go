@@ -121,6 +121,10 @@ next identical call then goes through (or stays refused).`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A mistyped path must not read as an empty queue.
+			if _, err := os.Stat(audit); err != nil {
+				return usageErr(err, "--audit names the log the gateway writes (bailiff run --audit, or gateway.yaml's audit)")
+			}
 			pending, rec, err := pendingFromLog(audit)
 			if err != nil {
 				return err

@@ -165,6 +165,9 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	if c.Principal.Subject == "" {
 		c.Principal.Subject = os.Getenv("USER")
 	}
+	if c.Principal.Subject == "" {
+		return noPrincipal()
+	}
 	approvers, keyFiles, err := loadApproverKeyFiles(c.ApproverKeys, filepath.Dir(config))
 	if err != nil {
 		return err

@@ -244,9 +244,23 @@ func checkStateOutside(audit string, roots []writable) error {
 	err := checkOutside(stateGuarded(audit), roots)
 	var ee *ExitError
 	if errors.As(err, &ee) {
-		ee.Hint = "put the audit log outside every served root, e.g. --audit " + filepath.Join(stateDir(), filepath.Base(audit))
+		ee.Hint = "put the audit log outside every served root"
+		// The state directory is the default; suggest it only when it is
+		// not itself what was refused (a served $HOME holds it).
+		if alt := filepath.Join(stateDir(), filepath.Base(audit)); checkOutside(stateGuarded(alt), roots) == nil {
+			ee.Hint += ", e.g. --audit " + alt
+		} else {
+			ee.Hint += ": the default state directory is inside one too (set BAILIFF_STATE_DIR)"
+		}
 	}
 	return err
+}
+
+// noPrincipal refuses a session without a subject: nobody to hold the
+// "the principal never approves" rule against.
+func noPrincipal() error {
+	return usageErr(errors.New("no principal: $USER is empty and --principal (or principal.subject) is not set"),
+		"name who the agent acts for, e.g. --principal ana")
 }
 
 // protectedPaths are the guarded locations as the proxy takes them out of

@@ -84,7 +84,7 @@ stderr go to stderr.`,
 	c.Flags().StringVar(&p.policy, "policy", os.Getenv("BAILIFF_POLICY"), "policy file (default $BAILIFF_POLICY, else deny every call)")
 	c.Flags().StringVar(&p.audit, "audit", os.Getenv("BAILIFF_AUDIT"), "audit log to append to, outside every served root (default $BAILIFF_AUDIT, else bailiff-SERVER.audit.jsonl in the user's state directory)")
 	c.Flags().StringArrayVar(&p.approvers, "approver-key", strings.Fields(os.Getenv("BAILIFF_APPROVER_KEYS")), "an approver's public key, or a file holding one, whose signed answers count (repeatable; default $BAILIFF_APPROVER_KEYS, space-separated)")
-	c.Flags().StringVar(&p.server, "server", os.Getenv("BAILIFF_SERVER"), "the server's name, as rules select it (default $BAILIFF_SERVER, else the command's base name)")
+	c.Flags().StringVar(&p.server, "server", os.Getenv("BAILIFF_SERVER"), "the server's name, as rules select it (default $BAILIFF_SERVER, else the base name of the command, or for node, npx and uvx of its last argument)")
 	c.Flags().StringVar(&p.session, "session", "", "session id (default: server, time and a random suffix)")
 	c.Flags().StringVar(&p.principal, "principal", "", "who the agent acts for (default $USER)")
 	c.Flags().StringSliceVar(&p.scopes, "scopes", nil, "the principal's scopes")
@@ -138,6 +138,9 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	principal := engine.Principal{Subject: p.principal, Scopes: p.scopes}
 	if principal.Subject == "" {
 		principal.Subject = os.Getenv("USER")
+	}
+	if principal.Subject == "" {
+		return noPrincipal()
 	}
 	if err := noPrincipalKey(approvers, principal.Subject); err != nil {
 		return err

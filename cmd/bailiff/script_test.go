@@ -43,6 +43,8 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: golden.Updating(),
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("PEERS", peers)
+			// A session needs a principal; run and gateway take $USER.
+			e.Setenv("USER", "tester")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
