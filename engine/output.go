@@ -40,9 +40,36 @@ func OutputText(text string, content, structured any) string {
 		}
 	}
 	if structured != nil {
-		leaves(structured, add, 0)
+		// Structured content is the server's own JSON: {"data": …} is a
+		// common envelope, not a binary payload, so every key counts.
+		all(structured, add, 0)
 	}
 	return b.String()
+}
+
+// all calls add with every string and number under v.
+func all(v any, add func(string), depth int) {
+	if depth > maxDepth {
+		return
+	}
+	switch v := v.(type) {
+	case string:
+		add(v)
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			add(k)
+			all(v[k], add, depth+1)
+		}
+	case []any:
+		for _, e := range v {
+			all(e, add, depth+1)
+		}
+	case nil, bool:
+	default:
+		if s, ok := scalarText(v); ok {
+			add(s)
+		}
+	}
 }
 
 // leaves calls add with every string and number under v, except base64

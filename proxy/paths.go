@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/text/unicode/norm"
+
 	"bailiff/engine"
 )
 
@@ -51,6 +53,13 @@ func resolvePath(p string) (string, error) {
 		next := filepath.Join(cur, c)
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {
+			// server-filesystem, finding no entry by these bytes, takes one
+			// whose name is the same in NFC ("cafe\u0301" for "café", the
+			// Kelvin sign for K), links included: a name that exists only
+			// so cannot be judged by its bytes.
+			if e, ok := unicodeTwin(cur, c); ok {
+				return "", fmt.Errorf("%q: %q matches the existing %q only under Unicode normalization", p, c, e)
+			}
 			for _, r := range rest {
 				if r == ".." {
 					return "", fmt.Errorf("%q: \"..\" after %s, which does not exist", p, next)
@@ -78,6 +87,22 @@ func resolvePath(p string) (string, error) {
 		rest = append(split(target), rest...)
 	}
 	return cur, nil
+}
+
+// unicodeTwin finds an entry of dir whose name differs from name but is
+// the same in NFC. A directory that cannot be read counts as having one.
+func unicodeTwin(dir, name string) (string, bool) {
+	want := norm.NFC.String(name)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return dir, !errors.Is(err, fs.ErrNotExist)
+	}
+	for _, e := range entries {
+		if e.Name() != name && norm.NFC.String(e.Name()) == want {
+			return e.Name(), true
+		}
+	}
+	return "", false
 }
 
 // split is a path's components, empty ones left out.

@@ -72,6 +72,33 @@ func (p *Proxy) checkList(ctx context.Context, r *jsonrpc.Response) *jsonrpc.Res
 	return &jsonrpc.Response{ID: r.ID, Result: engine.CanonicalJSON(res)}
 }
 
+// asListed is the object the client is shown for a tool whose pinned
+// part (name, description, input schema) matches: the one bailiff was
+// shown itself, so that what the digest leaves out (annotations such as
+// readOnlyHint, a title, an output schema, _meta) cannot differ either.
+// Without one of its own it is the pinned part alone. Called with p.mu
+// held.
+func (p *Proxy) asListed(u *upstream, t any, def engine.ToolDef) any {
+	for _, raw := range u.tools {
+		v, err := engine.DecodeJSON(raw)
+		if err != nil {
+			continue
+		}
+		own, err := engine.ToolFromValue(v)
+		if err == nil && own.Digest == def.Digest && (own.Name == def.Name || u.name+"."+own.Name == def.Name) {
+			return v
+		}
+	}
+	m, _ := t.(map[string]any)
+	out := map[string]any{}
+	for _, k := range []string{"name", "description", "inputSchema"} {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // screen keeps the tools of one server's list the client may see: those
 // the policy does not deny outright whose definition is the one pinned.
 // It returns them, and the definitions withheld that the session's last
@@ -96,7 +123,7 @@ func (p *Proxy) screen(u *upstream, tools []any) (kept []any, unseen []engine.To
 		}
 		pin, pinned := p.state.Pinned(def.Name)
 		if pinned && pin != "" && pin == def.Digest {
-			kept = append(kept, t)
+			kept = append(kept, p.asListed(u, t, def))
 			continue
 		}
 		if pinned {

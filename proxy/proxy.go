@@ -451,6 +451,7 @@ func (p *Proxy) fromServerLoop(ctx context.Context, u *upstream) {
 			delete(u.inflight, k)
 			isList := u.listReqs[k]
 			delete(u.listReqs, k)
+			_, relayed := u.relayed[k]
 			p.mu.Unlock()
 			if !isOwn && !isCall {
 				p.fromServerResponse(u, m, isList)
@@ -462,8 +463,15 @@ func (p *Proxy) fromServerLoop(ctx context.Context, u *upstream) {
 				call <- m
 			case isList:
 				p.relayList(ctx, m)
-			case !p.gateway:
+			case !p.gateway && relayed:
 				p.toClient(m)
+			case !p.gateway:
+				// An answer to no request the client is waiting on: a
+				// second answer, one to a call not yet forwarded, or one
+				// under an id of another type ("2" for 2, which some
+				// clients match). Relayed, it would skip the pins and the
+				// taint; it is dropped.
+				p.logf("%s answered no request it was sent (id %v): dropped", u.name, m.ID.Raw())
 			}
 		case *jsonrpc.Request:
 			p.fromServerRequest(u, m)
