@@ -179,6 +179,11 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	}
 	policy := p.policy
 	if policy != "" {
+		// A policy that does not load would leave wrapped servers that
+		// deny everything, found only when the client starts them.
+		if _, err := loadPolicy(policy, nil); err != nil {
+			return err
+		}
 		if policy, err = filepath.Abs(policy); err != nil {
 			return usageErr(err, "")
 		}
