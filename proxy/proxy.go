@@ -133,6 +133,7 @@ type upstream struct {
 	listReqs map[string]bool                   // the client's tools/list requests
 	relayed  map[string]string                 // other relayed client requests: id -> method
 	tools    []json.RawMessage                 // its tools as listed (gateway)
+	dropped  bool                              // left out of the session: it could not be pinned
 }
 
 // Run starts the upstream command and pumps messages between it and the
@@ -627,13 +628,19 @@ func (p *Proxy) pin(ctx context.Context) {
 		var defs []engine.ToolDef
 		for _, u := range p.ups {
 			if p.gateway {
+				// One broken (or hostile) server of several loses its own
+				// tools, not everyone's: none of its tools is pinned, so
+				// every call to it is denied by pinning.
 				if err := p.initialize(ctx, u); err != nil {
-					p.pinErr = fmt.Errorf("cannot initialize %s: %v", u.name, err)
-					p.logf("%v: every call will be denied", p.pinErr)
-					return
+					p.dropServer(u, fmt.Errorf("cannot initialize %s: %v", u.name, err))
+					continue
 				}
 			}
 			d, raws, err := p.listTools(ctx, u)
+			if err != nil && p.gateway {
+				p.dropServer(u, fmt.Errorf("cannot list the tools of %s: %v", u.name, err))
+				continue
+			}
 			if err != nil {
 				p.pinErr = fmt.Errorf("cannot list the tools of %s: %v", u.name, err)
 				p.logf("%v: every call will be denied", p.pinErr)
@@ -660,10 +667,25 @@ func (p *Proxy) pin(ctx context.Context) {
 	})
 }
 
+// dropServer leaves a gateway's server out of the session: it is never
+// listed again, and no tool of it is pinned.
+func (p *Proxy) dropServer(u *upstream, err error) {
+	p.logf("%v: its tools are not served, and every call to it is denied", err)
+	p.mu.Lock()
+	u.dropped = true
+	p.mu.Unlock()
+}
+
 // relist re-pins after a server's list_changed: new tools become
 // callable, changed ones stay denied.
 func (p *Proxy) relist(ctx context.Context, u *upstream) {
 	if !p.started(ctx) {
+		return
+	}
+	p.mu.Lock()
+	dropped := u.dropped
+	p.mu.Unlock()
+	if dropped {
 		return
 	}
 	defs, raws, err := p.listTools(ctx, u)

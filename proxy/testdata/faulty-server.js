@@ -19,6 +19,8 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
     case "initialize":
       return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "faulty", version: "1" } } });
     case "tools/list":
+      // FAULTY_BADLIST: an answer that cannot be read ("tools" not a list).
+      if (process.env.FAULTY_BADLIST) return send({ jsonrpc: "2.0", id: m.id, result: { tools: "none" } });
       return send({ jsonrpc: "2.0", id: m.id, result: { tools } });
     case "tools/call":
       if (m.params.name === "echo") return send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: "echo: " + (m.params.arguments.text || "") }], structuredContent: { echoed: m.params.arguments.text || "" } } });
