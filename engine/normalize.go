@@ -18,6 +18,12 @@ func Normalize(s string) string {
 	if isASCII(s) {
 		return asciiNormalize(s)
 	}
+	// Invalid bytes first become U+FFFD: NFKC and case folding read
+	// them differently from a string that already holds U+FFFD, and the
+	// result would not be a fixed point ("\xf0ǅ").
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	// Folding can produce characters NFKC maps again, and x/text's fold is
 	// not idempotent for a few scripts (Cherokee): repeat until the text
 	// stops changing, so that output and destinations meet in one form.
