@@ -35,20 +35,23 @@ func OutputText(text string, content, structured any) string {
 				add(s)
 			case "image", "audio":
 			default:
-				leaves(m, add, 0)
+				leaves(m, add, 0, true)
 			}
 		}
 	}
 	if structured != nil {
 		// Structured content is the server's own JSON: {"data": …} is a
 		// common envelope, not a binary payload, so every key counts.
-		all(structured, add, 0)
+		leaves(structured, add, 0, false)
 	}
 	return b.String()
 }
 
-// all calls add with every string and number under v.
-func all(v any, add func(string), depth int) {
+// leaves calls add with every string and number under v. In a content
+// block (block set) base64 "data" and "blob" fields and "type" and
+// "mimeType" tags carry no destinations and are skipped; in structured
+// content, the server's own JSON, every key counts, as a string too.
+func leaves(v any, add func(string), depth int, block bool) {
 	if depth > maxDepth {
 		return
 	}
@@ -57,40 +60,17 @@ func all(v any, add func(string), depth int) {
 		add(v)
 	case map[string]any:
 		for _, k := range sortedKeys(v) {
-			add(k)
-			all(v[k], add, depth+1)
-		}
-	case []any:
-		for _, e := range v {
-			all(e, add, depth+1)
-		}
-	case nil, bool:
-	default:
-		if s, ok := scalarText(v); ok {
-			add(s)
-		}
-	}
-}
-
-// leaves calls add with every string and number under v, except base64
-// "data" fields and block "type" tags, which carry no destinations.
-func leaves(v any, add func(string), depth int) {
-	if depth > maxDepth {
-		return
-	}
-	switch v := v.(type) {
-	case string:
-		add(v)
-	case map[string]any:
-		for _, k := range sortedKeys(v) {
-			if k == "data" || k == "type" || k == "blob" || k == "mimeType" {
+			if block && (k == "data" || k == "type" || k == "blob" || k == "mimeType") {
 				continue
 			}
-			leaves(v[k], add, depth+1)
+			if !block {
+				add(k)
+			}
+			leaves(v[k], add, depth+1, block)
 		}
 	case []any:
 		for _, e := range v {
-			leaves(e, add, depth+1)
+			leaves(e, add, depth+1, block)
 		}
 	case nil, bool:
 	default:

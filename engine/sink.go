@@ -254,7 +254,7 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 	// miss still scans, since the string can have appeared inside a
 	// longer token ("xbob@evil.example") that the index keys otherwise.
 	early := isEmail && email == d
-	if u, ok := parseWebURL(d); ok && runeCount(u.host) >= minTaintLen {
+	if t.webN.host != "" && runeCount(t.webN.host) >= minTaintLen {
 		early = true
 	}
 	if long && !early {

@@ -72,22 +72,33 @@ func (p *Proxy) checkList(ctx context.Context, r *jsonrpc.Response) *jsonrpc.Res
 	return &jsonrpc.Response{ID: r.ID, Result: engine.CanonicalJSON(res)}
 }
 
-// asListed is the object the client is shown for a tool whose pinned
-// part (name, description, input schema) matches: the one bailiff was
-// shown itself, so that what the digest leaves out (annotations such as
-// readOnlyHint, a title, an output schema, _meta) cannot differ either.
-// Without one of its own it is the pinned part alone. Called with p.mu
-// held.
-func (p *Proxy) asListed(u *upstream, t any, def engine.ToolDef) any {
+// ownListing indexes the tools bailiff was shown itself, by the pinned
+// name and digest. Called with p.mu held.
+func (p *Proxy) ownListing(u *upstream) map[[2]string]any {
+	own := map[[2]string]any{}
 	for _, raw := range u.tools {
 		v, err := engine.DecodeJSON(raw)
 		if err != nil {
 			continue
 		}
-		own, err := engine.ToolFromValue(v)
-		if err == nil && own.Digest == def.Digest && (own.Name == def.Name || u.name+"."+own.Name == def.Name) {
-			return v
+		if def, err := engine.ToolFromValue(v); err == nil {
+			if p.gateway {
+				def.Name = u.name + "." + def.Name
+			}
+			own[[2]string{def.Name, def.Digest}] = v
 		}
+	}
+	return own
+}
+
+// asListed is the object the client is shown for a tool whose pinned
+// part (name, description, input schema) matches: the one bailiff was
+// shown itself, so that what the digest leaves out (annotations such as
+// readOnlyHint, a title, an output schema, _meta) cannot differ either.
+// Without one of its own it is the pinned part alone.
+func asListed(own map[[2]string]any, t any, def engine.ToolDef) any {
+	if v, ok := own[[2]string{def.Name, def.Digest}]; ok {
+		return v
 	}
 	m, _ := t.(map[string]any)
 	out := map[string]any{}
@@ -105,6 +116,7 @@ func (p *Proxy) asListed(u *upstream, t any, def engine.ToolDef) any {
 // list does not already hold (to record). Called with p.mu held.
 func (p *Proxy) screen(u *upstream, tools []any) (kept []any, unseen []engine.ToolDef) {
 	kept = []any{}
+	own := p.ownListing(u)
 	known := map[string]string{}
 	for _, d := range p.defs {
 		known[d.Name] = d.Digest
@@ -123,7 +135,7 @@ func (p *Proxy) screen(u *upstream, tools []any) (kept []any, unseen []engine.To
 		}
 		pin, pinned := p.state.Pinned(def.Name)
 		if pinned && pin != "" && pin == def.Digest {
-			kept = append(kept, p.asListed(u, t, def))
+			kept = append(kept, asListed(own, t, def))
 			continue
 		}
 		if pinned {
