@@ -53,7 +53,7 @@ func approverKey(flag string) (string, error) {
 			return "", usageErr(fmt.Errorf("%d approver keys in %s: say which with --key", len(keys), dir), "")
 		}
 	}
-	return readKey(flag)
+	return readKey(flag, kindPrivateKey)
 }
 
 // listed is an ask as approvals shows it: from the audit log.
@@ -84,9 +84,9 @@ func pendingFromLog(audit string) ([]proxy.Pending, map[string]proxy.Recorded, e
 	if len(pending) == 0 {
 		return nil, nil, nil
 	}
-	f, err := os.Open(audit)
+	f, err := openInput(audit, kindLog)
 	if err != nil {
-		return nil, nil, usageErr(fmt.Errorf("cannot read %s: %v", audit, unwrapPath(err)), "")
+		return nil, nil, err
 	}
 	defer f.Close()
 	rec, err := proxy.FromLog(f, pending)

@@ -18,6 +18,7 @@ type keygenParams struct {
 	name     string
 	approver string
 	out      string
+	output   output
 }
 
 func newKeygen(stderr io.Writer) *cobra.Command {
@@ -73,18 +74,22 @@ given count.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("key name %q: %v", name, err), "a name is printable, without spaces or +")
 			}
+			if out == "-" {
+				return usageErr(errors.New("keygen writes two files, PREFIX.key and PREFIX.pub: -o takes a prefix, not -"), "")
+			}
+			// Both are checked first, so a refusal leaves neither half
+			// of a new pair beside an old one.
 			for _, f := range []string{out + ".key", out + ".pub"} {
-				if _, err := os.Lstat(f); err == nil {
-					return usageErr(fmt.Errorf("%s exists: keygen never overwrites a key", f), "")
+				if _, err := os.Lstat(f); err == nil && !p.output.force {
+					return usageErr(fmt.Errorf("%s exists: a key is replaced only with --force", f), "")
 				}
 			}
-			if err := writeOutput(out+".key", []byte(skey+"\n")); err != nil {
+			// The private key is written 0600 from the start: a
+			// temporary file is, and so the renamed file is.
+			if err := p.output.write(out+".key", []byte(skey+"\n")); err != nil {
 				return err
 			}
-			if err := os.Chmod(out+".key", 0o600); err != nil {
-				return usageErr(err, "")
-			}
-			if err := writeOutput(out+".pub", []byte(vkey+"\n")); err != nil {
+			if err := p.output.write(out+".pub", []byte(vkey+"\n")); err != nil {
 				return err
 			}
 			fmt.Fprintf(stderr, "bailiff: wrote %s.key (private) and %s.pub (public)\n", out, out)
@@ -97,6 +102,7 @@ given count.`,
 	c.Flags().StringVar(&p.name, "name", "", "name of the log the key signs checkpoints for")
 	c.Flags().StringVar(&p.approver, "approver", "", "make an approver key for this approver")
 	c.Flags().StringVarP(&p.out, "output", "o", "", "prefix of the key files")
+	p.output.register(c)
 	return c
 }
 
@@ -104,6 +110,7 @@ type checkpointParams struct {
 	key    string
 	out    string
 	append bool
+	output output
 }
 
 func newCheckpoint(stdout, stderr io.Writer) *cobra.Command {
@@ -134,12 +141,21 @@ checkpoint is also written into the log as a checkpoint record.`,
 	c.Flags().StringVar(&p.key, "key", "", "private key file (from bailiff keygen)")
 	c.Flags().StringVarP(&p.out, "output", "o", "", "write the signed checkpoint here (default stdout)")
 	c.Flags().BoolVar(&p.append, "append", false, "also append it to the log as a checkpoint record")
+	p.output.register(c)
 	return c
 }
 
 func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) error {
-	skey, err := readKey(p.key)
+	if p.out != "" {
+		if err := p.output.free(p.out); err != nil {
+			return err
+		}
+	}
+	skey, err := readKey(p.key, kindPrivateKey)
 	if err != nil {
+		return err
+	}
+	if err := checkFile(name, kindLog); err != nil {
 		return err
 	}
 	f, err := os.Open(name)
@@ -179,11 +195,12 @@ func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) er
 			return usageErr(fmt.Errorf("cannot append to %s: %v", name, err), "")
 		}
 	}
-	if p.out == "" {
+	if p.out == "" || p.out == "-" {
 		_, err = stdout.Write(signed)
 		return err
 	}
-	if err := writeOutput(p.out, signed); err != nil {
+	p.output.stdout = stdout
+	if err := p.output.write(p.out, signed); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "bailiff: signed a checkpoint of %d records of %s to %s\n", sum.Records, name, p.out)

@@ -48,7 +48,7 @@ type serverCommand struct {
 }
 
 func loadGatewayConfig(name string) (*gatewayConfig, error) {
-	data, err := readFile(name)
+	data, err := readInput(name, kindGatewayConfig)
 	if err != nil {
 		return nil, err
 	}

@@ -147,7 +147,7 @@ func (o object) MarshalJSON() ([]byte, error) {
 }
 
 func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
-	old, err := readFile(p.config)
+	old, err := readInput(p.config, kindClientConfig)
 	if err != nil {
 		return err
 	}

@@ -65,13 +65,13 @@ repeat it for every server the policy covers. Exit 1 when there are findings.`,
 }
 
 func runLint(stdout io.Writer, p lintParams, name string) error {
-	data, err := readFile(name)
+	data, err := readInput(name, kindPolicy)
 	if err != nil {
 		return err
 	}
 	var tools []string
 	for _, t := range p.tools {
-		b, err := readFile(t)
+		b, err := readInput(t, kindListing)
 		if err != nil {
 			return err
 		}
@@ -103,8 +103,9 @@ func runLint(stdout io.Writer, p lintParams, name string) error {
 }
 
 type importParams struct {
-	from string
-	out  string
+	from   string
+	out    string
+	output output
 }
 
 func newPolicyImport(stdout io.Writer) *cobra.Command {
@@ -138,11 +139,12 @@ The policy goes to stdout, or to OUT (written whole or not at all).`,
 	}
 	c.Flags().StringVar(&p.from, "from", "", "the format of FILE: mcp-bouncer")
 	c.Flags().StringVarP(&p.out, "output", "o", "", "write the policy to this file instead of stdout")
+	p.output.register(c)
 	return c
 }
 
 func runImport(stdout io.Writer, p importParams, name string) error {
-	data, err := readFile(name)
+	data, err := readInput(name, kindBouncer)
 	if err != nil {
 		return err
 	}
@@ -162,7 +164,8 @@ func runImport(stdout io.Writer, p importParams, name string) error {
 		return fmt.Errorf("converted policy does not load: %w", err)
 	}
 	if p.out != "" {
-		return writeOutput(p.out, text)
+		p.output.stdout = stdout
+		return p.output.write(p.out, text)
 	}
 	_, err = stdout.Write(text)
 	return err

@@ -17,6 +17,7 @@ import (
 type proveParams struct {
 	checkpoint string
 	out        string
+	output     output
 }
 
 func newProve(stdout, stderr io.Writer) *cobra.Command {
@@ -43,6 +44,7 @@ the log: hand it to a reviewer who needs one decision, not the whole file.`,
 	}
 	c.Flags().StringVar(&p.checkpoint, "checkpoint", "", "signed checkpoint to prove against")
 	c.Flags().StringVarP(&p.out, "output", "o", "", "write the bundle here (default stdout)")
+	p.output.register(c)
 	return c
 }
 
@@ -51,7 +53,7 @@ func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) erro
 	if err != nil || seq < 0 {
 		return usageErr(fmt.Errorf("SEQ %q is not a record number", seqArg), "")
 	}
-	signed, err := readFile(p.checkpoint)
+	signed, err := readInput(p.checkpoint, kindCheckpoint)
 	if err != nil {
 		return err
 	}
@@ -61,6 +63,9 @@ func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) erro
 	cp, err := chain.ParseCheckpoint([]byte(text + "\n"))
 	if err != nil {
 		return usageErr(fmt.Errorf("%s: %v", p.checkpoint, err), "")
+	}
+	if err := checkFile(name, kindLog); err != nil {
+		return err
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -87,11 +92,12 @@ func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) erro
 	}
 	data, _ := json.MarshalIndent(b, "", "  ")
 	data = append(data, '\n')
-	if p.out == "" {
+	if p.out == "" || p.out == "-" {
 		_, err = stdout.Write(data)
 		return err
 	}
-	if err := writeOutput(p.out, data); err != nil {
+	p.output.stdout = stdout
+	if err := p.output.write(p.out, data); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "bailiff: wrote the proof of record %d to %s\n", seq, p.out)
@@ -115,11 +121,11 @@ log. It prints the record and exits 0 if all hold, 1 otherwise.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			vkey, err := readKey(key)
+			vkey, err := readKey(key, kindPublicKey)
 			if err != nil {
 				return err
 			}
-			data, err := readFile(args[0])
+			data, err := readInput(args[0], kindProof)
 			if err != nil {
 				return err
 			}

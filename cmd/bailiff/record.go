@@ -21,6 +21,7 @@ type recordParams struct {
 	secret    string
 	clock     string
 	approvers []string
+	output    output
 }
 
 func newRecord(stdout, stderr io.Writer) *cobra.Command {
@@ -60,7 +61,8 @@ A grant is signed with its approver's key (--approver-key, from keygen
 		},
 	}
 	c.Flags().StringVar(&p.policy, "policy", "", "policy file (YAML)")
-	c.Flags().StringVarP(&p.out, "output", "o", "", "audit log to write (must not exist)")
+	c.Flags().StringVarP(&p.out, "output", "o", "", "audit log to write (replaced only with --force)")
+	p.output.register(c)
 	c.Flags().StringVar(&p.secret, "secret", "", "file holding the key for digests of redacted calls")
 	c.Flags().StringArrayVar(&p.approvers, "approver-key", nil, "an approver's private key: the traces' grants by its name are signed with it (repeatable)")
 	c.Flags().StringVar(&p.clock, "clock", "", "RFC 3339 time of line 0 for events without \"at\" (default 2000-01-01T00:00:00Z)")
@@ -74,7 +76,7 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	}
 	rec := &replay.Recorder{Policy: pol, Evidence: chain.Evidence{Dir: chain.EvidenceDir(p.out)}}
 	for _, k := range p.approvers {
-		skey, err := readKey(k)
+		skey, err := readKey(k, kindPrivateKey)
 		if err != nil {
 			return err
 		}
@@ -92,15 +94,21 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 		}
 	}
 	if p.secret != "" {
-		if rec.Secret, err = readFile(p.secret); err != nil {
+		if rec.Secret, err = readInput(p.secret, kindSecret); err != nil {
 			return err
 		}
 		if len(rec.Secret) < 16 {
 			return usageErr(fmt.Errorf("secret %s holds %d bytes: a digest key needs at least 16", p.secret, len(rec.Secret)), "head -c 32 /dev/urandom > "+p.secret)
 		}
 	}
-	if _, err := os.Lstat(p.out); err == nil {
-		return usageErr(fmt.Errorf("%s exists: record writes a new log and never overwrites one", p.out), "choose another -o, or remove the old log and its .evidence directory")
+	if p.out == "-" {
+		return usageErr(errors.New("record writes a log and its evidence store beside it: -o takes a file, not -"), "")
+	}
+	if err := p.output.free(p.out); err != nil {
+		return err
+	}
+	if chain.InUse(p.out) {
+		return usageErr(fmt.Errorf("%s is being written by a running gateway", p.out), "")
 	}
 	type parsed struct {
 		name   string
@@ -108,7 +116,7 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	}
 	var all []parsed
 	for _, t := range traces {
-		data, err := readFile(t)
+		data, err := readInput(t, kindTrace)
 		if err != nil {
 			return err
 		}
@@ -142,9 +150,14 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	if err := tmp.Close(); err != nil {
 		return usageErr(fmt.Errorf("cannot write %s: %v", p.out, err), "")
 	}
-	if err := os.Link(tmp.Name(), p.out); err != nil {
-		// Link, not rename: it fails rather than replace a log that
-		// appeared meanwhile.
+	// Link, not rename, unless --force: it fails rather than replace a
+	// log that appeared meanwhile. The evidence store is only ever added
+	// to, so a replaced log's evidence stays.
+	publish := os.Link
+	if p.output.force {
+		publish = os.Rename
+	}
+	if err := publish(tmp.Name(), p.out); err != nil {
 		return usageErr(fmt.Errorf("cannot write %s: %v", p.out, unwrapPath(err)), "")
 	}
 	fmt.Fprintf(stderr, "bailiff: recorded %d records to %s\n", rec.Log.Next(), p.out)

@@ -35,6 +35,9 @@ once the copy is complete.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFile(args[0], kindLog); err != nil {
+				return err
+			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return usageErr(fmt.Errorf("cannot read %s: %v", args[0], unwrapPath(err)), "")
@@ -119,6 +122,9 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 		if before, err = time.Parse(time.RFC3339Nano, p.before); err != nil {
 			return usageErr(fmt.Errorf("--before %q is not an RFC 3339 time", p.before), "")
 		}
+	}
+	if err := checkFile(name, kindLog); err != nil {
+		return err
 	}
 	f, err := os.Open(name)
 	if err != nil {

@@ -61,7 +61,7 @@ func checkNames() []string {
 }
 
 func loadPolicy(name string, disable []string) (*engine.Policy, error) {
-	data, err := readFile(name)
+	data, err := readInput(name, kindPolicy)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func runReplay(stdout io.Writer, p replayParams, traces []string) error {
 	}
 	var all []replay.Result
 	for _, t := range traces {
-		data, err := readFile(t)
+		data, err := readInput(t, kindTrace)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,10 +158,19 @@ func writeOutput(name string, data []byte) error {
 	})
 }
 
-// writeOutputFrom writes name atomically from fill: a temp file in the
-// same directory, synced, then renamed, so a failed command leaves no
-// partial output and nothing has to fit in memory.
+// writeOutputFrom writes name atomically from fill, replacing it if it
+// exists: for a command whose job is to rewrite a file in place (init).
+// Outputs a user names go through output instead.
 func writeOutputFrom(name string, fill func(w io.Writer) error) error {
+	return writeAtomic(name, false, fill)
+}
+
+// writeAtomic writes name from fill: a temp file in the same directory,
+// synced, then renamed, so a failed command leaves no partial output and
+// nothing has to fit in memory. With noClobber the temp file is linked,
+// not renamed: that fails rather than replace a file that appeared since
+// the caller looked.
+func writeAtomic(name string, noClobber bool, fill func(w io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot write %s: %v", name, unwrapPath(err)), "")
@@ -176,7 +186,22 @@ func writeOutputFrom(name string, fill func(w io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return usageErr(fmt.Errorf("cannot write %s: %v", name, err), "")
 	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
+	if noClobber {
+		err = os.Link(tmp.Name(), name)
+		if errors.Is(err, fs.ErrExist) {
+			return usageErr(fmt.Errorf("%s exists: it is replaced only with --force", name), "")
+		}
+		if err != nil {
+			// A file system without hard links: check, then rename.
+			if _, serr := os.Lstat(name); serr == nil {
+				return usageErr(fmt.Errorf("%s exists: it is replaced only with --force", name), "")
+			}
+			err = os.Rename(tmp.Name(), name)
+		}
+	} else {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
 		return usageErr(fmt.Errorf("cannot write %s: %v", name, unwrapPath(err)), "")
 	}
 	return nil

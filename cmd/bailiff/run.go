@@ -188,7 +188,7 @@ func shortVersion(v string) string {
 // and nobody can confirm a redacted value by guessing it.
 func loadSecret(file string) ([]byte, error) {
 	if file != "" {
-		return readFile(file)
+		return readInput(file, kindSecret)
 	}
 	secret := make([]byte, 32)
 	_, err := rand.Read(secret)

@@ -25,6 +25,9 @@ func readInputs(args []string) ([]shadow.Input, error) {
 	}
 	var out []shadow.Input
 	for _, f := range files {
+		if err := checkFile(f, kindLog, kindTrace); err != nil {
+			return nil, err
+		}
 		in, err := shadow.ReadInput(f)
 		if err != nil {
 			var se *replay.SyntaxError
@@ -217,7 +220,7 @@ func runAblate(stdout io.Writer, p ablateParams, args []string) error {
 	}
 	var labels shadow.Labels
 	if p.labels != "" {
-		data, err := readFile(p.labels)
+		data, err := readInput(p.labels, kindLabels)
 		if err != nil {
 			return err
 		}

@@ -57,7 +57,7 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "0.01", fx + "/corpus"}, 1, "more than 0.01"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "2", fx + "/corpus"}, 2, "not a number from 0 to 1"},
 		{[]string{"ablate", "--rules", fx + "/corpus"}, 2, "--rules needs --policy"},
-		{[]string{"ablate", "--labels", fx + "/chain/src/policy.yaml", fx + "/chain/good_mail.jsonl"}, 2, "policy.yaml:1"},
+		{[]string{"ablate", "--labels", fx + "/chain/src/policy.yaml", fx + "/chain/good_mail.jsonl"}, 2, "policy.yaml is a policy, not a labels file"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[:2], " ")+c.err, func(t *testing.T) {

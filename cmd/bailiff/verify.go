@@ -102,8 +102,8 @@ func logFiles(args []string) ([]string, error) {
 	return out, nil
 }
 
-func readKey(name string) (string, error) {
-	b, err := readFile(name)
+func readKey(name string, want fileKind) (string, error) {
+	b, err := readInput(name, want)
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +139,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 		}
 	}
 	if p.key != "" {
-		if opt.Key, err = readKey(p.key); err != nil {
+		if opt.Key, err = readKey(p.key, kindPublicKey); err != nil {
 			return err
 		}
 	}
@@ -147,7 +147,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 		if len(files) != 1 {
 			return usageErr(errors.New("--checkpoint is for one log"), "")
 		}
-		note, err := readFile(p.checkpoint)
+		note, err := readInput(p.checkpoint, kindCheckpoint)
 		if err != nil {
 			return err
 		}
@@ -202,9 +202,9 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 }
 
 func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions) (*replay.LogReport, error) {
-	f, err := os.Open(name)
+	f, err := openInput(name, kindLog)
 	if err != nil {
-		return nil, usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+		return nil, err
 	}
 	defer f.Close()
 	if evidence == "" {

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+)
+
+// fileKind names what a file is, as a reader would say it: "X is a
+// session trace, not an audit log".
+type fileKind string
+
+const (
+	kindLog           fileKind = "an audit log"
+	kindTrace         fileKind = "a session trace"
+	kindPolicy        fileKind = "a policy"
+	kindCheckpoint    fileKind = "a signed checkpoint"
+	kindPrivateKey    fileKind = "a private key"
+	kindPublicKey     fileKind = "a public key"
+	kindProof         fileKind = "an inclusion proof"
+	kindShadow        fileKind = "shadow or ablate output"
+	kindLabels        fileKind = "a labels file"
+	kindClientConfig  fileKind = "an MCP client configuration"
+	kindGatewayConfig fileKind = "a gateway configuration"
+	kindListing       fileKind = "a tools/list answer"
+	kindBouncer       fileKind = "an mcp-bouncer policy"
+	kindSecret        fileKind = "a secret"
+	kindBinary        fileKind = "a binary file"
+	kindUnknown       fileKind = ""
+)
+
+// sniffSize is how much of a file its kind is told from: enough for any
+// first record, little enough that a multi-gigabyte log costs nothing.
+const sniffSize = 64 << 10
+
+// stdin is where "-" reads from; tests replace it.
+var stdin io.Reader = os.Stdin
+
+// readInput reads a whole input file that should be want, or standard
+// input for "-". What cannot be want (a directory, an empty or binary
+// file, another kind of bailiff file) is refused with an error that names
+// the file and what it is, before any parser sees it and says something
+// stranger.
+func readInput(name string, want ...fileKind) ([]byte, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(stdin)
+		name = "standard input"
+	} else {
+		if err := notDir(name, want...); err != nil {
+			return nil, err
+		}
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+	}
+	if err := checkKind(name, data, want...); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// openInput opens an input to stream, such as a log too large to hold,
+// with the same refusals as readInput judged on its first bytes.
+func openInput(name string, want ...fileKind) (io.ReadCloser, error) {
+	var r io.Reader
+	var closer io.Closer = io.NopCloser(nil)
+	if name == "-" {
+		r, name = stdin, "standard input"
+	} else {
+		if err := notDir(name, want...); err != nil {
+			return nil, err
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+		}
+		r, closer = f, f
+	}
+	br := bufio.NewReaderSize(r, sniffSize)
+	head, err := br.Peek(sniffSize)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		closer.Close()
+		return nil, usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+	}
+	if err := checkKind(name, head, want...); err != nil {
+		closer.Close()
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{br, closer}, nil
+}
+
+// checkFile refuses name as openInput would, for a reader that opens the
+// file itself (to seek in it or append to it).
+func checkFile(name string, want ...fileKind) error {
+	f, err := openInput(name, want...)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// wanted says what was wanted: "an audit log or a session trace".
+func wanted(want []fileKind) string {
+	s := make([]string, len(want))
+	for i, k := range want {
+		s[i] = string(k)
+	}
+	return strings.Join(s, " or ")
+}
+
+func notDir(name string, want ...fileKind) error {
+	st, err := os.Stat(name)
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+	}
+	if st.IsDir() {
+		return usageErr(fmt.Errorf("%s is a directory, not %s", name, wanted(want)), "")
+	}
+	return nil
+}
+
+// checkKind refuses head (the start of a file, or all of it) when it
+// cannot be want.
+func checkKind(name string, head []byte, want ...fileKind) error {
+	if len(bytes.TrimSpace(head)) == 0 {
+		return usageErr(fmt.Errorf("%s is empty, not %s", name, wanted(want)), "")
+	}
+	if slices.Contains(want, kindSecret) {
+		return nil // any bytes are a secret
+	}
+	got := sniff(head)
+	if got == kindUnknown || slices.Contains(want, got) {
+		return nil // the format's own parser has the last word
+	}
+	return usageErr(fmt.Errorf("%s is %s, not %s", name, got, wanted(want)), "")
+}
+
+var (
+	publicKeyLine = regexp.MustCompile(`^[^\s+]+\+[0-9a-f]{8}\+[A-Za-z0-9+/]+=*$`)
+	yamlTopKey    = regexp.MustCompile(`(?m)^([a-z_]+):`)
+)
+
+// sniff says what head looks like, or kindUnknown. It only claims a kind
+// on a positive sign of it, so an unusual but valid file of the wanted
+// kind always reaches its parser.
+func sniff(head []byte) fileKind {
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	if k := sniffJSONLine(line); k != kindUnknown {
+		return k
+	}
+	if bytes.IndexByte(head, 0) >= 0 || !validPrefix(head) {
+		return kindBinary
+	}
+	text := strings.TrimSpace(string(head))
+	switch {
+	case strings.HasPrefix(text, "PRIVATE+KEY+"):
+		return kindPrivateKey
+	case !strings.ContainsAny(text, "\n") && publicKeyLine.MatchString(text):
+		return kindPublicKey
+	case strings.Contains(text, "\n\n— "):
+		return kindCheckpoint
+	case strings.HasPrefix(text, "{"):
+		return sniffJSONDoc(head)
+	}
+	for _, m := range yamlTopKey.FindAllStringSubmatch(text, -1) {
+		switch m[1] {
+		case "rules", "packs", "trusted_sources", "redact", "approval":
+			return kindPolicy
+		case "servers":
+			return kindGatewayConfig
+		}
+	}
+	return kindUnknown
+}
+
+// validPrefix is utf8.Valid, allowing head to end inside a character.
+func validPrefix(head []byte) bool {
+	for i := 0; i < utf8.UTFMax && len(head) > 0; i++ {
+		if utf8.Valid(head) {
+			return true
+		}
+		head = head[:len(head)-1]
+	}
+	return utf8.Valid(head)
+}
+
+// sniffJSONLine tells the JSON-lines kinds apart by the first line's keys.
+func sniffJSONLine(line []byte) fileKind {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(line, &obj) != nil {
+		return kindUnknown
+	}
+	has := func(k string) bool { _, ok := obj[k]; return ok }
+	switch {
+	case has("v") && has("seq") && has("kind"):
+		return kindLog
+	case has("type") && (has("calls") || has("check") || has("category") || has("key")):
+		return kindShadow
+	case has("label") && has("call"):
+		return kindLabels
+	case len(obj) == 1:
+		for k := range obj {
+			switch k {
+			// Not "tools": a one-line tools/list answer has only that key.
+			case "start", "call", "output", "grant", "end":
+				return kindTrace
+			}
+		}
+	}
+	return sniffJSONKeys(obj)
+}
+
+// sniffJSONDoc reads the top-level keys of a JSON document that spans
+// lines, as far as head holds them.
+func sniffJSONDoc(head []byte) fileKind {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return kindUnknown
+	}
+	obj := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			obj[k] = nil
+			break
+		}
+		obj[k] = v
+	}
+	return sniffJSONKeys(obj)
+}
+
+func sniffJSONKeys(obj map[string]json.RawMessage) fileKind {
+	has := func(k string) bool { _, ok := obj[k]; return ok }
+	switch {
+	case has("checkpoint") && has("proof"):
+		return kindProof
+	case has("mcpServers"):
+		return kindClientConfig
+	case has("rules") || has("packs"):
+		return kindPolicy // before "tools": a policy may hold tool contracts
+	case has("tools"):
+		return kindListing
+	case has("servers"):
+		return kindGatewayConfig
+	}
+	return kindUnknown
+}
+
+// output is how a command writes a named file: "-" is standard output,
+// and a file that exists is replaced only under --force. Every command
+// that writes files follows it, so none replaces a file by surprise.
+type output struct {
+	stdout io.Writer
+	force  bool
+}
+
+func (o *output) register(c *cobra.Command) {
+	c.Flags().BoolVar(&o.force, "force", false, "replace output files that already exist")
+}
+
+func (o *output) write(name string, data []byte) error {
+	return o.writeFrom(name, func(w io.Writer) error {
+		if _, err := w.Write(data); err != nil {
+			return usageErr(fmt.Errorf("cannot write %s: %v", name, err), "")
+		}
+		return nil
+	})
+}
+
+// writeFrom writes name from fill through a temporary file, so a failed
+// command leaves no partial output and replaces nothing.
+func (o *output) writeFrom(name string, fill func(w io.Writer) error) error {
+	if name == "-" {
+		return fill(o.stdout)
+	}
+	if err := o.free(name); err != nil {
+		return err
+	}
+	return writeAtomic(name, !o.force, fill)
+}
+
+// free refuses name early when writing it later would be refused, so
+// that a command refuses before it does anything else (such as append a
+// checkpoint to a log).
+func (o *output) free(name string) error {
+	if name == "-" || o.force {
+		return nil
+	}
+	if _, err := os.Lstat(name); err == nil {
+		return usageErr(fmt.Errorf("%s exists: it is replaced only with --force", name), "")
+	}
+	return nil
+}
