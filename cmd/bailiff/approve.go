@@ -76,6 +76,10 @@ type listed struct {
 
 // pendingFromLog reads the pending asks and finds each in the audit log.
 func pendingFromLog(audit string) ([]proxy.Pending, map[string]proxy.Recorded, error) {
+	// A mistyped path or the wrong file must not read as an empty queue.
+	if err := checkFile(audit, kindLog); err != nil {
+		return nil, nil, err
+	}
 	a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
 	pending, err := a.List()
 	if err != nil {
@@ -121,10 +125,6 @@ next identical call then goes through (or stays refused).`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// A mistyped path must not read as an empty queue.
-			if _, err := os.Stat(audit); err != nil {
-				return usageErr(err, "--audit names the log the gateway writes (bailiff run --audit, or gateway.yaml's audit)")
-			}
 			pending, rec, err := pendingFromLog(audit)
 			if err != nil {
 				return err
@@ -222,12 +222,15 @@ call, usable once, before the policy's approval TTL runs out.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			hint := "bailiff approvals --audit " + audit + " lists the pending ones"
-			if _, err := os.Stat(filepath.Join(proxy.ApprovalsDir(audit), "pending", filepath.Base(id)+".json")); err != nil || filepath.Base(id) != id {
-				return usageErr(fmt.Errorf("no pending approval %q", id), hint)
+			if err := checkFile(audit, kindLog); err != nil {
+				return err
 			}
 			skey, err := approverKey(key)
 			if err != nil {
 				return err
+			}
+			if _, err := os.Stat(filepath.Join(proxy.ApprovalsDir(audit), "pending", filepath.Base(id)+".json")); err != nil || filepath.Base(id) != id {
+				return usageErr(fmt.Errorf("no pending approval %q", id), hint)
 			}
 			pending, rec, err := pendingFromLog(audit)
 			if err != nil {

@@ -297,9 +297,12 @@ func loadApproverKeyFiles(values []string, dir string) (out []string, files []gu
 			if !filepath.IsAbs(f) {
 				f = filepath.Join(dir, f)
 			}
-			b, err := os.ReadFile(f)
-			if err != nil {
+			if _, err := os.Stat(f); err != nil {
 				return nil, nil, usageErr(fmt.Errorf("approver key %s is neither a public key nor a readable file (%s: %v)", v, f, unwrapPath(err)), "bailiff keygen --approver NAME makes one")
+			}
+			b, err := readInput(f, kindPublicKey)
+			if err != nil {
+				return nil, nil, err
 			}
 			key = strings.TrimSpace(string(b))
 			files = append(files, guarded{"the approver key " + v, f, "an agent could put its own key there and approve its own calls"})
