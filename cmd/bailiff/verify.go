@@ -84,6 +84,10 @@ parallel. Each log's evidence is read from LOG.evidence/.
 func logFiles(args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
+		if a == "-" {
+			out = append(out, a) // standard input
+			continue
+		}
 		st, err := os.Stat(a)
 		if err != nil {
 			return nil, usageErr(fmt.Errorf("cannot read %s: %v", a, unwrapPath(err)), "")
@@ -207,10 +211,21 @@ func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions
 		return nil, err
 	}
 	defer f.Close()
+	if evidence == "" && name == "-" {
+		if !opt.IntegrityOnly {
+			fmt.Fprintf(stderr, "bailiff: warning: a log on standard input has no evidence store unless --evidence names one: every tool output counts as purged\n")
+		}
+		empty, err := os.MkdirTemp("", "bailiff-no-evidence")
+		if err != nil {
+			return nil, usageErr(err, "")
+		}
+		defer os.Remove(empty)
+		evidence = empty
+	}
 	if evidence == "" {
 		evidence = chain.EvidenceDir(name)
 	}
-	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly {
+	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly && name != "-" {
 		// Not an error: a log may be verified without its evidence, and
 		// every decision that needed it is then listed as unevaluable.
 		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", evidence)
