@@ -189,15 +189,18 @@ func sniff(head []byte) fileKind {
 	return kindUnknown
 }
 
-// validPrefix is utf8.Valid, allowing head to end inside a character.
+// validPrefix is utf8.Valid, allowing head to end inside a character
+// (where the sniff window cut it).
 func validPrefix(head []byte) bool {
-	for i := 0; i < utf8.UTFMax && len(head) > 0; i++ {
-		if utf8.Valid(head) {
-			return true
-		}
-		head = head[:len(head)-1]
+	if utf8.Valid(head) {
+		return true
 	}
-	return utf8.Valid(head)
+	for i := len(head) - 1; i >= 0 && i > len(head)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(head[i]) {
+			return !utf8.FullRune(head[i:]) && utf8.Valid(head[:i])
+		}
+	}
+	return false
 }
 
 // sniffJSONLine tells the JSON-lines kinds apart by the first line's keys.

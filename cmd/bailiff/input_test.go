@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestSniffKnowsTheProjectsOwnFiles holds sniff to its promise: a file of
+// a kind is never taken for another kind. Every fixture of a known kind
+// must sniff as that kind or as unknown, and the plain ones as their kind.
+func TestSniffKnowsTheProjectsOwnFiles(t *testing.T) {
+	globs := []struct {
+		pattern string
+		kind    fileKind
+		exact   bool // every match must be recognized, not only left unknown
+	}{
+		{"../../fixtures/chain/*.jsonl", kindLog, false},
+		{"../../fixtures/chain/good_*.jsonl", kindLog, true},
+		{"../../fixtures/traces/*/*.jsonl", kindTrace, true},
+		{"../../fixtures/corpus/*.jsonl", kindTrace, true},
+		{"../../fixtures/chain/src/*.jsonl", kindTrace, false},
+		{"../../fixtures/policies/*.yaml", kindPolicy, true},
+		{"../../engine/packs/*.yaml", kindPolicy, false},
+		{"../../fixtures/mcp-tools/*.json", kindListing, true},
+		{"../../fixtures/chain/src/*.key", kindPrivateKey, true},
+		{"../../fixtures/chain/src/*.pub", kindPublicKey, true},
+		{"../../fixtures/chain/*.ckpt", kindCheckpoint, true},
+		{"../../fixtures/chain/src/labels.jsonl", kindLabels, true},
+	}
+	n := 0
+	for _, g := range globs {
+		files, err := filepath.Glob(g.pattern)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s matches nothing", g.pattern)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) > sniffSize {
+				b = b[:sniffSize]
+			}
+			n++
+			got := sniff(b)
+			if got == g.kind || (!g.exact && got == kindUnknown) {
+				continue
+			}
+			if g.pattern == "../../fixtures/chain/src/*.jsonl" && got == kindLabels {
+				continue
+			}
+			t.Errorf("%s sniffs as %q, want %q", f, got, g.kind)
+		}
+	}
+	t.Logf("%d files", n)
+}
+
+func TestSniffSigns(t *testing.T) {
+	cases := []struct {
+		in   string
+		want fileKind
+	}{
+		// A log a crash zero-filled after its first record is still a log.
+		{`{"v":1,"seq":0,"ts":"x","kind":"session"}` + "\n\x00\x00\x00", kindLog},
+		{"\x00\x01\x02", kindBinary},
+		{"caf\xe9\n", kindBinary},
+		// A character cut by the sniff window is not binary.
+		{"rules: []\nname: caf\xc3", kindPolicy},
+		{`{"tools":[{"name":"x"}]}`, kindListing},
+		{`{"version":1,"rules":[],"tools":{"x":{}}}`, kindPolicy},
+		{"{\n  \"format\": \"x\",\n  \"seq\": 1,\n  \"record\": \"r\",\n  \"proof\": [],\n  \"checkpoint\": \"c\"\n}\n", kindProof},
+		{"servers:\n  mail:\n    command: x\n", kindGatewayConfig},
+		{`{"mcpServers":{}}`, kindClientConfig},
+		{"audit.example/x+0123abcd+AbCd==\n", kindPublicKey},
+		{"PRIVATE+KEY+audit.example/x+0123abcd+AbCd\n", kindPrivateKey},
+		{"audit.example/x\n3\nroot\n\n— audit.example/x sig\n", kindCheckpoint},
+		// Unknown stays unknown: the parser decides.
+		{"hello\n", kindUnknown},
+		{`{"call":{"id":"c1"},"extra":1}`, kindUnknown},
+		{"- a\n- b\n", kindUnknown},
+	}
+	for _, c := range cases {
+		if got := sniff([]byte(c.in)); got != c.want {
+			t.Errorf("sniff(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// FuzzSniff: no input stops sniff, and its answer is a pure function of
+// the bytes it was given.
+func FuzzSniff(f *testing.F) {
+	for _, s := range []string{`{"v":1,"seq":0,"kind":"session"}`, "{\n\"tools\": [", "PRIVATE+KEY+", "rules:\n", "\xff\xfe", "a\n\n— b"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		k := sniff(b)
+		if again := sniff(bytes.Clone(b)); again != k {
+			t.Fatalf("sniff is not deterministic: %q then %q", k, again)
+		}
+		if k == kindBinary && bytes.IndexByte(b, 0) < 0 && validPrefix(b) {
+			t.Fatalf("text sniffed as binary")
+		}
+	})
+}
