@@ -128,6 +128,9 @@ env and cwd comes from the environment):
 			if config == "" {
 				return usageErr(errors.New("gateway needs --config"), "bailiff gateway --config gateway.yaml")
 			}
+			if config == "-" {
+				return usageErr(errors.New("--config cannot be -: standard input and output carry the MCP session"), "")
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {

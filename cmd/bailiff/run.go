@@ -70,6 +70,11 @@ stderr go to stderr.`,
 			if err != nil {
 				return usageErr(err, "")
 			}
+			for flag, v := range map[string]string{"--policy": p.policy, "--audit": p.audit, "--secret": p.secret} {
+				if v == "-" {
+					return usageErr(fmt.Errorf("%s cannot be -: standard input and output carry the MCP session", flag), "")
+				}
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
