@@ -209,23 +209,6 @@ func sniffJSONLine(line []byte) fileKind {
 	if json.Unmarshal(line, &obj) != nil {
 		return kindUnknown
 	}
-	has := func(k string) bool { _, ok := obj[k]; return ok }
-	switch {
-	case has("v") && has("seq") && has("kind"):
-		return kindLog
-	case has("type") && (has("calls") || has("check") || has("category") || has("key")):
-		return kindShadow
-	case has("label") && has("call"):
-		return kindLabels
-	case len(obj) == 1:
-		for k := range obj {
-			switch k {
-			// Not "tools": a one-line tools/list answer has only that key.
-			case "start", "call", "output", "grant", "end":
-				return kindTrace
-			}
-		}
-	}
 	return sniffJSONKeys(obj)
 }
 
@@ -253,19 +236,38 @@ func sniffJSONDoc(head []byte) fileKind {
 	return sniffJSONKeys(obj)
 }
 
+// sniffJSONKeys says what a JSON object with these top-level keys is. A
+// key whose value the sniff window cut is present, with a nil value.
 func sniffJSONKeys(obj map[string]json.RawMessage) fileKind {
 	has := func(k string) bool { _, ok := obj[k]; return ok }
 	switch {
+	case has("v") && has("seq") && has("kind"):
+		return kindLog
+	case has("type") && (has("calls") || has("check") || has("category") || has("key")):
+		return kindShadow
+	case has("label") && has("call") && has("session"):
+		return kindLabels
 	case has("checkpoint") && has("proof"):
 		return kindProof
 	case has("mcpServers"):
 		return kindClientConfig
 	case has("rules") || has("packs"):
 		return kindPolicy // before "tools": a policy may hold tool contracts
-	case has("tools"):
-		return kindListing
 	case has("servers"):
 		return kindGatewayConfig
+	case len(obj) == 1:
+		for k := range obj {
+			switch k {
+			case "start", "call", "output", "grant", "end":
+				return kindTrace
+			case "tools":
+				// A one-line tools/list answer; a trace's tools event is
+				// never its first line.
+				return kindListing
+			}
+		}
+	case has("tools"):
+		return kindListing
 	}
 	return kindUnknown
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -81,6 +82,18 @@ func TestSniffSigns(t *testing.T) {
 		{`{"call":{"id":"c1"},"extra":1}`, kindUnknown},
 		{"- a\n- b\n", kindUnknown},
 	}
+	// A first record longer than the window (a session record with a
+	// large policy and tool list) is still told by the keys before the cut.
+	big := `{"v":1,"seq":0,"ts":"x","session":"s","kind":"session","tools":["` + strings.Repeat("t", 2*sniffSize) + `"]}`
+	cases = append(cases, struct {
+		in   string
+		want fileKind
+	}{big[:sniffSize], kindLog})
+	bigTrace := `{"start":{"session":"s","tools":["` + strings.Repeat("t", 2*sniffSize) + `"]}}`
+	cases = append(cases, struct {
+		in   string
+		want fileKind
+	}{bigTrace[:sniffSize], kindTrace})
 	for _, c := range cases {
 		if got := sniff([]byte(c.in)); got != c.want {
 			t.Errorf("sniff(%q) = %q, want %q", c.in, got, c.want)
