@@ -10,8 +10,8 @@ import (
 )
 
 // progressMin is the least input, in bytes read, worth a bar: below it a
-// run ends about as soon as a bar would appear.
-const progressMin = 64 << 20
+// run ends about as soon as a bar would appear. Tests lower it.
+var progressMin int64 = 64 << 20
 
 // progress counts the bytes a long offline run reads, on a bar drawn on
 // stderr. It draws only when stderr is a terminal: a pipe, a file or a
