@@ -29,6 +29,49 @@ type shadowSummary struct {
 	Type   string         `json:"type"`
 	Calls  int            `json:"calls"`
 	Counts map[string]int `json:"counts"`
+	unverifiedFields
+}
+
+// unverifiedFields mark a result whose baseline includes logs that fail
+// verify: verified is always there, so a reader that checks it never
+// mistakes an old or partial line for a verified one.
+type unverifiedFields struct {
+	Verified   bool     `json:"verified"`
+	Unverified []string `json:"unverified,omitempty"`
+}
+
+func unverifiedOf(notes []string) unverifiedFields {
+	return unverifiedFields{Verified: len(notes) == 0, Unverified: notes}
+}
+
+// writeUnverified puts the statement first, where nobody reads the
+// numbers without it.
+func writeUnverified(b *strings.Builder, f Format, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	const what = "UNVERIFIED: run with --allow-unverified over logs that fail bailiff verify; their recorded history is taken as it is, forged verdicts included"
+	if f == Markdown {
+		fmt.Fprintf(b, "> **%s**\n", what)
+		for _, n := range notes {
+			fmt.Fprintf(b, ">\n> - %s\n", mdEscape(n))
+		}
+		b.WriteString("\n")
+		return
+	}
+	b.WriteString(what + "\n")
+	for _, n := range notes {
+		fmt.Fprintf(b, "  %s\n", plain(n))
+	}
+	b.WriteString("\n")
+}
+
+// counted is n and the noun, plural unless n is 1.
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 type shadowGroup struct {
@@ -52,8 +95,9 @@ type shadowExample struct {
 
 // Shadow writes a comparison: the counts per category, the breakdown by
 // tool, rule and check (the candidate's) of every group where something
-// changed, and example calls of each changed category.
-func Shadow(w io.Writer, f Format, d *shadow.Diff) error {
+// changed, and example calls of each changed category. unverified, when
+// not empty, says which logs failed verify and were used anyway.
+func Shadow(w io.Writer, f Format, d *shadow.Diff, unverified []string) error {
 	cats := shadow.Categories()
 	counts := func(m map[string]int) map[string]int {
 		out := map[string]int{}
@@ -76,7 +120,7 @@ func Shadow(w io.Writer, f Format, d *shadow.Diff) error {
 	if f == JSON {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: counts(d.Counts)}); err != nil {
+		if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: counts(d.Counts), unverifiedFields: unverifiedOf(unverified)}); err != nil {
 			return err
 		}
 		for _, g := range groups {
@@ -97,8 +141,9 @@ func Shadow(w io.Writer, f Format, d *shadow.Diff) error {
 	var b strings.Builder
 	if f == Markdown {
 		write = writeMarkdown
-		fmt.Fprintf(&b, "## Policy change: %d of %d calls decided otherwise\n\n", d.Changed(), d.Calls)
+		fmt.Fprintf(&b, "## Policy change: %d of %s decided otherwise\n\n", d.Changed(), counted(d.Calls, "call"))
 	}
+	writeUnverified(&b, f, unverified)
 	head := append([]string{"CALLS"}, upper(cats)...)
 	row := []string{fmt.Sprint(d.Calls)}
 	for _, c := range cats {
@@ -181,18 +226,21 @@ type ablationTotals struct {
 	Benign         int     `json:"benign"`
 	BenignStopped  int     `json:"benign_stopped"`
 	BenignLoss     float64 `json:"benign_loss"`
+	unverifiedFields
 }
 
 // Ablation writes what each check earns: per check, the calls whose
 // verdict changes without it, the attacks it alone stops, the attacks
 // still stopped without it, the benign calls it costs, and whether it is
-// dead; then the whole policy's block rate and benign loss.
-func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals) error {
+// dead; then the whole policy's block rate and benign loss. unverified,
+// when not empty, says which logs failed verify and were used anyway.
+func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, unverified []string) error {
 	if f == JSON {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(ablationTotals{Type: "policy", Calls: t.Calls, Attacks: t.Attacks, AttacksStopped: t.AttacksStopped,
-			BlockRate: t.BlockRate(), Benign: t.Benign, BenignStopped: t.BenignStopped, BenignLoss: t.BenignLoss()}); err != nil {
+			BlockRate: t.BlockRate(), Benign: t.Benign, BenignStopped: t.BenignStopped, BenignLoss: t.BenignLoss(),
+			unverifiedFields: unverifiedOf(unverified)}); err != nil {
 			return err
 		}
 		for _, s := range scores {
@@ -209,6 +257,7 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals) err
 		write = writeMarkdown
 		b.WriteString("## Ablation: what each check earns\n\n")
 	}
+	writeUnverified(&b, f, unverified)
 	var rows [][]string
 	for _, s := range scores {
 		dead := "-"
@@ -223,8 +272,17 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals) err
 	}
 	b.WriteString("\n")
 	_ = write(&b, []string{"CALLS", "ATTACKS", "STOPPED", "BLOCK RATE", "BENIGN", "STOPPED", "BENIGN LOSS"}, [][]string{{
-		fmt.Sprint(t.Calls), fmt.Sprint(t.Attacks), fmt.Sprint(t.AttacksStopped), fmt.Sprintf("%.2f", t.BlockRate()),
-		fmt.Sprint(t.Benign), fmt.Sprint(t.BenignStopped), fmt.Sprintf("%.2f", t.BenignLoss())}})
+		fmt.Sprint(t.Calls), fmt.Sprint(t.Attacks), fmt.Sprint(t.AttacksStopped), rate(t.BlockRate(), t.Attacks),
+		fmt.Sprint(t.Benign), fmt.Sprint(t.BenignStopped), rate(t.BenignLoss(), t.Benign)}})
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// rate shows a share, or "-" over nothing: a block rate of 1.00 over no
+// attacks would read as a measurement.
+func rate(r float64, over int) string {
+	if over == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", r)
 }

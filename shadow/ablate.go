@@ -37,7 +37,15 @@ func stopped(d engine.Decision) bool { return d.Verdict != engine.Allow }
 type LabelKey struct{ Session, Call string }
 
 // Labels map calls to "attack" or "benign".
-type Labels map[LabelKey]string
+type Labels map[LabelKey]Label
+
+// Label is one line of a labels file: the label, and where it was
+// written, to name it when it labels no call of the input.
+type Label struct {
+	Value string // "attack" or "benign"
+	File  string
+	Line  int
+}
 
 // ParseLabels reads a labels file: JSON lines of
 // {"session": "...", "call": "...", "label": "attack" or "benign"}.
@@ -60,7 +68,7 @@ func ParseLabels(name string, data []byte) (Labels, error) {
 		if _, dup := out[k]; dup {
 			return nil, fmt.Errorf("%s:%d: call %s of session %s is labelled twice", name, i+1, l.Call, l.Session)
 		}
-		out[k] = l.Label
+		out[k] = Label{Value: l.Label, File: name, Line: i + 1}
 	}
 	return out, nil
 }
@@ -97,7 +105,9 @@ func (t Totals) BenignLoss() float64 {
 // the candidate.
 //
 // Labels name calls of audit logs (which carry none) by session and call
-// id; a trace's own labels come with its calls.
+// id; a trace's own labels come with its calls. A label that names no
+// call of the inputs is an error: it most likely belongs to another log,
+// and a rate computed without it would be silently wrong.
 func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels) ([]Score, Totals, error) {
 	var names []string
 	for _, c := range engine.Switchable() {
@@ -108,12 +118,17 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 	}
 	var out []Score
 	var tot Totals
+	used := map[LabelKey]bool{}
 	for i, name := range names {
 		s := Score{Name: name}
 		cand := func(p *engine.Policy) (*engine.Policy, error) { return p.Without(name) }
 		err := Compare(inputs, base, cand, func(p replay.Pair) {
 			if p.Label == "" {
-				p.Label = labels[LabelKey{p.Session, p.ID}]
+				k := LabelKey{p.Session, p.ID}
+				if l, ok := labels[k]; ok {
+					p.Label = l.Value
+					used[k] = true
+				}
 			}
 			if i == 0 {
 				tot.Calls++
@@ -157,7 +172,28 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 		if err != nil {
 			return nil, tot, err
 		}
+		if i == 0 {
+			if err := unused(labels, used); err != nil {
+				return nil, tot, err
+			}
+		}
 		out = append(out, s)
 	}
 	return out, tot, nil
+}
+
+// unused names the first label, in file order, that labelled no call.
+func unused(labels Labels, used map[LabelKey]bool) error {
+	var first *Label
+	var key LabelKey
+	for k, l := range labels {
+		if used[k] || (first != nil && (l.File > first.File || l.File == first.File && l.Line > first.Line)) {
+			continue
+		}
+		first, key = &l, k
+	}
+	if first == nil {
+		return nil
+	}
+	return fmt.Errorf("%s:%d: call %s of session %s is not in the input", first.File, first.Line, key.Call, key.Session)
 }

@@ -20,6 +20,9 @@ type Input struct {
 	// Trace holds a trace's events; nil for an audit log, which is read
 	// from Name (with its evidence beside it) each time it is compared.
 	Trace []replay.Event
+	// Progress, when set, is written every byte of the log as it is read,
+	// for a progress bar.
+	Progress io.Writer
 }
 
 // IsLog tells whether a file is an audit log rather than a trace, by its
@@ -84,7 +87,7 @@ func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(replay
 			}
 			continue
 		}
-		if err := compareLog(in.Name, base, cand, fn); err != nil {
+		if err := compareLog(in, base, cand, fn); err != nil {
 			return err
 		}
 	}
@@ -106,12 +109,17 @@ func forget(events []replay.Event) {
 // compareLog compares the sessions of one audit log on every core: a
 // session is read whole, then handed to a worker; fn is called under a
 // lock, in no particular order across sessions.
-func compareLog(name string, base *engine.Policy, cand Candidate, fn func(replay.Pair)) error {
+func compareLog(in Input, base *engine.Policy, cand Candidate, fn func(replay.Pair)) error {
+	name := in.Name
 	f, err := os.Open(name)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if in.Progress != nil {
+		r = io.TeeReader(f, in.Progress)
+	}
 	var (
 		mu    sync.Mutex
 		first error
@@ -139,7 +147,7 @@ func compareLog(name string, base *engine.Policy, cand Candidate, fn func(replay
 			}
 		}()
 	}
-	err = replay.LogSessions(name, bufio.NewReaderSize(f, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(name)}, func(s replay.LogSession) error {
+	err = replay.LogSessions(name, bufio.NewReaderSize(r, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(name)}, func(s replay.LogSession) error {
 		work <- s
 		return nil
 	})

@@ -109,7 +109,7 @@ Put a real MCP server behind it:
 	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout),
 		newRecord(stdout, stderr), newVerify(stdout, stderr), newKeygen(stderr), newCheckpoint(stdout, stderr),
 		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr),
-		newRun(os.Stdin, stdout, stderr), newGateway(os.Stdin, stderr), newInit(os.Stdin, stdout), newShadow(stdout), newAblate(stdout), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"))
+		newRun(os.Stdin, stdout, stderr), newGateway(os.Stdin, stderr), newInit(os.Stdin, stdout), newShadow(stdout, stderr), newAblate(stdout, stderr), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"))
 	return root
 }
 

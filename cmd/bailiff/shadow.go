@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
 	"bailiff/report"
@@ -41,16 +43,80 @@ func readInputs(args []string) ([]shadow.Input, error) {
 	return out, nil
 }
 
-type shadowParams struct {
-	candidate string
-	baseline  string
-	failOn    []string
-	maxChange int
-	examples  int
-	format    formatFlag
+// verifyLogs verifies every audit log among the inputs before it becomes
+// a baseline, integrity and semantics both: a log's recorded verdicts are
+// believed by whoever reads the comparison, and a forged one would pass
+// for a policy change. A log that fails is refused, or with allow named in
+// the notes that every output format carries.
+func verifyLogs(inputs []shadow.Input, allow bool, tap io.Writer) ([]string, error) {
+	var notes []string
+	for _, in := range inputs {
+		if in.Trace != nil {
+			continue
+		}
+		f, err := os.Open(in.Name)
+		if err != nil {
+			return nil, usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
+		}
+		rep, err := replay.VerifyLog(in.Name, io.TeeReader(f, tap), chain.Evidence{Dir: chain.EvidenceDir(in.Name)}, replay.VerifyOptions{})
+		f.Close()
+		if err != nil {
+			return nil, usageErr(err, "")
+		}
+		if len(rep.Findings) == 0 {
+			continue
+		}
+		first := rep.Findings[0]
+		note := fmt.Sprintf("%s fails verify: %s, the first at seq %d: %s: %s", in.Name, countOf(len(rep.Findings), "finding"),
+			first.Seq, first.Kind, oneLine(first.Reason))
+		if !allow {
+			return nil, usageErr(errors.New(note), "run bailiff verify "+in.Name+" to see every finding; --allow-unverified uses the log anyway and says so in the output")
+		}
+		notes = append(notes, note)
+	}
+	return notes, nil
 }
 
-func newShadow(stdout io.Writer) *cobra.Command {
+// oneLine keeps a reason taken from a log on the one line an error has.
+func oneLine(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
+}
+
+// countOf is n and the noun, plural unless n is 1.
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// logProgress starts a bar over the audit logs among the inputs, read
+// passes times, and hands it to them.
+func logProgress(stderr io.Writer, inputs []shadow.Input, passes int, what string) *progress {
+	var logs []string
+	for _, in := range inputs {
+		if in.Trace == nil {
+			logs = append(logs, in.Name)
+		}
+	}
+	bar := newProgress(stderr, fileSizes(logs)*int64(passes), what)
+	for i := range inputs {
+		inputs[i].Progress = bar
+	}
+	return bar
+}
+
+type shadowParams struct {
+	candidate  string
+	baseline   string
+	failOn     []string
+	maxChange  int
+	examples   int
+	unverified bool
+	format     formatFlag
+}
+
+func newShadow(stdout, stderr io.Writer) *cobra.Command {
 	var p shadowParams
 	c := &cobra.Command{
 		Use:   "shadow --candidate NEW.yaml LOG|TRACE|DIR...",
@@ -62,7 +128,9 @@ calls unchanged, newly denied, newly asked, newly allowed and unevaluable
 (the candidate's verdict depends on a redacted argument or purged output),
 by tool, rule and check, with example calls.
 
-Traces have no recorded verdicts and need --baseline. --fail-on
+Traces have no recorded verdicts and need --baseline. An audit log must
+pass bailiff verify first; --allow-unverified uses one that does not, and
+every output format then says UNVERIFIED. --fail-on
 newly-allowed,newly-denied (any categories) exits 1 when more than
 --max-changed calls fall in them, for CI. --format markdown is a
 pull-request comment.`,
@@ -79,11 +147,17 @@ pull-request comment.`,
 					return usageErr(fmt.Errorf("--fail-on %q is not a category (want %s)", c, strings.Join(shadow.Categories()[1:], ", ")), "")
 				}
 			}
+			if cmd.Flags().Changed("max-changed") && len(p.failOn) == 0 {
+				return usageErr(errors.New("--max-changed needs --fail-on, the categories it counts"), "")
+			}
+			if p.maxChange < 0 {
+				return usageErr(fmt.Errorf("--max-changed wants a count of 0 or more, not %d", p.maxChange), "")
+			}
 			_, err := p.format.get()
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runShadow(stdout, p, args)
+			return runShadow(stdout, stderr, p, args)
 		},
 	}
 	c.Flags().StringVar(&p.candidate, "candidate", "", "the policy to score")
@@ -91,6 +165,7 @@ pull-request comment.`,
 	c.Flags().StringSliceVar(&p.failOn, "fail-on", nil, "categories that fail the run: newly-denied, newly-asked, newly-allowed, unevaluable")
 	c.Flags().IntVar(&p.maxChange, "max-changed", 0, "how many calls --fail-on categories may hold before the run fails")
 	c.Flags().IntVar(&p.examples, "examples", 3, "example calls to show per changed category")
+	c.Flags().BoolVar(&p.unverified, "allow-unverified", false, "use audit logs that fail verify (the output says UNVERIFIED)")
 	p.format.register(c)
 	return c
 }
@@ -104,7 +179,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func runShadow(stdout io.Writer, p shadowParams, args []string) error {
+func runShadow(stdout, stderr io.Writer, p shadowParams, args []string) error {
 	defer offlineMemory()()
 	cand, err := loadPolicy(p.candidate, nil)
 	if err != nil {
@@ -120,13 +195,23 @@ func runShadow(stdout io.Writer, p shadowParams, args []string) error {
 	if err != nil {
 		return err
 	}
+	bar := logProgress(stderr, inputs, 2, "shadow")
+	defer bar.Done()
+	notes, err := verifyLogs(inputs, p.unverified, bar)
+	if err != nil {
+		return err
+	}
 	d := shadow.NewDiff(p.examples)
 	if err := shadow.Compare(inputs, base, shadow.Fixed(cand), d.Add); err != nil {
 		return usageErr(err, "")
 	}
+	bar.Done()
+	if len(p.failOn) > 0 && d.Calls == 0 {
+		return usageErr(errors.New("--fail-on has nothing to measure: the input holds no calls"), "")
+	}
 	f, _ := p.format.get()
 	var out bytes.Buffer
-	if err := report.Shadow(&out, f, d); err != nil {
+	if err := report.Shadow(&out, f, d, notes); err != nil {
 		return err
 	}
 	if _, err := stdout.Write(out.Bytes()); err != nil {
@@ -137,7 +222,11 @@ func runShadow(stdout io.Writer, p shadowParams, args []string) error {
 		n += d.Counts[c]
 	}
 	if len(p.failOn) > 0 && n > p.maxChange {
-		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%d calls are %s (at most %d allowed)", n, strings.Join(p.failOn, " or "), p.maxChange)}
+		verb := "are"
+		if n == 1 {
+			verb = "is"
+		}
+		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s %s %s (at most %d allowed)", countOf(n, "call"), verb, strings.Join(p.failOn, " or "), p.maxChange)}
 	}
 	return nil
 }
@@ -149,10 +238,21 @@ type ablateParams struct {
 	minBlock   string
 	maxBenign  string
 	failOnDead bool
+	unverified bool
 	format     formatFlag
 }
 
-func newAblate(stdout io.Writer) *cobra.Command {
+// parseRate reads a rate flag: a share from 0 to 1. NaN is refused too,
+// since it compares false with everything and would never trip a gate.
+func parseRate(flag, s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v >= 0 && v <= 1) {
+		return 0, usageErr(fmt.Errorf("--%s wants a number from 0 to 1, not %q", flag, s), "")
+	}
+	return v, nil
+}
+
+func newAblate(stdout, stderr io.Writer) *cobra.Command {
 	var p ablateParams
 	c := &cobra.Command{
 		Use:   "ablate [--policy P] LOG|TRACE|DIR...",
@@ -166,25 +266,27 @@ the attacks it alone stops, the attacks stopped anyway, and the benign
 calls it costs. A check whose absence changes nothing is dead.
 
 For audit logs the baseline is the recorded verdicts under each session's
-policy; traces need --policy. --min-block-rate, --max-benign-loss and
---fail-on-dead make it a CI gate (exit 1).`,
+policy; traces need --policy. An audit log must pass bailiff verify
+first; --allow-unverified uses one that does not, and every output format
+then says UNVERIFIED. --min-block-rate, --max-benign-loss and
+--fail-on-dead make it a CI gate (exit 1); a gate with nothing to measure
+(no attack calls, no benign calls, no calls) is an error (exit 2).`,
 		Example: `  bailiff ablate --policy policy.yaml fixtures/corpus/
   bailiff ablate --policy policy.yaml --rules --min-block-rate 0.95 --fail-on-dead corpus/`,
 		Args: cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			for _, r := range []string{p.minBlock, p.maxBenign} {
-				if r == "" {
-					continue
-				}
-				if v, err := strconv.ParseFloat(r, 64); err != nil || v < 0 || v > 1 {
-					return usageErr(fmt.Errorf("rate %q is not a number from 0 to 1", r), "")
+			for _, r := range []struct{ flag, value string }{{"min-block-rate", p.minBlock}, {"max-benign-loss", p.maxBenign}} {
+				if cmd.Flags().Changed(r.flag) {
+					if _, err := parseRate(r.flag, r.value); err != nil {
+						return err
+					}
 				}
 			}
 			_, err := p.format.get()
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAblate(stdout, p, args)
+			return runAblate(stdout, stderr, p, args)
 		},
 	}
 	c.Flags().StringVar(&p.policy, "policy", "", "the policy (default: each log session's recorded policy)")
@@ -193,11 +295,12 @@ policy; traces need --policy. --min-block-rate, --max-benign-loss and
 	c.Flags().StringVar(&p.minBlock, "min-block-rate", "", "fail when the policy stops a smaller share of attacks")
 	c.Flags().StringVar(&p.maxBenign, "max-benign-loss", "", "fail when the policy stops a larger share of benign calls")
 	c.Flags().BoolVar(&p.failOnDead, "fail-on-dead", false, "fail when a check changes nothing")
+	c.Flags().BoolVar(&p.unverified, "allow-unverified", false, "use audit logs that fail verify (the output says UNVERIFIED)")
 	p.format.register(c)
 	return c
 }
 
-func runAblate(stdout io.Writer, p ablateParams, args []string) error {
+func runAblate(stdout, stderr io.Writer, p ablateParams, args []string) error {
 	defer offlineMemory()()
 	var base *engine.Policy
 	var rules []string
@@ -228,13 +331,23 @@ func runAblate(stdout io.Writer, p ablateParams, args []string) error {
 			return usageErr(err, "")
 		}
 	}
+	bar := logProgress(stderr, inputs, 1+len(engine.Switchable())+len(rules), "ablate")
+	defer bar.Done()
+	notes, err := verifyLogs(inputs, p.unverified, bar)
+	if err != nil {
+		return err
+	}
 	scores, tot, err := shadow.Ablation(inputs, base, rules, labels)
 	if err != nil {
 		return usageErr(err, "")
 	}
+	bar.Done()
+	if err := gateMeasures(p, tot); err != nil {
+		return err
+	}
 	f, _ := p.format.get()
 	var out bytes.Buffer
-	if err := report.Ablation(&out, f, scores, tot); err != nil {
+	if err := report.Ablation(&out, f, scores, tot, notes); err != nil {
 		return err
 	}
 	if _, err := stdout.Write(out.Bytes()); err != nil {
@@ -242,12 +355,12 @@ func runAblate(stdout io.Writer, p ablateParams, args []string) error {
 	}
 	var fails []string
 	if p.minBlock != "" {
-		if min, _ := strconv.ParseFloat(p.minBlock, 64); tot.BlockRate() < min {
+		if min, _ := parseRate("min-block-rate", p.minBlock); tot.BlockRate() < min {
 			fails = append(fails, fmt.Sprintf("the policy stops %.2f of attacks, less than %s", tot.BlockRate(), p.minBlock))
 		}
 	}
 	if p.maxBenign != "" {
-		if max, _ := strconv.ParseFloat(p.maxBenign, 64); tot.BenignLoss() > max {
+		if max, _ := parseRate("max-benign-loss", p.maxBenign); tot.BenignLoss() > max {
 			fails = append(fails, fmt.Sprintf("the policy stops %.2f of benign calls, more than %s", tot.BenignLoss(), p.maxBenign))
 		}
 	}
@@ -260,6 +373,22 @@ func runAblate(stdout io.Writer, p ablateParams, args []string) error {
 	}
 	if len(fails) > 0 {
 		return &ExitError{Code: exitFinding, Err: errors.New(strings.Join(fails, "; "))}
+	}
+	return nil
+}
+
+// gateMeasures refuses a gate over nothing: a block rate over no attacks
+// or a benign loss over no benign calls would pass any threshold, and a
+// CI gate that passes without measuring is silently wrong.
+func gateMeasures(p ablateParams, tot shadow.Totals) error {
+	const hint = `label calls "attack" or "benign" in traces, or for audit logs with --labels`
+	switch {
+	case (p.minBlock != "" || p.maxBenign != "" || p.failOnDead) && tot.Calls == 0:
+		return usageErr(errors.New("the gates have nothing to measure: the input holds no calls"), "")
+	case p.minBlock != "" && tot.Attacks == 0:
+		return usageErr(fmt.Errorf("--min-block-rate has nothing to measure: no call is labelled attack (%s compared)", countOf(tot.Calls, "call")), hint)
+	case p.maxBenign != "" && tot.Benign == 0:
+		return usageErr(fmt.Errorf("--max-benign-loss has nothing to measure: no call is labelled benign (%s compared)", countOf(tot.Calls, "call")), hint)
 	}
 	return nil
 }

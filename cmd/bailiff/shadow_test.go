@@ -23,6 +23,10 @@ func TestShadowAblateGolden(t *testing.T) {
 		"shadow/logs":   append([]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml"}, logs...),
 		"ablate/corpus": {"ablate", "--policy", fx + "/corpus/policy.yaml", "--rules", fx + "/corpus"},
 		"ablate/logs":   append([]string{"ablate", "--labels", fx + "/chain/src/labels.jsonl"}, logs...),
+		// A call, not "1 calls".
+		"shadow/one-call": {"shadow", "--baseline", fx + "/policies/main.yaml", "--candidate", fx + "/policies/ask-on-taint.yaml", fx + "/traces/main/allow_rules_everything_echo.jsonl"},
+		// Rates over nothing are not measurements.
+		"ablate/unlabelled": {"ablate", fx + "/chain/good_mail.jsonl"},
 	}
 	for name, args := range runs {
 		for _, f := range []string{"table", "json", "markdown"} {
@@ -41,6 +45,17 @@ func TestShadowAblateGolden(t *testing.T) {
 // and bad usage exits 2.
 func TestShadowAblateGates(t *testing.T) {
 	const fx = "../../fixtures"
+	dir := t.TempDir()
+	noCalls := filepath.Join(dir, "no-calls.jsonl")
+	unknown := filepath.Join(dir, "labels.jsonl")
+	for name, text := range map[string]string{
+		noCalls: `{"start":{"session":"s1","server":"mail","principal":{"subject":"ana","scopes":["mail.read"]},"tools":["get_message"]}}` + "\n" + `{"end":{}}` + "\n",
+		unknown: `{"session":"s1","call":"c2","label":"attack"}` + "\n" + `{"session":"s9","call":"c2","label":"attack"}` + "\n" + `{"session":"s9","call":"c3","label":"benign"}` + "\n",
+	} {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cases := []struct {
 		args []string
 		code int
@@ -55,7 +70,23 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--fail-on-dead", fx + "/corpus"}, 1, "check scopes is dead"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "0.9", "--max-benign-loss", "0.2", fx + "/corpus"}, 0, ""},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "0.01", fx + "/corpus"}, 1, "more than 0.01"},
-		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "2", fx + "/corpus"}, 2, "not a number from 0 to 1"},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "2", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "2"`},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "1.5", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "1.5"`},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "abc", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "abc"`},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "NaN", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "NaN"`},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "-0.1", fx + "/corpus"}, 2, `--max-benign-loss wants a number from 0 to 1, not "-0.1"`},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "", fx + "/corpus"}, 2, `--max-benign-loss wants a number from 0 to 1, not ""`},
+		// A gate with nothing to measure is an error, not a pass.
+		{[]string{"ablate", "--min-block-rate", "0.95", fx + "/chain/good_mail.jsonl"}, 2, "--min-block-rate has nothing to measure: no call is labelled attack (10 calls compared)"},
+		{[]string{"ablate", "--policy", fx + "/policies/main.yaml", "--max-benign-loss", "0.1", fx + "/traces/main"}, 2, "--max-benign-loss has nothing to measure: no call is labelled benign"},
+		{[]string{"ablate", "--policy", fx + "/policies/main.yaml", "--fail-on-dead", noCalls}, 2, "the gates have nothing to measure: the input holds no calls"},
+		{[]string{"ablate", "--policy", fx + "/policies/main.yaml", "--min-block-rate", "0.5", noCalls}, 2, "the gates have nothing to measure"},
+		{[]string{"shadow", "--baseline", fx + "/policies/main.yaml", "--candidate", fx + "/policies/main.yaml", "--fail-on", "newly-allowed", noCalls}, 2, "--fail-on has nothing to measure: the input holds no calls"},
+		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", "--max-changed", "2", fx + "/chain/good_mail.jsonl"}, 2, "--max-changed needs --fail-on"},
+		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", "--fail-on", "newly-allowed", "--max-changed", "-1", fx + "/chain/good_mail.jsonl"}, 2, "--max-changed wants a count of 0 or more, not -1"},
+		{[]string{"ablate", "--labels", unknown, fx + "/chain/good_mail.jsonl"}, 2, unknown + ":2: call c2 of session s9 is not in the input"},
+		// One call is one call.
+		{[]string{"shadow", "--baseline", fx + "/policies/main.yaml", "--candidate", fx + "/policies/ask-on-taint.yaml", "--fail-on", "newly-denied,newly-asked,newly-allowed", fx + "/traces/main/allow_rules_everything_echo.jsonl"}, 1, "error: 1 call is newly-denied or newly-asked or newly-allowed (at most 0 allowed)\n"},
 		{[]string{"ablate", "--rules", fx + "/corpus"}, 2, "--rules needs --policy"},
 		{[]string{"ablate", "--labels", fx + "/chain/src/policy.yaml", fx + "/chain/good_mail.jsonl"}, 2, "policy.yaml is a policy, not a labels file"},
 	}
@@ -82,5 +113,66 @@ func TestReadmeAblation(t *testing.T) {
 	table := strings.SplitN(out.String(), "\n\n", 2)[0]
 	if !strings.Contains(string(readme), "```\n"+table+"\n```") {
 		t.Errorf("README.md does not quote the corpus ablation as it is now:\n%s", table)
+	}
+}
+
+// TestShadowAblateRefuseUnverified: an audit log that fails verify is no
+// baseline. Every tampered fixture that verify catches is refused (exit 2)
+// by shadow and by ablate, naming the log, unless --allow-unverified.
+func TestShadowAblateRefuseUnverified(t *testing.T) {
+	const fx = "../../fixtures"
+	logs, _ := filepath.Glob(fx + "/chain/fail_*.jsonl")
+	if len(logs) < 10 {
+		t.Fatalf("only %d tampered logs", len(logs))
+	}
+	for _, log := range logs {
+		if strings.Contains(log, "truncated") {
+			continue // a truncated log verifies without its checkpoint
+		}
+		for _, args := range [][]string{
+			{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", log},
+			{"ablate", log},
+		} {
+			t.Run(args[0]+" "+filepath.Base(log), func(t *testing.T) {
+				var out, errb bytes.Buffer
+				code := run(args, &out, &errb)
+				if code != 2 || !strings.Contains(errb.String(), log) || out.Len() != 0 {
+					t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing, and an error naming %s", code, out.String(), errb.String(), log)
+				}
+			})
+		}
+	}
+}
+
+// TestShadowAblateUnverified: with --allow-unverified a log with a forged
+// verdict is compared, and every output format says it is unverified.
+func TestShadowAblateUnverified(t *testing.T) {
+	const fx = "../../fixtures"
+	log := fx + "/chain/fail_forged_verdict.jsonl"
+	runs := map[string][]string{
+		"shadow/unverified": {"shadow", "--allow-unverified", "--candidate", fx + "/chain/src/candidate.yaml", log},
+		"ablate/unverified": {"ablate", "--allow-unverified", log},
+	}
+	for name, args := range runs {
+		for f, want := range map[string]string{"table": "\nUNVERIFIED: ", "json": `"verified":false,"unverified":["` + log + ` fails verify: 1 finding`, "markdown": "> **UNVERIFIED: "} {
+			t.Run(name+"."+f, func(t *testing.T) {
+				var out, errb bytes.Buffer
+				if code := run(append(append([]string{}, args...), "--format", f), &out, &errb); code != 0 {
+					t.Fatalf("exit %d: %s", code, errb.String())
+				}
+				if !strings.Contains("\n"+out.String(), want) {
+					t.Errorf("no %q in:\n%s", want, out.String())
+				}
+				golden.Check(t, filepath.Join("../../golden", name+"."+f), out.Bytes())
+			})
+		}
+	}
+	// A log that verifies is verified, flag or not.
+	var out, errb bytes.Buffer
+	if code := run([]string{"shadow", "--allow-unverified", "--candidate", fx + "/chain/src/candidate.yaml", "--format", "json", fx + "/chain/good_mail.jsonl"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `"verified":true}`) || strings.Contains(out.String(), "UNVERIFIED") {
+		t.Errorf("a clean log reads as unverified:\n%s", out.String())
 	}
 }

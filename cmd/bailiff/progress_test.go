@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProgressNeverOffTerminal: a buffer, a pipe or a file as stderr sees
+// no progress, however large the input, from the helper and from shadow
+// and ablate.
+func TestProgressNeverOffTerminal(t *testing.T) {
+	defer func(n int64) { progressMin = n }(progressMin)
+	progressMin = 0
+	var buf bytes.Buffer
+	p := newProgress(&buf, 1<<40, "verify")
+	p.Write(make([]byte, 1<<20))
+	p.Done()
+	if buf.Len() != 0 {
+		t.Errorf("progress on a buffer: %q", buf.String())
+	}
+	const fx = "../../fixtures"
+	for _, args := range [][]string{
+		{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/good_mail.jsonl"},
+		{"ablate", fx + "/chain/good_mail.jsonl"},
+	} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		code := run(args, &out, w)
+		w.Close()
+		got, _ := io.ReadAll(r)
+		r.Close()
+		if code != 0 || len(got) != 0 {
+			t.Errorf("%s: exit %d, stderr on a pipe %q", args[0], code, got)
+		}
+	}
+}
+
+// TestProgressOnTerminal: with stderr a terminal, shadow and ablate draw a
+// bar there, and stdout holds only the result.
+func TestProgressOnTerminal(t *testing.T) {
+	defer func(n int64) { progressMin = n }(progressMin)
+	progressMin = 0
+	const fx = "../../fixtures"
+	for _, args := range [][]string{
+		{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/good_mail.jsonl"},
+		{"ablate", fx + "/chain/good_mail.jsonl"},
+	} {
+		tty, read := openTerminal(t)
+		var out bytes.Buffer
+		code := run(args, &out, tty)
+		tty.Close()
+		got := read()
+		if code != 0 || !strings.Contains(got, args[0]) || !strings.Contains(got, "%") {
+			t.Errorf("%s: exit %d, no bar on the terminal: %q", args[0], code, got)
+
+		}
+		if strings.Contains(out.String(), "%") {
+			t.Errorf("%s: progress on stdout: %q", args[0], out.String())
+		}
+	}
+}
+
+// TestProgressCountsBytes: the bar is over bytes read, as the reader
+// reports them.
+func TestProgressCountsBytes(t *testing.T) {
+	defer func(n int64) { progressMin = n }(progressMin)
+	progressMin = 0
+	tty, read := openTerminal(t)
+	p := newProgress(tty, 1000, "verify")
+	p.Write(make([]byte, 500))
+	time.Sleep(300 * time.Millisecond) // past the throttle
+	p.Write(make([]byte, 100))
+	p.Done()
+	p.Done()
+	tty.Close()
+	if got := read(); !strings.Contains(got, "verify  60%") {
+		t.Errorf("no bar at 60%%: %q", got)
+	}
+}
