@@ -124,7 +124,13 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
 
-// ParseTrace reads a whole trace. name is used in error messages only.
+// ErrEmpty is a trace with no events. Replaying or recording it would
+// print a bare header or write a log of nothing, both of which read as a
+// clean session that never happened.
+var ErrEmpty = errors.New("is empty: no session to replay or record")
+
+// ParseTrace reads a whole trace. name is used in error messages only. A
+// trace with no events is ErrEmpty.
 func ParseTrace(name string, r io.Reader) ([]Event, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxLine)
@@ -147,6 +153,9 @@ func ParseTrace(name string, r io.Reader) ([]Event, error) {
 			return nil, &SyntaxError{File: name, Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", MaxLine)}
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(events) == 0 {
+		return nil, fmt.Errorf("%s %w", name, ErrEmpty)
 	}
 	return events, nil
 }

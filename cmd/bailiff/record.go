@@ -113,6 +113,9 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 			return err
 		}
 		events, err := replay.ParseTrace(t, bytes.NewReader(data))
+		if errors.Is(err, replay.ErrEmpty) {
+			return usageErr(fmt.Errorf("%s is empty: no session to record", t), "")
+		}
 		if err != nil {
 			return usageErr(err, "see docs/trace-format.md for the trace format")
 		}

@@ -210,15 +210,15 @@ func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions
 	if evidence == "" {
 		evidence = chain.EvidenceDir(name)
 	}
-	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly {
-		// Not an error: a log may be verified without its evidence, and
-		// every decision that needed it is then listed as unevaluable.
-		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", evidence)
-	}
 	live := chain.InUse(name)
 	rep, err := replay.VerifyLog(name, f, chain.Evidence{Dir: evidence}, opt)
 	if err != nil {
 		return nil, usageErr(err, "")
+	}
+	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly {
+		// Not an error: a log may be verified without its evidence, and
+		// every decision that needed it is then listed as unevaluable.
+		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", evidence)
 	}
 	if live {
 		// A writer is appending: its last line may simply be unfinished.
