@@ -33,6 +33,11 @@ const (
 	FindGrant      = "grant"      // a grant that does not answer what it claims
 	FindRecord     = "record"     // a record that cannot be read or does not fit its session
 	FindEvidence   = "evidence"   // evidence that is missing (not purged) or altered
+	// WarnTime is a warning, not a finding: a record earlier than the one
+	// before it. One writer appends in order, so its clock went back (a
+	// host's clock set back, or records written elsewhere and spliced in
+	// with their hashes redone); the chain itself is intact.
+	WarnTime = "time"
 )
 
 // Finding is one disagreement between a log and what it should be.
@@ -71,6 +76,9 @@ type LogReport struct {
 	Checkpoint  *chain.Checkpoint
 	Findings    []Finding
 	Unevaluable []Unevaluable
+	// Warnings are reported without failing the log: timestamps that go
+	// back (WarnTime).
+	Warnings []Finding
 }
 
 // VerifyOptions tunes VerifyLog.
@@ -133,7 +141,10 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 		}(chans[i], results[i])
 	}
 	rd := chain.NewReader(r)
-	var readErr error
+	var (
+		readErr error
+		last    time.Time // the time of the record before
+	)
 	for {
 		if opt.Checkpoint != nil && rd.Count() == opt.Checkpoint.Size {
 			checkRoot(rep, opt.Checkpoint, rd.Root())
@@ -151,6 +162,12 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 			readErr = err
 			break
 		}
+		if rec.TS.Before(last) {
+			rep.Warnings = append(rep.Warnings, Finding{File: name, Seq: rec.Seq, Session: rec.Session, Kind: WarnTime,
+				Recorded: rec.TS.Format(chain.TimeFormat), Recomputed: "not before " + last.Format(chain.TimeFormat),
+				Reason: fmt.Sprintf("time goes back: record %d is at %s, before record %d at %s", rec.Seq, rec.TS.Format(chain.TimeFormat), rec.Seq-1, last.Format(chain.TimeFormat))})
+		}
+		last = rec.TS
 		if rec.Kind == chain.KindCheckpoint {
 			v.checkpointRecord(rec, rd.RootBefore())
 			continue

@@ -54,8 +54,12 @@ as unevaluable, with the reason; they are not failures. Exit 0 when clean,
 every *.jsonl file in it; logs and the sessions in them are verified in
 parallel. Each log's evidence is read from LOG.evidence/.
 
+Timestamps that go back (a record earlier than the one before it) are a
+warning, printed on stderr and, with --format json, as "warning" lines:
+they do not change the exit code. --integrity-only does not read times.
+
 --format json prints one object per line: a "log" line per log, then its
-"finding" and "unevaluable" lines, each with a "type" field.`,
+"finding", "unevaluable" and "warning" lines, each with a "type" field.`,
 		Example: `  bailiff verify audit.jsonl
   bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl
   bailiff verify --integrity-only --format json logs/`,
@@ -214,6 +218,11 @@ func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions
 	rep, err := replay.VerifyLog(name, f, chain.Evidence{Dir: evidence}, opt)
 	if err != nil {
 		return nil, usageErr(err, "")
+	}
+	for _, w := range rep.Warnings {
+		// A warning is not a finding: the exit code stays what the
+		// findings make it. JSON carries it as a "warning" line too.
+		fmt.Fprintf(stderr, "bailiff: warning: %s: record %d: %s\n", name, w.Seq, w.Reason)
 	}
 	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly {
 		// Not an error: a log may be verified without its evidence, and
