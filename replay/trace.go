@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"bailiff/engine"
+	"bailiff/internal/records"
 )
 
 // Epoch is the clock of an event without "at": Epoch plus the event's line
@@ -163,6 +164,9 @@ func ParseTrace(name string, r io.Reader) ([]Event, error) {
 // ParseEvent parses one trace line.
 func ParseEvent(b []byte, line int) (Event, error) {
 	ev := Event{Line: line}
+	if err := records.CheckText(b); err != nil {
+		return ev, fmt.Errorf("not valid text: %v", err)
+	}
 	v, err := engine.DecodeJSON(b)
 	if err != nil {
 		return ev, fmt.Errorf("not valid JSON: %v", err)
