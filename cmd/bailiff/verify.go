@@ -45,12 +45,14 @@ func newVerify(stdout, stderr io.Writer) *cobra.Command {
   verdict     a recorded decision the engine does not recompute from the
               session's own records (policy, pins, outputs, grants)
   grant       a grant that does not answer what it claims
-  evidence    result content that does not match its digest
+  evidence    result content that is missing (gone without a purge) or
+              altered (its bytes do not match its digest)
   record      a record that cannot be read or does not fit its session
 
 Decisions that depended on redacted arguments or purged evidence are listed
 as unevaluable, with the reason; they are not failures. Exit 0 when clean,
-1 with findings, 2 when a log cannot be read. A directory argument means
+1 with findings, 2 when a log cannot be read, is empty or is not an audit
+log at all (a trace, a policy, a binary). A directory argument means
 every *.jsonl file in it; logs and the sessions in them are verified in
 parallel. Each log's evidence is read from LOG.evidence/.
 
