@@ -30,9 +30,12 @@ func (e *NotALogError) Is(target error) bool { return target == ErrNotALog }
 // sniff returns a *NotALogError when the first line of an input cannot be
 // the first line of any log (every record line starts with the version
 // prefix), and nil when it could be: a first line with the prefix that
-// fails later is an edited record, and stays an integrity failure.
-func sniff(first []byte) error {
-	if bytes.HasPrefix(first, []byte(linePrefix)) {
+// fails later is an edited record, and stays an integrity failure. So is
+// a first line without it followed by a record line (next is what the
+// reader holds after the first line): that is a log whose first record
+// was edited.
+func sniff(first, next []byte) error {
+	if bytes.HasPrefix(first, []byte(linePrefix)) || bytes.HasPrefix(next, []byte(linePrefix)) {
 		return nil
 	}
 	if bytes.IndexByte(first, 0) >= 0 || !utf8.Valid(first) {

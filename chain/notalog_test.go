@@ -46,6 +46,15 @@ func TestNotALog(t *testing.T) {
 	if !errors.As(err, &ve) || errors.Is(err, ErrNotALog) {
 		t.Errorf("edited first record: got %v, want a *VerifyError", err)
 	}
+	// So is one whose first line lost its prefix, when a record follows.
+	nl := bytes.IndexByte(log, '\n')
+	noPrefix := append([]byte(`{"v":2,`), log[len(`{"v":1,`):]...)
+	for what, in := range map[string][]byte{"first line without the prefix": noPrefix, "first line replaced": append([]byte("garbage\n"), log[nl+1:]...)} {
+		_, err := VerifyIntegrity(bytes.NewReader(in))
+		if !errors.As(err, &ve) || errors.Is(err, ErrNotALog) {
+			t.Errorf("%s: got %v, want a *VerifyError", what, err)
+		}
+	}
 	// An empty input is no error to the reader: callers that need a proof
 	// refuse it (replay.VerifyLog says ErrEmpty).
 	if _, err := NewReader(bytes.NewReader(nil)).Next(); err != io.EOF {

@@ -88,6 +88,9 @@ func (lr *lineReader) next() (line []byte, off int64, complete bool, err error) 
 	}
 }
 
+// rest is what the reader holds after the line last returned.
+func (lr *lineReader) rest() []byte { return lr.buf[lr.start:lr.end] }
+
 // Reader reads a log record by record, checking integrity as it goes:
 // every record must parse, have the hash of its bytes, link to the one
 // before it and carry the next seq. The first failure is a *VerifyError
@@ -121,7 +124,7 @@ func (r *Reader) Next() (Record, error) {
 		return Record{}, err
 	}
 	if r.next == 0 {
-		if err := sniff(line); err != nil {
+		if err := sniff(line, r.lr.rest()); err != nil {
 			r.err = err
 			return Record{}, err
 		}
@@ -232,7 +235,7 @@ func VerifyIntegrity(r io.Reader, rootsAt ...int64) (Summary, error) {
 			return s, fail(err.Error(), "", "")
 		}
 		if s.Records == 0 {
-			if err := sniff(line); err != nil {
+			if err := sniff(line, lr.rest()); err != nil {
 				s.Root = tree.Root()
 				return s, err
 			}

@@ -26,7 +26,7 @@ func Repair(r io.Reader, w io.Writer) (kept, cut int64, err error) {
 		if rd.next == 0 {
 			// A file that is no log would otherwise be "repaired" into
 			// an empty one.
-			if err := sniff(line); err != nil {
+			if err := sniff(line, lr.rest()); err != nil {
 				return 0, 0, err
 			}
 		}
