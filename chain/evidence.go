@@ -23,8 +23,16 @@ type Evidence struct {
 // EvidenceDir is where the evidence of the log at name lives.
 func EvidenceDir(name string) string { return name + ".evidence" }
 
-// ErrPurged is returned by Get for content that is not in the store.
+// ErrPurged is returned by Get for content a purge removed: the store
+// keeps a mark (the digest's file name plus ".purged") for it.
 var ErrPurged = errors.New("evidence was purged")
+
+// ErrMissing is returned by Get for content that is not in the store and
+// was never purged from it: it was lost or deleted by hand.
+var ErrMissing = errors.New("evidence is missing")
+
+// purgedSuffix names the mark a purge leaves for content it removed.
+const purgedSuffix = ".purged"
 
 // EvidenceError is content whose bytes do not have the digest it is
 // stored under: it was altered.
@@ -34,7 +42,7 @@ type EvidenceError struct {
 }
 
 func (e *EvidenceError) Error() string {
-	return fmt.Sprintf("evidence %s does not match its digest (its bytes hash to %s)", e.Digest, e.Got)
+	return fmt.Sprintf("evidence %s was altered: its bytes hash to %s", e.Digest, e.Got)
 }
 
 // Digest is the digest under which data is stored: "sha256:<hex>".
@@ -84,8 +92,9 @@ func (e Evidence) Put(data []byte, sync bool) (string, error) {
 	return d, os.Rename(tmp.Name(), p)
 }
 
-// Get returns the content stored under digest: ErrPurged when it is not
-// there, an *EvidenceError when its bytes do not match.
+// Get returns the content stored under digest: ErrPurged when a purge
+// removed it, ErrMissing when it is not there otherwise (or the store
+// itself is absent), an *EvidenceError when its bytes do not match.
 func (e Evidence) Get(digest string) ([]byte, error) {
 	p, err := e.path(digest)
 	if err != nil {
@@ -93,7 +102,10 @@ func (e Evidence) Get(digest string) ([]byte, error) {
 	}
 	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrPurged
+		if _, err := os.Stat(p + purgedSuffix); err == nil {
+			return nil, ErrPurged
+		}
+		return nil, ErrMissing
 	}
 	if err != nil {
 		return nil, err
@@ -104,26 +116,53 @@ func (e Evidence) Get(digest string) ([]byte, error) {
 	return data, nil
 }
 
-// Remove purges the content stored under digest. Removing what is not
-// there is not an error.
+// Remove purges the content stored under digest, leaving the mark that
+// tells purged content from lost content. Removing what is not there is
+// not an error.
 func (e Evidence) Remove(digest string) error {
-	p, err := e.path(digest)
-	if err != nil {
+	if err := e.MarkPurged(digest); err != nil {
 		return err
 	}
+	p, _ := e.path(digest)
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
 }
 
+// MarkPurged records that the content under digest was purged, without
+// touching the content itself.
+func (e Evidence) MarkPurged(digest string) error {
+	p, err := e.path(digest)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(e.Dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(p+purgedSuffix, nil, 0o600)
+}
+
+// Purged reports whether the store holds the purge mark for digest.
+func (e Evidence) Purged(digest string) bool {
+	p, err := e.path(digest)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(p + purgedSuffix)
+	return err == nil
+}
+
 // CopyTo copies the content stored under digest into another store,
-// linking the file where the filesystem allows. Content not present is
-// skipped.
+// linking the file where the filesystem allows. Content that was purged
+// is copied as its purge mark; content not present otherwise is skipped.
 func (e Evidence) CopyTo(dst Evidence, digest string) error {
 	src, err := e.path(digest)
 	if err != nil {
 		return err
+	}
+	if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) && e.Purged(digest) {
+		return dst.MarkPurged(digest)
 	}
 	to, _ := dst.path(digest)
 	if err := os.MkdirAll(dst.Dir, 0o700); err != nil {

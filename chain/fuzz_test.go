@@ -59,8 +59,11 @@ func FuzzVerify(f *testing.F) {
 			t.Fatal("reader and integrity check disagree on the root")
 		}
 		var ve *VerifyError
-		if ierr != nil && !errors.As(ierr, &ve) {
-			t.Fatalf("integrity error is not a *VerifyError: %v", ierr)
+		if ierr != nil && !errors.As(ierr, &ve) && !errors.Is(ierr, ErrNotALog) {
+			t.Fatalf("integrity error is neither a *VerifyError nor ErrNotALog: %v", ierr)
+		}
+		if errors.Is(ierr, ErrNotALog) != errors.Is(err, ErrNotALog) {
+			t.Fatalf("reader and integrity check disagree on whether it is a log: %v, %v", err, ierr)
 		}
 	})
 }

@@ -88,10 +88,14 @@ func (lr *lineReader) next() (line []byte, off int64, complete bool, err error) 
 	}
 }
 
+// rest is what the reader holds after the line last returned.
+func (lr *lineReader) rest() []byte { return lr.buf[lr.start:lr.end] }
+
 // Reader reads a log record by record, checking integrity as it goes:
 // every record must parse, have the hash of its bytes, link to the one
 // before it and carry the next seq. The first failure is a *VerifyError
-// and ends the reading; a clean end is io.EOF.
+// and ends the reading; a clean end is io.EOF. Input whose first line
+// is no record at all is a *NotALogError (errors.Is ErrNotALog).
 type Reader struct {
 	lr   *lineReader
 	next int64
@@ -118,6 +122,12 @@ func (r *Reader) Next() (Record, error) {
 		}
 		r.err = err
 		return Record{}, err
+	}
+	if r.next == 0 {
+		if err := sniff(line, r.lr.rest()); err != nil {
+			r.err = err
+			return Record{}, err
+		}
 	}
 	rec, verr := r.check(line, off, complete)
 	if verr != nil {
@@ -196,7 +206,8 @@ type Summary struct {
 // record bodies: canonical line shape, contiguous seq, each record's hash
 // over its bytes, and each link. It computes the Merkle root as it goes,
 // also at each size in rootsAt. The first failure is a *VerifyError; the
-// Summary then describes the records before it.
+// Summary then describes the records before it. Input that is no log is
+// a *NotALogError; an empty log is not an error here (Records is 0).
 func VerifyIntegrity(r io.Reader, rootsAt ...int64) (Summary, error) {
 	lr := newLineReader(r)
 	var (
@@ -222,6 +233,12 @@ func VerifyIntegrity(r io.Reader, rootsAt ...int64) (Summary, error) {
 		if err != nil {
 			s.Root = tree.Root()
 			return s, fail(err.Error(), "", "")
+		}
+		if s.Records == 0 {
+			if err := sniff(line, lr.rest()); err != nil {
+				s.Root = tree.Root()
+				return s, err
+			}
 		}
 		if !complete {
 			s.Root = tree.Root()

@@ -62,6 +62,7 @@ type Writer struct {
 	dur      Durability
 	next     int64
 	prev     tlog.Hash
+	last     time.Time // the time of the last record
 	unsynced int
 	err      error
 	close    func() error
@@ -86,12 +87,12 @@ func Open(name string, dur Durability) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	next, prev, err := tail(f)
+	next, prev, last, err := tail(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	w := &Writer{w: f, dur: dur, next: next, prev: prev, close: f.Close}
+	w := &Writer{w: f, dur: dur, next: next, prev: prev, last: last, close: f.Close}
 	return w, nil
 }
 
@@ -99,15 +100,18 @@ func Open(name string, dur Durability) (*Writer, error) {
 var ErrLocked = errors.New("the log is locked by another writer")
 
 // tail reads the last record of an existing log to continue after it.
-func tail(f *os.File) (int64, tlog.Hash, error) {
-	var none tlog.Hash
+func tail(f *os.File) (int64, tlog.Hash, time.Time, error) {
+	var (
+		none tlog.Hash
+		zero time.Time
+	)
 	st, err := f.Stat()
 	if err != nil {
-		return 0, none, err
+		return 0, none, zero, err
 	}
 	size := st.Size()
 	if size == 0 {
-		return 0, none, nil
+		return 0, none, zero, nil
 	}
 	// Read backwards until the buffer holds the whole last line.
 	chunk := int64(64 << 10)
@@ -117,16 +121,16 @@ func tail(f *os.File) (int64, tlog.Hash, error) {
 		}
 		buf := make([]byte, chunk)
 		if _, err := f.ReadAt(buf, size-chunk); err != nil && err != io.EOF {
-			return 0, none, err
+			return 0, none, zero, err
 		}
 		if buf[len(buf)-1] != '\n' {
-			return 0, none, &VerifyError{Seq: -1, Offset: size, Reason: "the log ends in a torn line: run bailiff repair first", Torn: true}
+			return 0, none, zero, &VerifyError{Seq: -1, Offset: size, Reason: "the log ends in a torn line: run bailiff repair first", Torn: true}
 		}
 		body := buf[:len(buf)-1]
 		i := bytes.LastIndexByte(body, '\n')
 		if i < 0 && chunk < size {
 			if chunk >= MaxLine {
-				return 0, none, errors.New("last line is longer than the longest record")
+				return 0, none, zero, errors.New("last line is longer than the longest record")
 			}
 			chunk *= 2
 			continue
@@ -134,9 +138,9 @@ func tail(f *os.File) (int64, tlog.Hash, error) {
 		line := body[i+1:]
 		r, err := Parse(line)
 		if err != nil {
-			return 0, none, fmt.Errorf("last record: %v", err)
+			return 0, none, zero, fmt.Errorf("last record: %v", err)
 		}
-		return r.Seq + 1, r.Hash, nil
+		return r.Seq + 1, r.Hash, r.TS, nil
 	}
 }
 
@@ -145,6 +149,13 @@ func (w *Writer) Next() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.next
+}
+
+// Last is the time of the log's last record (zero for an empty log).
+func (w *Writer) Last() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
 }
 
 // Append seals and writes one record whose body is v (one of the *Body
@@ -176,6 +187,7 @@ func (w *Writer) Append(ts time.Time, session string, kind Kind, v any) (Record,
 	}
 	w.next++
 	w.prev = rec.Hash
+	w.last = rec.TS
 	w.unsynced++
 	if w.dur == Sync || (w.dur == Batch && w.unsynced >= BatchSize) {
 		if err := w.syncLocked(); err != nil {

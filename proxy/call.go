@@ -17,9 +17,13 @@ import (
 	"bailiff/internal/records"
 )
 
-// callParams reads tools/call params exactly: case-sensitive keys, no key
-// twice (at any depth), a string name, an object of arguments.
+// callParams reads tools/call params exactly: valid text (no byte the
+// decoder would make U+FFFD), case-sensitive keys, no key twice (at any
+// depth), a string name, an object of arguments.
 func callParams(raw json.RawMessage) (name string, args map[string]any, meta any, err error) {
+	if err := records.CheckText(raw); err != nil {
+		return "", nil, nil, err
+	}
 	v, err := engine.DecodeJSON(raw)
 	if err != nil {
 		return "", nil, nil, err

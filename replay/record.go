@@ -37,6 +37,10 @@ type Recorder struct {
 
 	seen map[string]bool // sessions recorded, across traces
 	cur  *stepper        // the session Step is in, nil between sessions
+	// clock is the file the last event came from and the line of its
+	// first event with "at" (timed) and without (untimed), 0 for none.
+	clock          string
+	timed, untimed int
 }
 
 // Record writes the events of one trace file.
@@ -71,6 +75,9 @@ func (r *Recorder) Close() {
 func (r *Recorder) Step(file string, ev, next *Event) error {
 	fail := func(format string, a ...any) error {
 		return &SyntaxError{File: file, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
+	}
+	if err := r.checkClock(file, ev, fail); err != nil {
+		return err
 	}
 	s := r.cur
 	if ev.Start != nil {
@@ -121,6 +128,31 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 		err = r.append(now, session, chain.KindEnd, &chain.EndBody{})
 	}
 	return err
+}
+
+// checkClock refuses a trace whose events mix times with none: the ones
+// without "at" would be stamped from another clock (the epoch plus their
+// line), and the log would hold a session spanning decades.
+func (r *Recorder) checkClock(file string, ev *Event, fail func(string, ...any) error) error {
+	if file != r.clock {
+		r.clock, r.timed, r.untimed = file, 0, 0
+	}
+	if ev.At.IsZero() {
+		if r.timed > 0 {
+			return fail("this event has no \"at\" but line %d has one: a trace's events carry \"at\" all or none", r.timed)
+		}
+		if r.untimed == 0 {
+			r.untimed = ev.Line
+		}
+		return nil
+	}
+	if r.untimed > 0 {
+		return fail("this event has \"at\" but line %d has none: a trace's events carry \"at\" all or none", r.untimed)
+	}
+	if r.timed == 0 {
+		r.timed = ev.Line
+	}
+	return nil
 }
 
 func (r *Recorder) time(ev *Event) time.Time {

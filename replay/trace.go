@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"bailiff/engine"
+	"bailiff/internal/records"
 )
 
 // Epoch is the clock of an event without "at": Epoch plus the event's line
@@ -124,7 +125,13 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
 
-// ParseTrace reads a whole trace. name is used in error messages only.
+// ErrEmpty is a trace with no events. Replaying or recording it would
+// print a bare header or write a log of nothing, both of which read as a
+// clean session that never happened.
+var ErrEmpty = errors.New("is empty: no session to replay or record")
+
+// ParseTrace reads a whole trace. name is used in error messages only. A
+// trace with no events is ErrEmpty.
 func ParseTrace(name string, r io.Reader) ([]Event, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxLine)
@@ -148,12 +155,18 @@ func ParseTrace(name string, r io.Reader) ([]Event, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if len(events) == 0 {
+		return nil, fmt.Errorf("%s %w", name, ErrEmpty)
+	}
 	return events, nil
 }
 
 // ParseEvent parses one trace line.
 func ParseEvent(b []byte, line int) (Event, error) {
 	ev := Event{Line: line}
+	if err := records.CheckText(b); err != nil {
+		return ev, fmt.Errorf("not valid text: %v", err)
+	}
 	v, err := engine.DecodeJSON(b)
 	if err != nil {
 		return ev, fmt.Errorf("not valid JSON: %v", err)

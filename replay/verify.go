@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -31,7 +32,12 @@ const (
 	FindVerdict    = "verdict"    // a recorded decision the engine does not recompute
 	FindGrant      = "grant"      // a grant that does not answer what it claims
 	FindRecord     = "record"     // a record that cannot be read or does not fit its session
-	FindEvidence   = "evidence"   // evidence that does not match its digest
+	FindEvidence   = "evidence"   // evidence that is missing (not purged) or altered
+	// WarnTime is a warning, not a finding: a record earlier than the one
+	// before it. One writer appends in order, so its clock went back (a
+	// host's clock set back, or records written elsewhere and spliced in
+	// with their hashes redone); the chain itself is intact.
+	WarnTime = "time"
 )
 
 // Finding is one disagreement between a log and what it should be.
@@ -70,6 +76,9 @@ type LogReport struct {
 	Checkpoint  *chain.Checkpoint
 	Findings    []Finding
 	Unevaluable []Unevaluable
+	// Warnings are reported without failing the log: timestamps that go
+	// back (WarnTime).
+	Warnings []Finding
 }
 
 // VerifyOptions tunes VerifyLog.
@@ -96,8 +105,9 @@ type VerifyOptions struct {
 // its semantics: every session is rebuilt from its own records (policy,
 // pins, outputs from the evidence store, grants) and every recorded
 // decision recomputed. Sessions are verified in parallel. Errors are for
-// unusable input only (it cannot be read); everything wrong with the log
-// is a Finding.
+// unusable input only (it cannot be read, is empty: chain.ErrEmpty, or is
+// not a log: chain.ErrNotALog); everything wrong with the log is a
+// Finding.
 func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (*LogReport, error) {
 	rep := &LogReport{File: name, Checked: !opt.IntegrityOnly, Checkpoint: opt.Checkpoint}
 	if opt.IntegrityOnly {
@@ -108,6 +118,9 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 		workers = runtime.GOMAXPROCS(0)
 	}
 	v := &verifier{file: name, ev: ev, key: opt.Key, approvers: opt.ApproverKeys, policies: map[string]*policyEntry{}}
+	if _, err := os.Stat(ev.Dir); err != nil {
+		v.noStore = true
+	}
 	chans := make([]chan chain.Record, workers)
 	results := make([]*sessionSet, workers)
 	var wg sync.WaitGroup
@@ -128,7 +141,10 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 		}(chans[i], results[i])
 	}
 	rd := chain.NewReader(r)
-	var readErr error
+	var (
+		readErr error
+		last    time.Time // the time of the record before
+	)
 	for {
 		if opt.Checkpoint != nil && rd.Count() == opt.Checkpoint.Size {
 			checkRoot(rep, opt.Checkpoint, rd.Root())
@@ -146,6 +162,12 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 			readErr = err
 			break
 		}
+		if rec.TS.Before(last) {
+			rep.Warnings = append(rep.Warnings, Finding{File: name, Seq: rec.Seq, Session: rec.Session, Kind: WarnTime,
+				Recorded: rec.TS.Format(chain.TimeFormat), Recomputed: "not before " + last.Format(chain.TimeFormat),
+				Reason: fmt.Sprintf("time goes back: record %d is at %s, before record %d at %s", rec.Seq, rec.TS.Format(chain.TimeFormat), rec.Seq-1, last.Format(chain.TimeFormat))})
+		}
+		last = rec.TS
 		if rec.Kind == chain.KindCheckpoint {
 			v.checkpointRecord(rec, rd.RootBefore())
 			continue
@@ -171,7 +193,7 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 		set.close()
 	}
 	if readErr != nil {
-		return nil, fmt.Errorf("%s: %w", name, readErr)
+		return nil, inputError(name, readErr)
 	}
 	for _, set := range results {
 		if set.failed != nil {
@@ -182,6 +204,9 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 		}
 	}
 	rep.Records = rd.Count()
+	if rep.Records == 0 && len(rep.Findings) == 0 {
+		return nil, inputError(name, chain.ErrEmpty)
+	}
 	if opt.Checkpoint != nil && rd.Count() < opt.Checkpoint.Size && len(rep.Findings) == 0 {
 		rep.Findings = append(rep.Findings, Finding{File: name, Seq: rd.Count(), Kind: FindCheckpoint,
 			Recorded: fmt.Sprintf("%d records", rd.Count()), Recomputed: fmt.Sprintf("%d records", opt.Checkpoint.Size),
@@ -211,7 +236,10 @@ func verifyIntegrity(rep *LogReport, r io.Reader, opt VerifyOptions) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", rep.File, err)
+		return inputError(rep.File, err)
+	}
+	if sum.Records == 0 {
+		return inputError(rep.File, chain.ErrEmpty)
 	}
 	if c := opt.Checkpoint; c != nil {
 		if root, ok := sum.RootAt[c.Size]; ok {
@@ -223,6 +251,15 @@ func verifyIntegrity(rep *LogReport, r io.Reader, opt VerifyOptions) error {
 		}
 	}
 	return nil
+}
+
+// inputError names the file an error is about. The two that say what the
+// file is read as a sentence about it ("audit.jsonl is empty: ...").
+func inputError(name string, err error) error {
+	if errors.Is(err, chain.ErrNotALog) || errors.Is(err, chain.ErrEmpty) {
+		return fmt.Errorf("%s %w", name, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 func checkRoot(rep *LogReport, c *chain.Checkpoint, root [32]byte) {
@@ -256,6 +293,7 @@ func sortReport(rep *LogReport) {
 type verifier struct {
 	file      string
 	ev        chain.Evidence
+	noStore   bool // the evidence store does not exist at all
 	key       string
 	approvers []string
 	mu        sync.Mutex
@@ -433,6 +471,19 @@ type vsession struct {
 	elicited  map[string]bool
 	asked     map[string]time.Time
 	refused   map[string]string
+	// lost names the outputs the engine counts as purged that were in
+	// truth missing or altered, so a decision that depended on one says
+	// which.
+	lost map[string]string
+}
+
+// lose notes that the output src is unknown because its evidence is
+// missing or altered (how), not purged.
+func (vs *vsession) lose(src engine.Source, how string) {
+	if vs.lost == nil {
+		vs.lost = map[string]string{}
+	}
+	vs.lost["purged "+src.String()] = how + " " + src.String()
 }
 
 func (set *sessionSet) find(rec chain.Record, call, kind, recorded, recomputed, reason string) {
@@ -608,8 +659,12 @@ func (set *sessionSet) compare(vs *vsession, rec chain.Record, call, tool string
 	if want.Unevaluable {
 		for _, v := range want.Possible {
 			if string(v) == got.Verdict {
+				reason := want.Reason
+				for purged, lost := range vs.lost {
+					reason = strings.ReplaceAll(reason, purged, lost)
+				}
 				set.unevaluable = append(set.unevaluable, Unevaluable{File: set.v.file, Seq: rec.Seq, Session: rec.Session,
-					Call: call, Tool: tool, Recorded: got.Verdict, Reason: want.Reason})
+					Call: call, Tool: tool, Recorded: got.Verdict, Reason: reason})
 				return
 			}
 		}
@@ -769,8 +824,20 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 		vs.s.output(src, b.Call, failed, text, true)
 	case errors.Is(err, chain.ErrPurged):
 		vs.s.output(src, b.Call, failed, "", false)
+	case errors.Is(err, chain.ErrMissing) && set.v.noStore:
+		// Verified without its store, as the caller was warned: every
+		// output is unknown, and what depended on one is unevaluable.
+		vs.s.output(src, b.Call, failed, "", false)
+	case errors.Is(err, chain.ErrMissing):
+		set.find(rec, b.Call, FindEvidence, b.Content, "", fmt.Sprintf("evidence %s is missing: it is not in the store and no purge removed it", b.Content))
+		vs.lose(src, "missing")
+		vs.s.output(src, b.Call, failed, "", false)
 	default:
 		set.find(rec, b.Call, FindEvidence, b.Content, "", err.Error())
+		var ee *chain.EvidenceError
+		if errors.As(err, &ee) {
+			vs.lose(src, "altered")
+		}
 		vs.s.output(src, b.Call, failed, "", false)
 	}
 	return nil

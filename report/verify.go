@@ -68,6 +68,11 @@ func Verify(w io.Writer, f Format, logs []*replay.LogReport) error {
 					return err
 				}
 			}
+			for _, x := range r.Warnings {
+				if err := enc.Encode(findingLine{"warning", x}); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	}

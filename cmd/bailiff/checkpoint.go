@@ -124,7 +124,9 @@ number of records and the root. Kept somewhere the log's writer cannot
 reach, it lets verify --checkpoint detect a log cut short or rewritten.
 
 It refuses to sign a log that fails integrity. With --append the
-checkpoint is also written into the log as a checkpoint record.`,
+checkpoint is also written into the log as a checkpoint record, stamped
+with this host's clock; it is refused if that is earlier than the log's
+last record, so the log's time never goes back.`,
 		Example: `  bailiff checkpoint audit.jsonl --key audit.key -o audit.ckpt
   bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl`,
 		Args: cobra.ExactArgs(1),
@@ -186,8 +188,16 @@ func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) er
 			return usageErr(fmt.Errorf("%s grew while it was checkpointed", name), "run checkpoint again")
 		}
 		// A checkpoint record belongs to no session; its time is the
-		// checkpoint's own, the one clock read here.
-		_, err = w.Append(time.Now(), "", chain.KindCheckpoint, &chain.CheckpointBody{Note: string(signed)})
+		// checkpoint's own, the one clock read here. It must not be
+		// earlier than the log's last record (an earlier checkpoint
+		// record among them): a log whose time goes back reads as spliced.
+		now := time.Now().UTC()
+		if last := w.Last(); now.Before(last) {
+			w.Close()
+			return usageErr(fmt.Errorf("%s: its last record is at %s, after this host's clock (%s): a checkpoint record would go back in time", name, last.Format(chain.TimeFormat), now.Format(chain.TimeFormat)),
+				"set the clock right, or checkpoint without --append")
+		}
+		_, err = w.Append(now, "", chain.KindCheckpoint, &chain.CheckpointBody{Note: string(signed)})
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}

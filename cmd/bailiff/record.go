@@ -34,8 +34,9 @@ writes the audit log the live gateway would have written: a session record
 holding the full policy, a call record for every decision, grant, result
 and end records, and every output's content in the evidence store beside
 the log (LOG.evidence/). The result is deterministic: times come from the
-traces (events without "at" get --clock plus their line number in
-seconds), so the same inputs give the same bytes.
+traces, so the same inputs give the same bytes. A trace's events carry
+"at" all or none; one with none needs --clock, and its events are at
+--clock plus their line number in seconds.
 
 It is how a policy is rehearsed end to end, and how audit fixtures are
 made. Arguments the policy redacts are left out of the log; their calls
@@ -44,6 +45,7 @@ A grant is signed with its approver's key (--approver-key, from keygen
 --approver), as the gateway records an out-of-band answer; a grant by
 "elicitation" is recorded as answered through the client.`,
 		Example: `  bailiff record --policy policy.yaml session.jsonl -o audit.jsonl
+  bailiff record --policy policy.yaml --clock 2026-12-01T09:00:00Z untimed.jsonl -o audit.jsonl
   bailiff record --policy policy.yaml --secret deploy.secret traces/*.jsonl -o audit.jsonl
   bailiff verify audit.jsonl`,
 		Args: cobra.MinimumNArgs(1),
@@ -65,8 +67,18 @@ A grant is signed with its approver's key (--approver-key, from keygen
 	p.output.register(c)
 	c.Flags().StringVar(&p.secret, "secret", "", "file holding the key for digests of redacted calls")
 	c.Flags().StringArrayVar(&p.approvers, "approver-key", nil, "an approver's private key: the traces' grants by its name are signed with it (repeatable)")
-	c.Flags().StringVar(&p.clock, "clock", "", "RFC 3339 time of line 0 for events without \"at\" (default 2000-01-01T00:00:00Z)")
+	c.Flags().StringVar(&p.clock, "clock", "", "RFC 3339 time of line 0 for traces with no \"at\" (required for them)")
 	return c
+}
+
+// untimed reports whether no event of a trace carries a time.
+func untimed(events []replay.Event) bool {
+	for _, ev := range events {
+		if !ev.At.IsZero() {
+			return false
+		}
+	}
+	return true
 }
 
 func runRecord(stderr io.Writer, p recordParams, traces []string) error {
@@ -121,8 +133,17 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 			return err
 		}
 		events, err := replay.ParseTrace(t, bytes.NewReader(data))
+		if errors.Is(err, replay.ErrEmpty) {
+			return usageErr(fmt.Errorf("%s is empty: no session to record", t), "")
+		}
 		if err != nil {
 			return usageErr(err, "see docs/trace-format.md for the trace format")
+		}
+		if p.clock == "" && untimed(events) {
+			// A log's times are believed: a session stamped from a made-up
+			// epoch would read as having happened then.
+			return usageErr(fmt.Errorf("%s: no event has \"at\": record does not make up the log's times", t),
+				"give each event an \"at\", or --clock TIME for the time of line 0 (events at TIME plus their line in seconds)")
 		}
 		all = append(all, parsed{t, events})
 	}

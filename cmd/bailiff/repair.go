@@ -23,8 +23,9 @@ func newRepair(stderr io.Writer) *cobra.Command {
 		Long: `repair copies a log to OUT without its torn last line: the partial record
 a writer killed mid-write leaves. Every whole record is kept, so the copy
 verifies. A log that fails integrity anywhere else is refused (exit 1):
-repair never hides an edit. OUT may be LOG itself; it is replaced only
-once the copy is complete.`,
+repair never hides an edit; a file that is no log is refused (exit 2).
+The evidence the kept records refer to is copied to OUT.evidence/. OUT
+may be LOG itself; it is replaced only once the copy is complete.`,
 		Example: `  bailiff repair audit.jsonl -o audit.jsonl
   bailiff verify audit.jsonl`,
 		Args: cobra.ExactArgs(1),
@@ -52,6 +53,9 @@ once the copy is complete.`,
 				if errors.As(err, &ve) {
 					return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], ve), Hint: "repair only cuts a torn last line; run bailiff verify " + args[0]}
 				}
+				if errors.Is(err, chain.ErrNotALog) {
+					return usageErr(fmt.Errorf("%s %v", args[0], err), "repair reads only audit logs")
+				}
 				if err == nil {
 					err = bw.Flush()
 				}
@@ -63,12 +67,50 @@ once the copy is complete.`,
 			if err != nil {
 				return err
 			}
+			if err := carryEvidence(args[0], out); err != nil {
+				return err
+			}
 			fmt.Fprintf(stderr, "bailiff: kept %d records, cut %d bytes of a torn last line\n", kept, cut)
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "where to write the repaired log")
 	return c
+}
+
+// carryEvidence copies into out's evidence store the content its result
+// records refer to, from the store of the log it was repaired from: a
+// repaired log without its evidence would verify with every output
+// purged. Content the source store does not hold is not made up.
+func carryEvidence(from, out string) error {
+	src, dst := chain.Evidence{Dir: chain.EvidenceDir(from)}, chain.Evidence{Dir: chain.EvidenceDir(out)}
+	a, _ := filepath.Abs(src.Dir)
+	b, _ := filepath.Abs(dst.Dir)
+	if a == b {
+		return nil
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot read %s: %v", out, unwrapPath(err)), "")
+	}
+	defer f.Close()
+	rd := chain.NewReader(bufio.NewReaderSize(f, 1<<20))
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return usageErr(fmt.Errorf("cannot read %s: %v", out, err), "")
+		}
+		var b chain.ResultBody
+		if rec.Kind != chain.KindResult || chain.DecodeBody(rec.Body, &b) != nil || b.Content == "" {
+			continue
+		}
+		if err := src.CopyTo(dst, b.Content); err != nil {
+			return usageErr(fmt.Errorf("cannot copy evidence %s: %v", b.Content, err), "")
+		}
+	}
 }
 
 type purgeParams struct {
@@ -197,6 +239,13 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 		for _, d := range kept {
 			if err := src.CopyTo(out, d); err != nil {
 				return usageErr(fmt.Errorf("cannot copy evidence %s: %v", d, err), "")
+			}
+		}
+		// The marks let verify tell what this purge removed from what
+		// was lost.
+		for _, d := range gone {
+			if err := out.MarkPurged(d); err != nil {
+				return usageErr(fmt.Errorf("cannot purge %s: %v", d, err), "")
 			}
 		}
 		// The log is copied byte for byte: its records do not change.

@@ -79,7 +79,7 @@ func hostile(t *testing.T) (log, pol string) {
 	os.WriteFile(trace, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	log = filepath.Join(dir, "audit.jsonl")
 	var out, errb bytes.Buffer
-	if code := run([]string{"record", "--policy", pol, trace, "-o", log}, &out, &errb); code != 0 {
+	if code := run([]string{"record", "--clock", "2026-03-02T09:00:00Z", "--policy", pol, trace, "-o", log}, &out, &errb); code != 0 {
 		t.Fatalf("record: %s", errb.String())
 	}
 	return log, pol

@@ -91,7 +91,7 @@ Then test your own policy against a hand-written session trace:
 
 Write the audit log a session leaves, and prove every verdict in it:
 
-  bailiff record --policy policy.yaml session.jsonl -o audit.jsonl
+  bailiff record --policy policy.yaml --clock 2026-12-01T09:00:00Z session.jsonl -o audit.jsonl
   bailiff verify audit.jsonl
 
 Put a real MCP server behind it:

@@ -45,17 +45,23 @@ func newVerify(stdout, stderr io.Writer) *cobra.Command {
   verdict     a recorded decision the engine does not recompute from the
               session's own records (policy, pins, outputs, grants)
   grant       a grant that does not answer what it claims
-  evidence    result content that does not match its digest
+  evidence    result content that is missing (gone without a purge) or
+              altered (its bytes do not match its digest)
   record      a record that cannot be read or does not fit its session
 
 Decisions that depended on redacted arguments or purged evidence are listed
 as unevaluable, with the reason; they are not failures. Exit 0 when clean,
-1 with findings, 2 when a log cannot be read. A directory argument means
+1 with findings, 2 when a log cannot be read, is empty or is not an audit
+log at all (a trace, a policy, a binary). A directory argument means
 every *.jsonl file in it; logs and the sessions in them are verified in
 parallel. Each log's evidence is read from LOG.evidence/.
 
+Timestamps that go back (a record earlier than the one before it) are a
+warning, printed on stderr and, with --format json, as "warning" lines:
+they do not change the exit code. --integrity-only does not read times.
+
 --format json prints one object per line: a "log" line per log, then its
-"finding" and "unevaluable" lines, each with a "type" field.`,
+"finding", "unevaluable" and "warning" lines, each with a "type" field.`,
 		Example: `  bailiff verify audit.jsonl
   bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl
   bailiff verify --integrity-only --format json logs/`,
@@ -220,20 +226,27 @@ func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions
 			return nil, usageErr(err, "")
 		}
 		defer os.Remove(empty)
-		evidence = empty
+		// A store that does not exist: every output counts as purged,
+		// not as missing from a store that should have held it.
+		evidence = filepath.Join(empty, "none")
 	}
 	if evidence == "" {
 		evidence = chain.EvidenceDir(name)
-	}
-	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly && name != "-" {
-		// Not an error: a log may be verified without its evidence, and
-		// every decision that needed it is then listed as unevaluable.
-		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", evidence)
 	}
 	live := chain.InUse(name)
 	rep, err := replay.VerifyLog(name, f, chain.Evidence{Dir: evidence}, opt)
 	if err != nil {
 		return nil, usageErr(err, "")
+	}
+	for _, w := range rep.Warnings {
+		// A warning is not a finding: the exit code stays what the
+		// findings make it. JSON carries it as a "warning" line too.
+		fmt.Fprintf(stderr, "bailiff: warning: %s: record %d: %s\n", name, w.Seq, w.Reason)
+	}
+	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly && name != "-" {
+		// Not an error: a log may be verified without its evidence, and
+		// every decision that needed it is then listed as unevaluable.
+		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", evidence)
 	}
 	if live {
 		// A writer is appending: its last line may simply be unfinished.

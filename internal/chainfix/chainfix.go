@@ -27,6 +27,7 @@ import (
 type log struct {
 	lines    [][]byte
 	evidence map[string][]byte // digest -> content
+	purged   []string          // digests a purge removed: the store marks them
 }
 
 func (l *log) clone() *log {
@@ -83,6 +84,7 @@ func Generate(dir string) error {
 			var b chain.ResultBody
 			_ = chain.DecodeBody(rec.Body, &b)
 			delete(purged.evidence, b.Content)
+			purged.purged = append(purged.purged, b.Content)
 		}
 	}
 	out["good_purged"] = purged
@@ -418,6 +420,11 @@ func write(dir, name string, l *log) error {
 	sort.Strings(digests)
 	for _, d := range digests {
 		if err := os.WriteFile(filepath.Join(ev, strings.TrimPrefix(d, "sha256:")), l.evidence[d], 0o644); err != nil {
+			return err
+		}
+	}
+	for _, d := range l.purged {
+		if err := (chain.Evidence{Dir: ev}).MarkPurged(d); err != nil {
 			return err
 		}
 	}
