@@ -23,13 +23,13 @@ type PackInput struct {
 	Logs []string
 	// PolicyName and PolicyData, when given, are --policy: compared with
 	// the policies the logs' sessions embed, never taken in their place.
-	PolicyName string
-	PolicyData []byte
-	Tools      map[string][]byte // tools/list answers by file name
-	ShadowFile string
-	Shadow     []byte // shadow --format json output, or nil
-	AblateFile string
-	Ablate     []byte // ablate --format json output, or nil
+	PolicyName  string
+	PolicyData  []byte
+	Tools       map[string][]byte // tools/list answers by file name
+	ShadowFile  string
+	Shadow      []byte // shadow --format json output, or nil
+	AblateFile  string
+	Ablate      []byte // ablate --format json output, or nil
 	Since       time.Time
 	Until       time.Time
 	GeneratedAt string // the date line; default the last record's day
