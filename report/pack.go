@@ -318,7 +318,7 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 		p.last = s.Policy.Version()
 		open := map[string]bool{}
 		for _, e := range s.Events {
-			if e.At.IsZero() {
+			if !realTime(e.At) {
 				// No time to place it in a period: counted, never dated.
 				p.Untimed++
 				if !p.In.Since.IsZero() || !p.In.Until.IsZero() {
@@ -349,7 +349,7 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 					p.ByRule[d.Rule]++
 				}
 				day := "(no time)"
-				if !e.At.IsZero() {
+				if realTime(e.At) {
 					day = e.At.UTC().Format("2006-01-02")
 				}
 				if p.ByDay[day] == nil {
@@ -391,6 +391,18 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 		p.Findings = append(p.Findings, PackFinding{Rule: "unreadable", Severity: SevHigh, Where: name, Message: err.Error()})
 	}
 	return nil
+}
+
+// realTime tells whether t is a time a record was written at, not a
+// placeholder: zero, or the clock bailiff record gives events without
+// "at" (replay.Epoch plus whole seconds, one per trace line), which would
+// otherwise show as a period in January 2000 that never happened.
+func realTime(t time.Time) bool {
+	if t.IsZero() {
+		return false
+	}
+	d := t.Sub(replay.Epoch)
+	return d < 0 || d >= 366*24*time.Hour || t.Nanosecond() != 0
 }
 
 // writtenDestination is the destination as the call wrote it, which the

@@ -111,10 +111,10 @@ func (p *Pack) markdown(mermaid bool) []byte {
 	if !p.First.IsZero() {
 		span = p.First.UTC().Format("2006-01-02 15:04:05Z") + " to " + p.Last.UTC().Format("2006-01-02 15:04:05Z")
 	} else if p.Untimed > 0 {
-		span = "unknown: no record carries a time"
+		span = "unknown: no record carries a real time (a log made by bailiff record from traces without times)"
 	}
 	if p.Untimed > 0 && !p.First.IsZero() {
-		span += fmt.Sprintf(" (%d records carry no time and are not placed in it)", p.Untimed)
+		span += fmt.Sprintf(" (%d records carry no real time and are not placed in it)", p.Untimed)
 	}
 	ckpt := "none given: a log cut short since it was written would not show (give --checkpoint)"
 	if c := p.In.Checkpoint; c != nil {
@@ -295,7 +295,7 @@ func (p *Pack) generatedAt() string {
 		return p.In.GeneratedAt
 	}
 	if p.Last.IsZero() {
-		return "(no records)"
+		return "(no record carries a real time)"
 	}
 	return p.Last.UTC().Format("2006-01-02")
 }

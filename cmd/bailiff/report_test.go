@@ -135,9 +135,34 @@ func TestReportConsistent(t *testing.T) {
 	}
 }
 
-// TestReportDestinationAsWritten: a destination denied in two spellings
-// is one row, shown as the calls wrote it, not lower-cased.
+// TestReportDestinationAsWritten: a denied destination is shown as the
+// calls wrote it, not lower-cased, and once.
 func TestReportDestinationAsWritten(t *testing.T) {
+	code, md, errs := reportRun(t, "--audit", exfilLog(t), "-o", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !regexp.MustCompile(`\| Mallory@Evil\.Example +\| 2 `).MatchString(md) || strings.Contains(md, "mallory@evil.example") {
+		t.Errorf("the destination is not one row as written:\n%s", md)
+	}
+}
+
+// TestReportPeriod: the period is the records' real times; the clock
+// bailiff record makes up for traces without times is no period.
+func TestReportPeriod(t *testing.T) {
+	_, md, _ := reportRun(t, "--audit", exfilLog(t), "-o", "-")
+	if !strings.Contains(md, "- Period: unknown: no record carries a real time") || strings.Contains(md, "2000-01-01") {
+		t.Errorf("a made-up clock shows as a period:\n%s", md)
+	}
+	_, md, _ = reportRun(t, "--audit", exfilLog(t, "--clock", "2026-05-01T10:00:00Z"), "-o", "-")
+	if !strings.Contains(md, "- Period: 2026-05-01 10:00:01Z to 2026-05-01 10:00:06Z\n") {
+		t.Errorf("the recorded times are not the period:\n%s", md)
+	}
+}
+
+// exfilLog records a session that twice sends to a destination read in
+// untrusted output, written in mixed case.
+func exfilLog(t *testing.T, recordFlags ...string) string {
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "policy.yaml")
 	trace := filepath.Join(dir, "trace.jsonl")
@@ -153,16 +178,10 @@ func TestReportDestinationAsWritten(t *testing.T) {
 	os.WriteFile(trace, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	log := filepath.Join(dir, "audit.jsonl")
 	var out, errb bytes.Buffer
-	if code := run([]string{"record", "--policy", pol, trace, "-o", log}, &out, &errb); code != 0 {
+	if code := run(append([]string{"record", "--policy", pol, trace, "-o", log}, recordFlags...), &out, &errb); code != 0 {
 		t.Fatalf("record: %s", errb.String())
 	}
-	code, md, errs := reportRun(t, "--audit", log, "-o", "-")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	if !regexp.MustCompile(`\| Mallory@Evil\.Example +\| 2 `).MatchString(md) || strings.Contains(md, "mallory@evil.example") {
-		t.Errorf("the destination is not one row as written:\n%s", md)
-	}
+	return log
 }
 
 // TestReportGolden pins the review pack in Markdown, HTML and SARIF for
