@@ -55,6 +55,28 @@ func TestReportDescribesEmbeddedPolicy(t *testing.T) {
 	}
 }
 
+// TestReportPolicyVersions: logs decided under several policies say so;
+// logs with no readable session describe --policy only as given, and
+// without it there is nothing to describe.
+func TestReportPolicyVersions(t *testing.T) {
+	code, md, errs := reportRun(t, "--audit", fixtures+"/chain/good_mail.jsonl", "--audit", exfilLog(t), "-o", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(md, "The sessions were decided under 2 policy versions") || !strings.Contains(md, "| medium   | several-policies") {
+		t.Errorf("several policy versions are not said:\n%s", md)
+	}
+	edited := fixtures + "/chain/fail_edited_field.jsonl"
+	code, md, errs = reportRun(t, "--audit", edited, "--policy", fixtures+"/chain/src/policy.yaml", "-o", "-")
+	if code != 0 || !strings.Contains(md, "as given with --policy: no readable session records the policy") {
+		t.Errorf("exit %d: %s\n%s", code, errs, md)
+	}
+	code, _, errs = reportRun(t, "--audit", edited, "-o", "-")
+	if code != 2 || !strings.Contains(errs, "give it with --policy") {
+		t.Errorf("no policy anywhere: exit %d: %s", code, errs)
+	}
+}
+
 // TestReportStdout: -o - is standard output, not a file named -, and only
 // one output can be it.
 func TestReportStdout(t *testing.T) {
