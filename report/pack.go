@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,12 +20,16 @@ import (
 
 // PackInput is what a review pack is built from.
 type PackInput struct {
-	Logs        []string
+	Logs []string
+	// PolicyName and PolicyData, when given, are --policy: compared with
+	// the policies the logs' sessions embed, never taken in their place.
 	PolicyName  string
 	PolicyData  []byte
 	Tools       map[string][]byte // tools/list answers by file name
-	Shadow      []byte            // shadow --format json output, or nil
-	Ablate      []byte            // ablate --format json output, or nil
+	ShadowFile  string
+	Shadow      []byte // shadow --format json output, or nil
+	AblateFile  string
+	Ablate      []byte // ablate --format json output, or nil
 	Since       time.Time
 	Until       time.Time
 	GeneratedAt string // the date line; default the last record's day
@@ -58,8 +65,17 @@ type LogStatus struct {
 // Pack is a review pack's content, ready to write as Markdown, HTML or
 // SARIF. Everything in it comes from its inputs: no clock, no machine.
 type Pack struct {
-	In        PackInput
-	Policy    *engine.Policy
+	In     PackInput
+	Policy *engine.Policy // the policy described: the last session's
+	// PolicyFrom says where Policy comes from: "embedded" (the logs'
+	// sessions), "file" (embedded, and --policy is the same policy) or
+	// "given" (--policy: no readable session records a policy).
+	PolicyFrom string
+	// Candidate is a --policy no session was decided under.
+	Candidate *engine.Policy
+	policies  map[string]*engine.Policy
+	last      string // the last session's policy version
+	Untimed   int    // records in range that carry no time
 	Logs      []LogStatus
 	Sessions  int
 	Versions  []string
@@ -71,7 +87,8 @@ type Pack struct {
 	ByRule    map[string]int
 	ByDay     map[string]map[string]int // day -> verdict -> n
 	Asks      map[string]int            // approved, declined, unanswered
-	DeniedTo  map[string]int            // tainted destinations denied
+	DeniedTo  map[string]int            // tainted destinations denied, by normalized form
+	DestRaw   map[string][]string       // normalized destination -> the forms it was written in
 	Redacted  int                       // calls with redacted arguments
 	Findings  []PackFinding
 	ToolNames []string
@@ -79,26 +96,65 @@ type Pack struct {
 	Dests     map[string][]string // tool -> destination-shaped arguments
 }
 
-// BuildPack reads the logs (verifying each) and the policy.
+// BuildPack reads the logs (verifying each) and describes the policy
+// their sessions were decided under; --policy is compared with it.
 func BuildPack(in PackInput) (*Pack, error) {
-	pol, err := engine.Load(in.PolicyName, in.PolicyData)
-	if err != nil {
-		return nil, err
+	// A results file that is not one would be a pack with a hole the
+	// reviewer never sees: refuse it.
+	if in.Shadow != nil {
+		if _, _, err := parseShadow(in.Shadow); err != nil {
+			return nil, fmt.Errorf("--shadow %s: %v", in.ShadowFile, err)
+		}
 	}
-	p := &Pack{In: in, Policy: pol, ByTool: map[string]map[string]int{}, ByCheck: map[string]int{}, ByRule: map[string]int{},
-		ByDay: map[string]map[string]int{}, Asks: map[string]int{}, DeniedTo: map[string]int{}, Annots: map[string][]string{},
-		Dests: map[string][]string{}}
-	versions := map[string]bool{}
-	tools := map[string]bool{}
-	for _, name := range in.Logs {
-		if err := p.readLog(name, versions, tools); err != nil {
+	if in.Ablate != nil {
+		if _, _, err := parseAblate(in.Ablate); err != nil {
+			return nil, fmt.Errorf("--ablate %s: %v", in.AblateFile, err)
+		}
+	}
+	var given *engine.Policy
+	if in.PolicyData != nil {
+		var err error
+		if given, err = engine.Load(in.PolicyName, in.PolicyData); err != nil {
 			return nil, err
 		}
 	}
-	for v := range versions {
-		p.Versions = append(p.Versions, v)
+	p := &Pack{In: in, ByTool: map[string]map[string]int{}, ByCheck: map[string]int{}, ByRule: map[string]int{},
+		ByDay: map[string]map[string]int{}, Asks: map[string]int{}, DeniedTo: map[string]int{}, DestRaw: map[string][]string{},
+		Annots: map[string][]string{}, Dests: map[string][]string{}, policies: map[string]*engine.Policy{}}
+	tools := map[string]bool{}
+	for _, name := range in.Logs {
+		if err := p.readLog(name, tools); err != nil {
+			return nil, err
+		}
 	}
-	sort.Strings(p.Versions)
+	p.Versions = sortedKeys(p.policies)
+	lintName, lintData := in.PolicyName, in.PolicyData
+	switch {
+	case len(p.policies) == 0 && given == nil:
+		return nil, fmt.Errorf("no readable session in the logs records the policy it was decided under: give it with --policy")
+	case len(p.policies) == 0:
+		p.Policy, p.PolicyFrom = given, "given"
+	default:
+		p.Policy, p.PolicyFrom = p.policies[p.last], "embedded"
+		if given != nil && given.Version() == p.last {
+			p.PolicyFrom = "file"
+		} else {
+			// Lint the policy the logs hold, not a file that is not it.
+			lintName, lintData = "embedded policy "+p.last, p.Policy.Canonical()
+		}
+		if given != nil && p.policies[given.Version()] == nil {
+			p.Candidate = given
+			p.Findings = append(p.Findings, PackFinding{Rule: "policy-mismatch", Severity: SevHigh, Where: in.PolicyName,
+				Message: fmt.Sprintf("--policy %s (%s) is not the policy any session was decided under (%s): it is shown as a candidate only",
+					in.PolicyName, given.Version(), strings.Join(p.Versions, ", "))})
+		}
+		if len(p.policies) > 1 {
+			p.Findings = append(p.Findings, PackFinding{Rule: "several-policies", Severity: SevMedium, Where: "audit",
+				Message: fmt.Sprintf("the sessions were decided under %d policy versions (%s); the pack describes the last session's, %s",
+					len(p.policies), strings.Join(p.Versions, ", "), p.last)})
+		}
+	}
+	pol := p.Policy
 	var listed []string
 	for _, file := range sortedKeys(in.Tools) {
 		names, err := engine.ToolNames(in.Tools[file])
@@ -120,9 +176,12 @@ func BuildPack(in PackInput) (*Pack, error) {
 	sort.Strings(p.ToolNames)
 	var toolList []string
 	if len(listed) > 0 {
-		toolList = listed
+		// A tool the logs show called was offered: a rule naming it can
+		// match, whatever the tools files say.
+		toolList = append(toolList, listed...)
+		toolList = append(toolList, sortedKeys(p.ByTool)...)
 	}
-	lint, err := engine.Lint(in.PolicyName, in.PolicyData, toolList)
+	lint, err := engine.Lint(lintName, lintData, toolList)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +190,11 @@ func BuildPack(in PackInput) (*Pack, error) {
 		if f.Kind == engine.LintNoSinkParams || f.Kind == engine.LintWriteNoPrefixes {
 			sev = SevHigh
 		}
-		p.Findings = append(p.Findings, PackFinding{Rule: f.Kind, Severity: sev, Where: f.File, Line: f.Line, Message: f.Message})
+		line := f.Line
+		if lintData == nil || lintName != in.PolicyName {
+			line = 0 // a line of the canonical form points at no file
+		}
+		p.Findings = append(p.Findings, PackFinding{Rule: f.Kind, Severity: sev, Where: lintName, Line: line, Message: f.Message})
 	}
 	var unruled []string
 	for _, n := range listed {
@@ -141,7 +204,7 @@ func BuildPack(in PackInput) (*Pack, error) {
 	}
 	if len(unruled) > 0 {
 		sort.Strings(unruled)
-		p.Findings = append(p.Findings, PackFinding{Rule: "no-rule", Severity: SevLow, Where: in.PolicyName,
+		p.Findings = append(p.Findings, PackFinding{Rule: "no-rule", Severity: SevLow, Where: lintName,
 			Message: fmt.Sprintf("%d listed tools are named by no rule, so every call to them is denied by default: %s", len(unruled), strings.Join(unruled, ", "))})
 	}
 	if n := p.Asks["unanswered"]; n > 0 {
@@ -219,7 +282,7 @@ func (p *Pack) inRange(t time.Time) bool {
 
 // readLog verifies one log and, if its records can be read, adds its
 // calls to the summary.
-func (p *Pack) readLog(name string, versions, tools map[string]bool) error {
+func (p *Pack) readLog(name string, tools map[string]bool) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return err
@@ -251,17 +314,25 @@ func (p *Pack) readLog(name string, versions, tools map[string]bool) error {
 	}
 	err = replay.LogSessions(name, bufio.NewReader(f), ev, func(s replay.LogSession) error {
 		p.Sessions++
-		versions[s.Policy.Version()] = true
+		p.policies[s.Policy.Version()] = s.Policy
+		p.last = s.Policy.Version()
 		open := map[string]bool{}
 		for _, e := range s.Events {
-			if !p.inRange(e.At) {
+			if !realTime(e.At) {
+				// No time to place it in a period: counted, never dated.
+				p.Untimed++
+				if !p.In.Since.IsZero() || !p.In.Until.IsZero() {
+					continue
+				}
+			} else if !p.inRange(e.At) {
 				continue
-			}
-			if p.First.IsZero() || e.At.Before(p.First) {
-				p.First = e.At
-			}
-			if e.At.After(p.Last) {
-				p.Last = e.At
+			} else {
+				if p.First.IsZero() || e.At.Before(p.First) {
+					p.First = e.At
+				}
+				if e.At.After(p.Last) {
+					p.Last = e.At
+				}
 			}
 			switch {
 			case e.Call != nil && e.Call.Recorded != nil:
@@ -277,7 +348,10 @@ func (p *Pack) readLog(name string, versions, tools map[string]bool) error {
 				if d.Rule != "" {
 					p.ByRule[d.Rule]++
 				}
-				day := e.At.UTC().Format("2006-01-02")
+				day := "(no time)"
+				if realTime(e.At) {
+					day = e.At.UTC().Format("2006-01-02")
+				}
 				if p.ByDay[day] == nil {
 					p.ByDay[day] = map[string]int{}
 				}
@@ -289,11 +363,17 @@ func (p *Pack) readLog(name string, versions, tools map[string]bool) error {
 					open[e.Call.ID] = true
 				}
 				if d.Verdict == engine.Deny && d.Check == engine.CheckTaint {
-					dest := d.Destination
+					dest, raw := d.Destination, writtenDestination(d.Reason)
 					if dest == "" {
 						dest = "(redacted)"
 					}
+					if raw == "" {
+						raw = dest
+					}
 					p.DeniedTo[dest]++
+					if !slices.Contains(p.DestRaw[dest], raw) {
+						p.DestRaw[dest] = append(p.DestRaw[dest], raw)
+					}
 				}
 			case e.Grant != nil && e.Grant.Recorded != nil && open[e.Grant.Call]:
 				delete(open, e.Grant.Call)
@@ -312,6 +392,35 @@ func (p *Pack) readLog(name string, versions, tools map[string]bool) error {
 	}
 	return nil
 }
+
+// realTime tells whether t is a time a record was written at, not a
+// placeholder: zero, or the clock bailiff record gives events without
+// "at" (replay.Epoch plus whole seconds, one per trace line), which would
+// otherwise show as a period in January 2000 that never happened.
+func realTime(t time.Time) bool {
+	if t.IsZero() {
+		return false
+	}
+	d := t.Sub(replay.Epoch)
+	return d < 0 || d >= 366*24*time.Hour || t.Nanosecond() != 0
+}
+
+// writtenDestination is the destination as the call wrote it, which the
+// taint check's reason quotes; the decision's Destination is normalized
+// (lower-cased), which is how calls are counted but not what was sent.
+func writtenDestination(reason string) string {
+	m := quotedDest.FindStringSubmatch(reason)
+	if m == nil {
+		return ""
+	}
+	s, err := strconv.Unquote(m[1])
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+var quotedDest = regexp.MustCompile(`^destination \S+ ("(?:[^"\\]|\\.)*")`)
 
 // shadowSummary reads the counts line of shadow --format json output.
 func parseShadow(data []byte) (map[string]int, int, error) {
@@ -365,16 +474,21 @@ func parseAblate(data []byte) ([]ablationLine, *ablationTotals, error) {
 // controls describes the controls on one tool.
 func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string) {
 	spec := p.Policy.Spec()
-	rule = "none: denied by default"
+	// Every rule that names the tool: which one decides depends on the
+	// call, so one alone would hide the others.
+	var rules []string
 	for _, r := range spec.Rules {
 		if engine.MatchGlob(r.Tool, tool) {
-			rule = r.ID + " (" + r.Action
+			s := r.ID + " (" + r.Action
 			if len(r.When) > 0 {
-				rule += ", conditional"
+				s += ", conditional"
 			}
-			rule += ")"
-			break
+			rules = append(rules, s+")")
 		}
+	}
+	rule = "none: denied by default"
+	if len(rules) > 0 {
+		rule = strings.Join(rules, "; ")
 	}
 	budget, path, patterns, sink = "-", "-", "-", "-"
 	c := spec.Tools[tool]
@@ -402,7 +516,7 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 	case c.Exfiltrating != nil && !*c.Exfiltrating:
 		sink = "not a sink"
 	case c.Exfiltrating != nil || len(c.SinkParams) > 0 || len(c.TrustedDestinations) > 0:
-		sink = "sink " + orNone(c.SinkParams) + "; trusted " + orNone(c.TrustedDestinations)
+		sink = "a sink: destinations in " + orWord(c.SinkParams, "no named argument") + "; trusted: " + orWord(c.TrustedDestinations, "nothing")
 		if c.OnTaint == "ask" {
 			sink += "; on taint ask"
 		}
@@ -410,9 +524,11 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 	return
 }
 
-func orNone(l []string) string {
+func orNone(l []string) string { return orWord(l, "none") }
+
+func orWord(l []string, none string) string {
 	if len(l) == 0 {
-		return "none"
+		return none
 	}
 	return strings.Join(l, ", ")
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"bailiff/engine"
+
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 )
@@ -77,17 +79,42 @@ var owasp = []struct {
 }
 
 // Markdown writes the pack.
-func (p *Pack) Markdown() []byte {
+func (p *Pack) Markdown() []byte { return p.markdown(true) }
+
+// markdown writes the pack, with the Mermaid charts or without them (the
+// HTML draws its own chart, and would show their source as text).
+func (p *Pack) markdown(mermaid bool) []byte {
 	var b bytes.Buffer
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	table := func(head []string, rows [][]string) { _ = writeMarkdown(&b, head, rows); b.WriteString("\n") }
 	w("# bailiff review pack\n\n")
-	w("Generated %s from %d audit log(s) under policy `%s`.\n\n", p.generatedAt(), len(p.Logs), mdEscape(p.In.PolicyName))
+	switch p.PolicyFrom {
+	case "given":
+		w("Generated %s from %d audit log(s) under policy `%s` (%s), as given with --policy: no readable session records the policy it was decided under, so nothing shows it was this one.\n\n",
+			p.generatedAt(), len(p.Logs), mdEscape(p.In.PolicyName), p.Policy.Version())
+	case "file":
+		w("Generated %s from %d audit log(s) under policy `%s` (%s), the policy the sessions record.\n\n",
+			p.generatedAt(), len(p.Logs), mdEscape(p.In.PolicyName), p.Policy.Version())
+	default:
+		w("Generated %s from %d audit log(s) under the policy the sessions record (%s).\n\n", p.generatedAt(), len(p.Logs), p.Policy.Version())
+	}
+	if len(p.Versions) > 1 {
+		w("The sessions were decided under %d policy versions; the tools and controls below are the last session's.\n\n", len(p.Versions))
+	}
+	if c := p.Candidate; c != nil {
+		w("**Candidate, not in force:** `%s` (%s), given with --policy, is not the policy any session was decided under. Nothing below describes it; `bailiff shadow --candidate` shows what it would change.\n\n",
+			mdEscape(p.In.PolicyName), c.Version())
+	}
 
 	w("## Scope and provenance\n\n")
-	span := "no calls"
+	span := "no records in range"
 	if !p.First.IsZero() {
 		span = p.First.UTC().Format("2006-01-02 15:04:05Z") + " to " + p.Last.UTC().Format("2006-01-02 15:04:05Z")
+	} else if p.Untimed > 0 {
+		span = "unknown: no record carries a real time (a log made by bailiff record from traces without times)"
+	}
+	if p.Untimed > 0 && !p.First.IsZero() {
+		span += fmt.Sprintf(" (%d records carry no real time and are not placed in it)", p.Untimed)
 	}
 	ckpt := "none given: a log cut short since it was written would not show (give --checkpoint)"
 	if c := p.In.Checkpoint; c != nil {
@@ -110,7 +137,7 @@ func (p *Pack) Markdown() []byte {
 	table([]string{"TOOL", "RULE", "BUDGET", "PATH CONFINEMENT", "PATTERNS", "SINK GATE", "ANNOTATIONS"}, rows)
 
 	w("## Audit summary\n\n")
-	if p.Calls > 0 {
+	if p.Calls > 0 && mermaid {
 		w("```mermaid\npie title Verdicts\n")
 		for _, v := range verdicts {
 			w("    %q : %d\n", v, p.total(v))
@@ -152,7 +179,7 @@ func (p *Pack) Markdown() []byte {
 		}
 		rows = nil
 		for _, d := range dests {
-			rows = append(rows, []string{d, fmt.Sprint(p.DeniedTo[d])})
+			rows = append(rows, []string{strings.Join(p.DestRaw[d], " / "), fmt.Sprint(p.DeniedTo[d])})
 		}
 		table([]string{"TOP DENIED DESTINATIONS", "CALLS"}, rows)
 	}
@@ -215,7 +242,7 @@ func (p *Pack) Markdown() []byte {
 			if len(r.checks) > 0 {
 				n := 0
 				for _, c := range r.checks {
-					n += p.ByCheck[c]
+					n += p.decisions(c)
 				}
 				ev = fmt.Sprintf("%d decisions by %s", n, strings.Join(r.checks, ", "))
 			}
@@ -244,6 +271,17 @@ func quoteList(l []string) string {
 	return strings.Join(q, ", ")
 }
 
+// decisions counts the decisions a check made: for approval, the calls it
+// decided and the asks a human answered, so the OWASP evidence agrees with
+// the asks line.
+func (p *Pack) decisions(check string) int {
+	n := p.ByCheck[check]
+	if check == string(engine.CheckApproval) {
+		n += p.Asks["approved"] + p.Asks["declined"]
+	}
+	return n
+}
+
 func (p *Pack) total(v string) int {
 	n := 0
 	for _, m := range p.ByTool {
@@ -257,7 +295,7 @@ func (p *Pack) generatedAt() string {
 		return p.In.GeneratedAt
 	}
 	if p.Last.IsZero() {
-		return "(no records)"
+		return "(no record carries a real time)"
 	}
 	return p.Last.UTC().Format("2006-01-02")
 }
@@ -270,7 +308,7 @@ func (p *Pack) HTML() ([]byte, error) {
 	// audit content is the attacker's, and stays text, not a link.
 	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough))
 	var body bytes.Buffer
-	if err := md.Convert(p.Markdown(), &body); err != nil {
+	if err := md.Convert(p.markdown(false), &body); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Format is an output format of the offline commands.
@@ -34,37 +37,50 @@ func ParseFormat(s string) (Format, error) {
 // characters first: audit content is attacker-controlled and must not move
 // the cursor or forge a line on a reviewer's terminal.
 func writeTable(w io.Writer, header []string, rows [][]string) error {
-	width := make([]int, len(header))
-	clean := func(r []string) []string {
-		out := make([]string, len(r))
-		for i, c := range r {
-			out[i] = plain(c)
-			if n := utf8.RuneCountInString(out[i]); n > width[i] {
-				width[i] = n
-			}
+	r := renderer.NewBlueprint(tw.Rendition{
+		Borders:  tw.BorderNone,
+		Symbols:  tw.NewSymbolCustom("plain").WithColumn("  "),
+		Settings: tw.Settings{Separators: tw.Separators{BetweenColumns: tw.On}, Lines: tw.LinesNone},
+	})
+	// tablewriter pads the last column too; a terminal table has no use
+	// for the trailing blanks.
+	var b strings.Builder
+	if err := render(&b, r, tw.PaddingNone, plain, header, rows); err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
+	return err
+}
+
+// render draws a table with tablewriter, every cell through clean, with
+// nothing of its own: no wrapping, no case changes, no trimming, so a cell
+// reads exactly as the input (cleaned) and the output depends on it only.
+func render(w io.Writer, r tw.Renderer, pad tw.Padding, clean func(string) string, header []string, rows [][]string) error {
+	cell := tw.CellConfig{
+		Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
+		Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+		Padding:    tw.CellPadding{Global: pad},
+	}
+	t := tablewriter.NewTable(w, tablewriter.WithRenderer(r), tablewriter.WithHeaderConfig(cell), tablewriter.WithRowConfig(cell),
+		tablewriter.WithTrimSpace(tw.Off), tablewriter.WithTrimLine(tw.Off))
+	c := func(r []string) []any {
+		out := make([]any, len(r))
+		for i, x := range r {
+			out[i] = clean(x)
 		}
 		return out
 	}
-	header = clean(header)
-	for i := range rows {
-		rows[i] = clean(rows[i])
-	}
-	var b strings.Builder
-	line := func(r []string) {
-		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
-			}
+	t.Header(c(header)...)
+	for _, row := range rows {
+		if err := t.Append(c(row)...); err != nil {
+			return err
 		}
-		b.WriteByte('\n')
 	}
-	line(header)
-	for _, r := range rows {
-		line(r)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return t.Render()
 }
 
 // plain replaces control characters with a visible escape.
@@ -90,25 +106,7 @@ func plain(s string) string {
 
 // writeMarkdown writes a GitHub-flavoured table with | and newlines escaped.
 func writeMarkdown(w io.Writer, header []string, rows [][]string) error {
-	var b strings.Builder
-	row := func(r []string) {
-		b.WriteString("|")
-		for _, c := range r {
-			b.WriteString(" " + mdEscape(c) + " |")
-		}
-		b.WriteByte('\n')
-	}
-	row(header)
-	b.WriteString("|")
-	for range header {
-		b.WriteString("---|")
-	}
-	b.WriteByte('\n')
-	for _, r := range rows {
-		row(r)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return render(w, renderer.NewMarkdown(), tw.Padding{Left: " ", Right: " ", Overwrite: true}, mdEscape, header, rows)
 }
 
 // mdEscape makes text safe in a Markdown table cell or line: control

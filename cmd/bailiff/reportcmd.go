@@ -31,10 +31,10 @@ type reportParams struct {
 func newReport(stderr io.Writer) *cobra.Command {
 	var p reportParams
 	c := &cobra.Command{
-		Use:   "report --audit LOG... --policy P -o pack.md",
+		Use:   "report --audit LOG... [--policy P] -o pack.md",
 		Short: "Write the review pack a compliance reviewer can act on",
-		Long: `report reads audit logs (verifying each), the policy and the servers' tool
-lists, and writes a Markdown review pack that stands on its own: scope and
+		Long: `report reads audit logs (verifying each) and the servers' tool lists, and
+writes a Markdown review pack that stands on its own: scope and
 provenance, every tool with the controls on it, the audit summary (verdicts
 by tool, check and rule; asks and their answers; the destinations denied),
 findings by severity, shadow and ablation results when given (the JSON
@@ -42,6 +42,12 @@ output of those commands), what the gateway covers and what it does not,
 and a mapping of its controls to the OWASP Top 10 lists for LLM
 applications (2025), agentic applications (2026) and MCP, with the number
 of decisions behind each line.
+
+The pack describes the policy the sessions record they were decided
+under. --policy is compared with it: a policy no session was decided
+under is shown as a candidate only, with a finding; without a readable
+session, --policy is the only policy the pack can describe, and it says so.
+-o - writes the Markdown pack to standard output.
 
 --html also writes it as HTML (no script, no raw HTML from the logs: their
 content is attacker-controlled); --sarif writes the findings as SARIF
@@ -52,36 +58,48 @@ content is attacker-controlled); --sarif writes the findings as SARIF
   bailiff report --audit audit.jsonl --policy policy.yaml --tools mail-tools.json --shadow shadow.json -o pack.md --sarif pack.sarif`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if len(p.audit) == 0 || p.policy == "" || p.out == "" {
-				return usageErr(errors.New("report needs --audit, --policy and -o"), "bailiff report --audit audit.jsonl --policy policy.yaml -o pack.md")
+			if len(p.audit) == 0 || p.out == "" {
+				return usageErr(errors.New("report needs --audit and -o"), "bailiff report --audit audit.jsonl -o pack.md")
+			}
+			n := 0
+			for _, o := range []string{p.out, p.html, p.sarif} {
+				if o == "-" {
+					n++
+				}
+			}
+			if n > 1 {
+				return usageErr(errors.New("only one of -o, --html and --sarif can be - (standard output)"), "")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReport(stderr, p)
+			return runReport(cmd.OutOrStdout(), stderr, p)
 		},
 	}
 	c.Flags().StringArrayVar(&p.audit, "audit", nil, "audit log (repeatable)")
-	c.Flags().StringVar(&p.policy, "policy", "", "the policy the logs were decided under")
+	c.Flags().StringVar(&p.policy, "policy", "", "a policy to compare with the one the logs record (default: theirs)")
 	c.Flags().StringArrayVar(&p.tools, "tools", nil, "a server's tools/list answer as JSON (repeatable)")
 	c.Flags().StringVar(&p.shadow, "shadow", "", "output of bailiff shadow --format json")
 	c.Flags().StringVar(&p.ablate, "ablate", "", "output of bailiff ablate --format json")
 	c.Flags().StringVar(&p.since, "since", "", "only records at or after this RFC 3339 time")
 	c.Flags().StringVar(&p.until, "until", "", "only records before this RFC 3339 time")
-	c.Flags().StringVarP(&p.out, "output", "o", "", "the Markdown pack to write")
-	c.Flags().StringVar(&p.html, "html", "", "also write the pack as HTML")
-	c.Flags().StringVar(&p.sarif, "sarif", "", "also write the findings as SARIF 2.1.0")
+	c.Flags().StringVarP(&p.out, "output", "o", "", "the Markdown pack to write (- for standard output)")
+	c.Flags().StringVar(&p.html, "html", "", "also write the pack as HTML (- for standard output)")
+	c.Flags().StringVar(&p.sarif, "sarif", "", "also write the findings as SARIF 2.1.0 (- for standard output)")
 	c.Flags().StringVar(&p.generatedAt, "generated-at", "", "the date line (default: the last record's day)")
 	c.Flags().StringVar(&p.checkpoint, "checkpoint", "", "a signed checkpoint of the (one) log, kept elsewhere")
 	c.Flags().StringVar(&p.key, "key", "", "the public key the checkpoint is signed with")
 	return c
 }
 
-func runReport(stderr io.Writer, p reportParams) error {
-	in := report.PackInput{Logs: p.audit, PolicyName: p.policy, Tools: map[string][]byte{}, GeneratedAt: p.generatedAt}
+func runReport(stdout, stderr io.Writer, p reportParams) error {
+	in := report.PackInput{Logs: p.audit, PolicyName: p.policy, Tools: map[string][]byte{}, GeneratedAt: p.generatedAt,
+		ShadowFile: p.shadow, AblateFile: p.ablate}
 	var err error
-	if in.PolicyData, err = readFile(p.policy); err != nil {
-		return err
+	if p.policy != "" {
+		if in.PolicyData, err = readFile(p.policy); err != nil {
+			return err
+		}
 	}
 	for _, t := range p.tools {
 		if in.Tools[t], err = readFile(t); err != nil {
@@ -131,7 +149,16 @@ func runReport(stderr io.Writer, p reportParams) error {
 	if err != nil {
 		return usageErr(err, "")
 	}
-	if err := writeOutput(p.out, pack.Markdown()); err != nil {
+	write := func(name string, data []byte) error {
+		if name == "-" {
+			if _, err := stdout.Write(data); err != nil {
+				return usageErr(fmt.Errorf("cannot write standard output: %v", err), "")
+			}
+			return nil
+		}
+		return writeOutput(name, data)
+	}
+	if err := write(p.out, pack.Markdown()); err != nil {
 		return err
 	}
 	if p.html != "" {
@@ -139,15 +166,19 @@ func runReport(stderr io.Writer, p reportParams) error {
 		if err != nil {
 			return err
 		}
-		if err := writeOutput(p.html, h); err != nil {
+		if err := write(p.html, h); err != nil {
 			return err
 		}
 	}
 	if p.sarif != "" {
-		if err := writeOutput(p.sarif, pack.SARIF()); err != nil {
+		if err := write(p.sarif, pack.SARIF()); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "bailiff: wrote the review pack to %s (%d findings)\n", p.out, len(pack.Findings))
+	to := p.out
+	if to == "-" {
+		to = "standard output"
+	}
+	fmt.Fprintf(stderr, "bailiff: wrote the review pack to %s (%d findings)\n", to, len(pack.Findings))
 	return nil
 }
