@@ -9,6 +9,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -107,9 +109,83 @@ func OpenCheckpoint(msg []byte, vkey string) (Checkpoint, error) {
 }
 
 // GenerateKey makes an Ed25519 key pair for signing checkpoints, in the
-// sumdb/note text form: skey is secret, vkey is published.
+// sumdb/note text form: skey is secret, vkey is published. It refuses a
+// name ValidKeyName refuses: note.GenerateKey would make the pair, and no
+// signer could ever load it.
 func GenerateKey(rand io.Reader, name string) (skey, vkey string, err error) {
+	if err := ValidKeyName(name); err != nil {
+		return "", "", err
+	}
 	return note.GenerateKey(rand, name)
+}
+
+// KeyNameRule is the rule key names follow, as sumdb/note's signers and
+// verifiers enforce it.
+const KeyNameRule = "a key name is non-empty UTF-8 without spaces or '+'"
+
+// ErrKeyName is a name no note key can carry.
+var ErrKeyName = errors.New(KeyNameRule)
+
+// ValidKeyName reports whether name can name a note key.
+func ValidKeyName(name string) error {
+	if name == "" || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsSpace) >= 0 || strings.Contains(name, "+") {
+		return ErrKeyName
+	}
+	return nil
+}
+
+// The kinds of wrong key a KeyError reports; a caller tells them apart
+// with errors.Is, and a CLI calls each a usage error, not a finding.
+var (
+	ErrPublicKey  = errors.New("is a public key, a private key is needed")
+	ErrPrivateKey = errors.New("is a private key, a public key is needed")
+	ErrNotKey     = errors.New("is not a key")
+)
+
+// KeyError is a key that cannot be used where it was given. Err is one of
+// ErrPublicKey, ErrPrivateKey or ErrNotKey; Detail, if set, is why a text
+// that looks like a key is still not one.
+type KeyError struct {
+	Err    error
+	Detail string
+}
+
+func (e *KeyError) Error() string {
+	if e.Detail != "" {
+		return e.Err.Error() + ": " + e.Detail
+	}
+	return e.Err.Error()
+}
+
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// ParsePrivateKey checks that key is a private key in the note signer
+// form (surrounding space removed) and returns it.
+func ParsePrivateKey(key string) (string, error) {
+	key = strings.TrimSpace(key)
+	if _, err := note.NewSigner(key); err != nil {
+		if _, verr := note.NewVerifier(key); verr == nil {
+			return "", &KeyError{Err: ErrPublicKey}
+		}
+		if strings.HasPrefix(key, "PRIVATE+KEY+") {
+			return "", &KeyError{Err: ErrNotKey, Detail: err.Error()}
+		}
+		return "", &KeyError{Err: ErrNotKey}
+	}
+	return key, nil
+}
+
+// ParsePublicKey checks that key is a public key in the note verifier
+// form (surrounding space removed) and returns it.
+func ParsePublicKey(key string) (string, error) {
+	key = strings.TrimSpace(key)
+	if _, err := note.NewVerifier(key); err != nil {
+		if strings.HasPrefix(key, "PRIVATE+KEY+") {
+			return "", &KeyError{Err: ErrPrivateKey}
+		}
+		return "", &KeyError{Err: ErrNotKey}
+	}
+	return key, nil
 }
 
 // hashes holds every stored hash of a tree, as tlog lays them out, so

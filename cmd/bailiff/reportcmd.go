@@ -113,7 +113,7 @@ func runReport(stderr io.Writer, p reportParams) error {
 		if p.key == "" || len(p.audit) != 1 {
 			return usageErr(errors.New("--checkpoint needs --key and exactly one --audit"), "")
 		}
-		key, err := readKey(p.key)
+		key, err := readPublicKey(p.key)
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -102,12 +101,34 @@ func logFiles(args []string) ([]string, error) {
 	return out, nil
 }
 
-func readKey(name string) (string, error) {
+// readPrivateKey and readPublicKey read a key file and check its kind
+// first: the wrong half of a pair is the caller's mistake, named by the
+// key's file (exit 2), never a finding about the log or checkpoint it
+// was meant to check.
+func readPrivateKey(name string) (string, error) { return readKeyAs(name, chain.ParsePrivateKey) }
+
+func readPublicKey(name string) (string, error) { return readKeyAs(name, chain.ParsePublicKey) }
+
+func readKeyAs(name string, parse func(string) (string, error)) (string, error) {
 	b, err := readFile(name)
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(b)), nil
+	k, err := parse(string(b))
+	if err != nil {
+		return "", usageErr(fmt.Errorf("%s %v", name, err), keyHint(err))
+	}
+	return k, nil
+}
+
+func keyHint(err error) string {
+	switch {
+	case errors.Is(err, chain.ErrPublicKey):
+		return "give the .key file bailiff keygen wrote beside it"
+	case errors.Is(err, chain.ErrPrivateKey):
+		return "give the .pub file bailiff keygen wrote beside it; the private key stays with its signer"
+	}
+	return "bailiff keygen makes a key pair"
 }
 
 // offlineMemory sets the collector for the commands that read whole logs
@@ -139,7 +160,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 		}
 	}
 	if p.key != "" {
-		if opt.Key, err = readKey(p.key); err != nil {
+		if opt.Key, err = readPublicKey(p.key); err != nil {
 			return err
 		}
 	}
