@@ -40,6 +40,24 @@ type Approvals struct {
 // ApprovalsDir is the approvals directory of the log at name.
 func ApprovalsDir(log string) string { return log + ".approvals" }
 
+// approveCommand is the command line that answers approval id, naming
+// the real log (absolute, shell-quoted): a human copies it from the
+// agent's chat, from whatever directory they are in.
+func (a *Approvals) approveCommand(id string) string {
+	log := strings.TrimSuffix(a.Dir, ".approvals")
+	if abs, err := filepath.Abs(log); err == nil {
+		log = abs
+	}
+	return "bailiff approve " + id + " --audit " + shellQuote(log)
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // Pending is an ask waiting for a human.
 type Pending struct {
 	ID string `json:"id"`
@@ -382,7 +400,7 @@ func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, 
 			p.waiting[aid] = c
 			p.asked(aid, now)
 			p.mu.Unlock()
-			text += fmt.Sprintf(" To allow it, run: bailiff approve %s --audit <log>; then retry the same call.", aid)
+			text += fmt.Sprintf(" To allow it, run: %s; then retry the same call.", p.opt.Approvals.approveCommand(aid))
 		}
 	}
 	p.toClient(refusal(id, text))
@@ -436,7 +454,7 @@ func (p *Proxy) askRepin(c *engine.Call) string {
 		p.asked(aid, now)
 		p.mu.Unlock()
 	}
-	return fmt.Sprintf(" To accept the new definition, run: bailiff approve %s --audit <log>.", aid)
+	return fmt.Sprintf(" To accept the new definition, run: %s.", p.opt.Approvals.approveCommand(aid))
 }
 
 // clockSkew is how far in the future an answer's signed time may be: the

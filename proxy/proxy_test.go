@@ -283,6 +283,10 @@ tools:
 		t.Fatalf("ask without elicitation: %q", text(r))
 	}
 	id := pendingID()
+	log, _ := filepath.Abs(s.log)
+	if want := "To allow it, run: bailiff approve " + id + " --audit " + log + "; then retry"; !strings.Contains(text(r), want) {
+		t.Errorf("the ask does not name the real log: %q, want %q in it", text(r), want)
+	}
 	ap := s.recorded(id)
 	ap.Answer, ap.Time = "approve", time.Now().UTC().Format(chain.TimeFormat)
 	sign := func(ap chain.Approval, skey string) chain.Signature {
