@@ -388,6 +388,15 @@ func sameJSON(a, b map[string]any) bool {
 // pending approval that `bailiff approve` can grant for a retry.
 func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, d engine.Decision) {
 	text := "bailiff: this call needs a human's approval and the client cannot ask for it (no elicitation support). " + d.Reason
+	p.mu.Lock()
+	why, wasRefused := p.refused[answerKey(c.Server, c.Tool, c.Digest)]
+	delete(p.refused, answerKey(c.Server, c.Tool, c.Digest))
+	p.mu.Unlock()
+	if wasRefused {
+		// Said to the one retrying, not only on the gateway's stderr: a
+		// self-approval or a forged answer is not a mere new ask.
+		text += " " + why + "."
+	}
 	if p.opt.Approvals != nil {
 		aid := p.opt.Session + "-" + c.ID
 		now := p.opt.Now()
@@ -488,10 +497,18 @@ func (p *Proxy) takeAnswer(ap chain.Approval) (ans AnswerFile, approver string, 
 	if err != nil {
 		p.logf("refused the answer to %s: %v", ap.ID, err)
 		p.opt.Approvals.Reject(ap.ID)
+		if p.refused == nil {
+			p.refused = map[string]string{}
+		}
+		p.refused[answerKey(ap.Server, ap.Tool, ap.Digest)] = fmt.Sprintf("The answer to %s was refused: %v", ap.ID, err)
 		return ans, "", false
 	}
 	return ans, name, true
 }
+
+// answerKey names the call an answer was for, so a retry of it hears why
+// the answer was refused.
+func answerKey(server, tool, digest string) string { return server + "\x00" + tool + "\x00" + digest }
 
 // collectGrants turns answers given with `bailiff approve` into grant
 // records, for a later identical call, and accepted definitions into

@@ -302,7 +302,9 @@ tools:
 	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "lee", Signature: sign(ap, intruder)})
 	refused("an answer signed by an untrusted key named lee")
 	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "ana", Signature: sign(ap, ana)})
-	refused("an answer signed by the principal's own key")
+	if r := s.call("send_email", args); !strings.Contains(text(r), "The answer to "+id+" was refused: ana is the session's principal, who never approves their own agent's calls.") {
+		t.Errorf("a self-approval: %q, want the refusal to say why", text(r))
+	}
 	other := ap
 	other.ID = "test-session-c99"
 	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "lee", Signature: sign(other, lee)})
