@@ -198,6 +198,17 @@ func decodeFile(name string, data []byte) (*File, *yaml.Node, error) {
 	return &f, &root, nil
 }
 
+// YAMLError says a strict YAML decoder's error about the file name (which
+// holds data) as policy errors are said: file:line: the key, what it wants
+// and what it got, or the unknown key.
+func YAMLError(name string, data []byte, err error) error {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return yamlError(name, nil, err)
+	}
+	return yamlError(name, &root, err)
+}
+
 // yamlError turns yaml.v3's messages into file:line: reason. root, if
 // set, is the file's node tree, to name the key a wrong type is under.
 func yamlError(name string, root *yaml.Node, err error) error {

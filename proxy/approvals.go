@@ -129,7 +129,7 @@ func (a *Approvals) List() ([]Pending, error) {
 		}
 		var p Pending
 		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, fmt.Errorf("%s: %v", f, err)
+			return nil, fmt.Errorf("%s: %v", f, chain.PlainJSON(err, ""))
 		}
 		if _, answered := a.Answer(p.ID); answered {
 			continue
