@@ -9,6 +9,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -107,9 +109,83 @@ func OpenCheckpoint(msg []byte, vkey string) (Checkpoint, error) {
 }
 
 // GenerateKey makes an Ed25519 key pair for signing checkpoints, in the
-// sumdb/note text form: skey is secret, vkey is published.
+// sumdb/note text form: skey is secret, vkey is published. It refuses a
+// name ValidKeyName refuses: note.GenerateKey would make the pair, and no
+// signer could ever load it.
 func GenerateKey(rand io.Reader, name string) (skey, vkey string, err error) {
+	if err := ValidKeyName(name); err != nil {
+		return "", "", err
+	}
 	return note.GenerateKey(rand, name)
+}
+
+// KeyNameRule is the rule key names follow, as sumdb/note's signers and
+// verifiers enforce it.
+const KeyNameRule = "a key name is non-empty UTF-8 without spaces or '+'"
+
+// ErrKeyName is a name no note key can carry.
+var ErrKeyName = errors.New(KeyNameRule)
+
+// ValidKeyName reports whether name can name a note key.
+func ValidKeyName(name string) error {
+	if name == "" || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsSpace) >= 0 || strings.Contains(name, "+") {
+		return ErrKeyName
+	}
+	return nil
+}
+
+// The kinds of wrong key a KeyError reports; a caller tells them apart
+// with errors.Is, and a CLI calls each a usage error, not a finding.
+var (
+	ErrPublicKey  = errors.New("is a public key, a private key is needed")
+	ErrPrivateKey = errors.New("is a private key, a public key is needed")
+	ErrNotKey     = errors.New("is not a key")
+)
+
+// KeyError is a key that cannot be used where it was given. Err is one of
+// ErrPublicKey, ErrPrivateKey or ErrNotKey; Detail, if set, is why a text
+// that looks like a key is still not one.
+type KeyError struct {
+	Err    error
+	Detail string
+}
+
+func (e *KeyError) Error() string {
+	if e.Detail != "" {
+		return e.Err.Error() + ": " + e.Detail
+	}
+	return e.Err.Error()
+}
+
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// ParsePrivateKey checks that key is a private key in the note signer
+// form (surrounding space removed) and returns it.
+func ParsePrivateKey(key string) (string, error) {
+	key = strings.TrimSpace(key)
+	if _, err := note.NewSigner(key); err != nil {
+		if _, verr := note.NewVerifier(key); verr == nil {
+			return "", &KeyError{Err: ErrPublicKey}
+		}
+		if strings.HasPrefix(key, "PRIVATE+KEY+") {
+			return "", &KeyError{Err: ErrNotKey, Detail: err.Error()}
+		}
+		return "", &KeyError{Err: ErrNotKey}
+	}
+	return key, nil
+}
+
+// ParsePublicKey checks that key is a public key in the note verifier
+// form (surrounding space removed) and returns it.
+func ParsePublicKey(key string) (string, error) {
+	key = strings.TrimSpace(key)
+	if _, err := note.NewVerifier(key); err != nil {
+		if strings.HasPrefix(key, "PRIVATE+KEY+") {
+			return "", &KeyError{Err: ErrPrivateKey}
+		}
+		return "", &KeyError{Err: ErrNotKey}
+	}
+	return key, nil
 }
 
 // hashes holds every stored hash of a tree, as tlog lays them out, so
@@ -258,7 +334,7 @@ func ParseBundle(data []byte) (*Bundle, error) {
 	dec.DisallowUnknownFields()
 	var b Bundle
 	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("proof bundle: %v", err)
+		return nil, fmt.Errorf("proof bundle: %v", PlainJSON(err, "a bundle has only format, seq, record, checkpoint and proof"))
 	}
 	if dec.More() {
 		return nil, errors.New("proof bundle: trailing data")
@@ -301,4 +377,40 @@ func VerifyBundle(b *Bundle, vkey string) (Record, Checkpoint, error) {
 		return rec, c, fmt.Errorf("record %d is not in the checkpointed log: %v", rec.Seq, err)
 	}
 	return rec, c, nil
+}
+
+// PlainJSON says what encoding/json's error means without its jargon
+// ("json: unknown field", "Go struct field"): an unknown key with known
+// (what the object may hold), a value of the wrong kind with its key.
+func PlainJSON(err error, known string) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch msg := err.Error(); {
+	case strings.HasPrefix(msg, "json: unknown field "):
+		return fmt.Errorf("unknown key %s: %s", strings.TrimPrefix(msg, "json: unknown field "), known)
+	case errors.As(err, &te) && te.Field != "":
+		return fmt.Errorf("%s wants a JSON %s, not a %s", strings.ToLower(te.Field), jsonKind(te.Type.Kind().String()), te.Value)
+	case errors.As(err, &te):
+		return fmt.Errorf("wants a JSON %s, not a %s", jsonKind(te.Type.Kind().String()), te.Value)
+	case errors.As(err, &se):
+		return fmt.Errorf("not JSON: %v", se)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("not JSON: it ends in the middle of a value")
+	default:
+		return errors.New(strings.TrimPrefix(msg, "json: "))
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch {
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"), strings.HasPrefix(goKind, "float"):
+		return "number"
+	case goKind == "slice", goKind == "array":
+		return "array"
+	case goKind == "map", goKind == "struct":
+		return "object"
+	case goKind == "bool":
+		return "true or false"
+	}
+	return goKind
 }

@@ -18,7 +18,7 @@ import (
 func ImportBouncer(name string, data []byte) (*File, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, nil, err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &LoadError{File: name, Reason: "empty mcp-bouncer policy"}
@@ -30,7 +30,7 @@ func ImportBouncer(name string, data []byte) (*File, error) {
 	dec.KnownFields(true)
 	tools := map[string]*Contract{}
 	if err := dec.Decode(&tools); err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, nil, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {

@@ -180,7 +180,7 @@ var notFound = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
 func decodeFile(name string, data []byte) (*File, *yaml.Node, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, nil, yamlError(name, err)
+		return nil, nil, yamlError(name, nil, err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, nil, &LoadError{File: name, Reason: "empty policy"}
@@ -189,7 +189,7 @@ func decodeFile(name string, data []byte) (*File, *yaml.Node, error) {
 	dec.KnownFields(true)
 	var f File
 	if err := dec.Decode(&f); err != nil {
-		return nil, nil, yamlError(name, err)
+		return nil, nil, yamlError(name, &root, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
@@ -198,8 +198,20 @@ func decodeFile(name string, data []byte) (*File, *yaml.Node, error) {
 	return &f, &root, nil
 }
 
-// yamlError turns yaml.v3's messages into file:line: reason.
-func yamlError(name string, err error) error {
+// YAMLError says a strict YAML decoder's error about the file name (which
+// holds data) as policy errors are said: file:line: the key, what it wants
+// and what it got, or the unknown key.
+func YAMLError(name string, data []byte, err error) error {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return yamlError(name, nil, err)
+	}
+	return yamlError(name, &root, err)
+}
+
+// yamlError turns yaml.v3's messages into file:line: reason. root, if
+// set, is the file's node tree, to name the key a wrong type is under.
+func yamlError(name string, root *yaml.Node, err error) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		msg := te.Errors[0]
@@ -210,8 +222,8 @@ func yamlError(name string, err error) error {
 		}
 		if m := notFound.FindStringSubmatch(msg); m != nil {
 			msg = fmt.Sprintf("unknown key %q", m[1])
-		} else if strings.HasPrefix(msg, "cannot unmarshal") {
-			msg = "wrong type: " + msg
+		} else if m := wrongType.FindStringSubmatch(msg); m != nil {
+			msg = wrongTypeReason(root, line, m[1], m[3], m[4])
 		}
 		return &LoadError{File: name, Line: line, Reason: msg}
 	}
@@ -222,6 +234,56 @@ func yamlError(name string, err error) error {
 		msg = m[2]
 	}
 	return &LoadError{File: name, Line: line, Reason: msg}
+}
+
+var wrongType = regexp.MustCompile("^cannot unmarshal !!(\\w+)( `(.*)`)? into (.+)$")
+
+// wrongTypeReason says in plain words what yaml.v3's "cannot unmarshal
+// !!str `1` into int" means: which key wants what, and what it got.
+func wrongTypeReason(root *yaml.Node, line int, tag, value, into string) string {
+	got := map[string]string{"str": "text", "int": "a number", "float": "a number", "bool": "true or false",
+		"seq": "a list", "map": "a mapping", "null": "nothing"}[tag]
+	if got == "" {
+		got = "!!" + tag
+	}
+	if value != "" {
+		got += " " + strconv.Quote(value)
+	}
+	want := "a mapping"
+	switch {
+	case strings.HasPrefix(into, "[]"):
+		want = "a list"
+	case strings.HasPrefix(into, "int"), strings.HasPrefix(into, "uint"):
+		want = "a whole number"
+	case strings.HasPrefix(into, "float"):
+		want = "a number"
+	case into == "bool":
+		want = "true or false"
+	case into == "string":
+		want = "text"
+	}
+	if key := keyAt(root, line, "!!"+tag, value); key != "" {
+		return fmt.Sprintf("%s wants %s, not %s", key, want, got)
+	}
+	return fmt.Sprintf("wants %s, not %s", want, got)
+}
+
+// keyAt is the key of the value on line with the given tag (and, for a
+// scalar, text), or "" when none is found.
+func keyAt(n *yaml.Node, line int, tag, value string) string {
+	if n == nil {
+		return ""
+	}
+	// Deepest first: a list's value starts on the line of its first item.
+	for i, c := range n.Content {
+		if k := keyAt(c, line, tag, value); k != "" {
+			return k
+		}
+		if n.Kind == yaml.MappingNode && i%2 == 1 && c.Line == line && c.Tag == tag && (value == "" || c.Value == value) {
+			return n.Content[i-1].Value
+		}
+	}
+	return ""
 }
 
 // lineOf finds the line of the YAML node at a path of keys and indexes

@@ -40,6 +40,24 @@ type Approvals struct {
 // ApprovalsDir is the approvals directory of the log at name.
 func ApprovalsDir(log string) string { return log + ".approvals" }
 
+// approveCommand is the command line that answers approval id, naming
+// the real log (absolute, shell-quoted): a human copies it from the
+// agent's chat, from whatever directory they are in.
+func (a *Approvals) approveCommand(id string) string {
+	log := strings.TrimSuffix(a.Dir, ".approvals")
+	if abs, err := filepath.Abs(log); err == nil {
+		log = abs
+	}
+	return "bailiff approve " + id + " --audit " + shellQuote(log)
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // Pending is an ask waiting for a human.
 type Pending struct {
 	ID string `json:"id"`
@@ -111,7 +129,7 @@ func (a *Approvals) List() ([]Pending, error) {
 		}
 		var p Pending
 		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, fmt.Errorf("%s: %v", f, err)
+			return nil, fmt.Errorf("%s: %v", f, chain.PlainJSON(err, ""))
 		}
 		if _, answered := a.Answer(p.ID); answered {
 			continue
@@ -370,6 +388,15 @@ func sameJSON(a, b map[string]any) bool {
 // pending approval that `bailiff approve` can grant for a retry.
 func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, d engine.Decision) {
 	text := "bailiff: this call needs a human's approval and the client cannot ask for it (no elicitation support). " + d.Reason
+	p.mu.Lock()
+	why, wasRefused := p.refused[answerKey(c.Server, c.Tool, c.Digest)]
+	delete(p.refused, answerKey(c.Server, c.Tool, c.Digest))
+	p.mu.Unlock()
+	if wasRefused {
+		// Said to the one retrying, not only on the gateway's stderr: a
+		// self-approval or a forged answer is not a mere new ask.
+		text += " " + why + "."
+	}
 	if p.opt.Approvals != nil {
 		aid := p.opt.Session + "-" + c.ID
 		now := p.opt.Now()
@@ -382,7 +409,7 @@ func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, 
 			p.waiting[aid] = c
 			p.asked(aid, now)
 			p.mu.Unlock()
-			text += fmt.Sprintf(" To allow it, run: bailiff approve %s --audit <log>; then retry the same call.", aid)
+			text += fmt.Sprintf(" To allow it, run: %s; then retry the same call.", p.opt.Approvals.approveCommand(aid))
 		}
 	}
 	p.toClient(refusal(id, text))
@@ -436,7 +463,7 @@ func (p *Proxy) askRepin(c *engine.Call) string {
 		p.asked(aid, now)
 		p.mu.Unlock()
 	}
-	return fmt.Sprintf(" To accept the new definition, run: bailiff approve %s --audit <log>.", aid)
+	return fmt.Sprintf(" To accept the new definition, run: %s.", p.opt.Approvals.approveCommand(aid))
 }
 
 // clockSkew is how far in the future an answer's signed time may be: the
@@ -470,10 +497,18 @@ func (p *Proxy) takeAnswer(ap chain.Approval) (ans AnswerFile, approver string, 
 	if err != nil {
 		p.logf("refused the answer to %s: %v", ap.ID, err)
 		p.opt.Approvals.Reject(ap.ID)
+		if p.refused == nil {
+			p.refused = map[string]string{}
+		}
+		p.refused[answerKey(ap.Server, ap.Tool, ap.Digest)] = fmt.Sprintf("The answer to %s was refused: %v", ap.ID, err)
 		return ans, "", false
 	}
 	return ans, name, true
 }
+
+// answerKey names the call an answer was for, so a retry of it hears why
+// the answer was refused.
+func answerKey(server, tool, digest string) string { return server + "\x00" + tool + "\x00" + digest }
 
 // collectGrants turns answers given with `bailiff approve` into grant
 // records, for a later identical call, and accepted definitions into

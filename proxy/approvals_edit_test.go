@@ -115,3 +115,16 @@ rules:
 		t.Errorf("the server was paid: %s", mark)
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/var/log/a.audit.jsonl":  "/var/log/a.audit.jsonl",
+		"/Users/x/My Logs/a.json": "'/Users/x/My Logs/a.json'",
+		"/tmp/it's":               `'/tmp/it'\''s'`,
+		"/tmp/$(rm -rf)":          "'/tmp/$(rm -rf)'",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -113,6 +113,7 @@ type Proxy struct {
 	waiting   map[string]*engine.Call   // approval id -> the call it would approve
 	repins    map[string]engine.ToolDef // approval id -> a changed definition to accept
 	askedAt   map[string]time.Time      // approval id -> when it was asked (see approvals.go)
+	refused   map[string]string         // a call's answerKey -> why its last answer was refused
 	defs      []engine.ToolDef          // the session's tools as last listed
 	closed    bool
 	// clientGone is set once the client's stream has ended.

@@ -283,6 +283,10 @@ tools:
 		t.Fatalf("ask without elicitation: %q", text(r))
 	}
 	id := pendingID()
+	log, _ := filepath.Abs(s.log)
+	if want := "To allow it, run: bailiff approve " + id + " --audit " + log + "; then retry"; !strings.Contains(text(r), want) {
+		t.Errorf("the ask does not name the real log: %q, want %q in it", text(r), want)
+	}
 	ap := s.recorded(id)
 	ap.Answer, ap.Time = "approve", time.Now().UTC().Format(chain.TimeFormat)
 	sign := func(ap chain.Approval, skey string) chain.Signature {
@@ -298,7 +302,9 @@ tools:
 	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "lee", Signature: sign(ap, intruder)})
 	refused("an answer signed by an untrusted key named lee")
 	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "ana", Signature: sign(ap, ana)})
-	refused("an answer signed by the principal's own key")
+	if r := s.call("send_email", args); !strings.Contains(text(r), "The answer to "+id+" was refused: ana is the session's principal, who never approves their own agent's calls.") {
+		t.Errorf("a self-approval: %q, want the refusal to say why", text(r))
+	}
 	other := ap
 	other.ID = "test-session-c99"
 	s.forge(id, AnswerFile{ID: id, Answer: "approve", Approver: "lee", Signature: sign(other, lee)})

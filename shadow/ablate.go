@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
 )
@@ -59,7 +60,7 @@ func ParseLabels(name string, data []byte) (Labels, error) {
 		dec.DisallowUnknownFields()
 		var l struct{ Session, Call, Label string }
 		if err := dec.Decode(&l); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, i+1, err)
+			return nil, fmt.Errorf("%s:%d: %v", name, i+1, chain.PlainJSON(err, "a label has only session, call and label"))
 		}
 		if l.Session == "" || l.Call == "" || (l.Label != "attack" && l.Label != "benign") {
 			return nil, fmt.Errorf("%s:%d: a label needs a session, a call and the label attack or benign", name, i+1)

@@ -53,7 +53,7 @@ func approverKey(flag string) (string, error) {
 			return "", usageErr(fmt.Errorf("%d approver keys in %s: say which with --key", len(keys), dir), "")
 		}
 	}
-	return readKey(flag, kindPrivateKey)
+	return readPrivateKey(flag)
 }
 
 // listed is an ask as approvals shows it: from the audit log.

@@ -49,11 +49,11 @@ given count.`,
 			case p.name != "" && p.approver != "":
 				return usageErr(errors.New("keygen makes a checkpoint key (--name) or an approver key (--approver), not both"), "")
 			case p.approver != "":
-				return nil
+				return checkKeyName("--approver", p.approver)
 			case p.name == "" || p.out == "":
 				return usageErr(errors.New("keygen needs --name and -o, or --approver"), "bailiff keygen --name audit.example.com/mail -o audit")
 			}
-			return nil
+			return checkKeyName("--name", p.name)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, out := p.name, p.out
@@ -72,7 +72,7 @@ given count.`,
 			}
 			skey, vkey, err := chain.GenerateKey(rand.Reader, name)
 			if err != nil {
-				return usageErr(fmt.Errorf("key name %q: %v", name, err), "a name is printable, without spaces or +")
+				return usageErr(err, "")
 			}
 			if out == "-" {
 				return usageErr(errors.New("keygen writes two files, PREFIX.key and PREFIX.pub: -o takes a prefix, not -"), "")
@@ -104,6 +104,15 @@ given count.`,
 	c.Flags().StringVarP(&p.out, "output", "o", "", "prefix of the key files")
 	p.output.register(c)
 	return c
+}
+
+// checkKeyName refuses, before any file is made, a name the key's signer
+// would later refuse to load.
+func checkKeyName(flag, name string) error {
+	if err := chain.ValidKeyName(name); err != nil {
+		return usageErr(fmt.Errorf("%s %q: %v", flag, name, err), "")
+	}
+	return nil
 }
 
 type checkpointParams struct {
@@ -153,7 +162,7 @@ func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) er
 			return err
 		}
 	}
-	skey, err := readKey(p.key, kindPrivateKey)
+	skey, err := readPrivateKey(p.key)
 	if err != nil {
 		return err
 	}

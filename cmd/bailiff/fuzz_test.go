@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// FuzzParseObject: no client config panics init's reader, and what it
-// accepts writes back to bytes it reads the same way.
+// FuzzParseObject: no client config panics init's reader, each value is
+// found where it lies, and what it accepts writes back to bytes it reads
+// the same way.
 func FuzzParseObject(f *testing.F) {
 	f.Add([]byte(`{"mcpServers":{"fs":{"command":"npx","args":["-y","x"]}},"theme":"dark"}`))
 	f.Add([]byte(`{"a":1,"a":2}`))
@@ -15,6 +16,12 @@ func FuzzParseObject(f *testing.F) {
 		o, err := parseObject(data)
 		if err != nil {
 			return
+		}
+		for _, m := range o {
+			// init splices entries by these offsets.
+			if !bytes.Equal(data[m.start:m.end], m.Val) {
+				t.Fatalf("member %q: bytes %d..%d are %q, not its value %q", m.Key, m.start, m.end, data[m.start:m.end], m.Val)
+			}
 		}
 		enc, _ := o.MarshalJSON()
 		o2, err := parseObject(enc)

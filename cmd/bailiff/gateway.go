@@ -56,7 +56,7 @@ func loadGatewayConfig(name string) (*gatewayConfig, error) {
 	dec.KnownFields(true)
 	var c gatewayConfig
 	if err := dec.Decode(&c); err != nil {
-		return nil, usageErr(fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), "yaml: ")), "")
+		return nil, usageErr(engine.YAMLError(name, data, err), "")
 	}
 	if len(c.Servers) == 0 {
 		return nil, usageErr(fmt.Errorf("%s: no servers", name), "")

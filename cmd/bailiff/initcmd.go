@@ -10,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"bailiff/chain"
 )
 
 type initParams struct {
@@ -42,8 +45,15 @@ through 'bailiff run'. The original entry (command, args, env, cwd and the
 rest) is kept under "` + upstreamKey + `"; --undo puts every one back.
 Servers reached over HTTP cannot be wrapped and are left as they are.
 
-It shows the change as a diff and asks before writing (--yes does not
-ask). The file is replaced in one step, keeping its other contents.`,
+The wrapped servers start this bailiff binary by its absolute path, so a
+client that does not share the shell's PATH still finds it; a binary
+'go run' built in a temporary directory is refused (install it first, or
+name the command with --bailiff).
+
+It shows the change as a unified diff and asks before writing (--yes
+does not ask). Only the wrapped entries' bytes change; the rest of the
+file, its spacing and key order included, is kept, and --undo gives back
+the original bytes.`,
 		Example: `  bailiff init --config .mcp.json --policy policy.yaml
   bailiff init --config .mcp.json --server mail --server fs --yes
   bailiff init --config .mcp.json --undo`,
@@ -63,22 +73,34 @@ ask). The file is replaced in one step, keeping its other contents.`,
 	c.Flags().StringVar(&p.policy, "policy", "", "policy file the wrapped servers run under (default: deny every call)")
 	c.Flags().StringVar(&p.audit, "audit-dir", "", "directory for the audit logs, outside the project (default: the user's state directory)")
 	c.Flags().StringArrayVar(&p.keys, "approver-key", nil, "an approver's public key (or .pub file) the wrapped servers trust (repeatable)")
-	c.Flags().StringVar(&p.bailiff, "bailiff", "bailiff", "the bailiff command the client should start")
+	c.Flags().StringVar(&p.bailiff, "bailiff", "", "the bailiff command the client should start (default: this binary's absolute path)")
 	c.Flags().BoolVar(&p.undo, "undo", false, "restore every wrapped server's original entry")
 	c.Flags().BoolVar(&p.yes, "yes", false, "write without asking")
 	return c
 }
 
-// object is a JSON object that keeps its keys in order, so rewriting a
-// config changes only what it must.
+// object is a JSON object that keeps its keys in order and where each
+// value lies in the text it was read from, so rewriting a config changes
+// only the bytes it must.
 type object []member
 
 type member struct {
 	Key string
 	Val json.RawMessage
+	// start and end are Val's offsets in the parsed text; Val is exactly
+	// those bytes.
+	start, end int
 }
 
 func parseObject(b []byte) (object, error) {
+	o, err := parseMembers(b)
+	if err != nil {
+		return nil, plainConfigError(b, err)
+	}
+	return o, nil
+}
+
+func parseMembers(b []byte) (object, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	t, err := dec.Token()
 	if err != nil {
@@ -100,7 +122,8 @@ func parseObject(b []byte) (object, error) {
 		if o.get(k.(string)) != nil {
 			return nil, fmt.Errorf("key %q appears twice", k)
 		}
-		o = append(o, member{k.(string), v})
+		end := int(dec.InputOffset())
+		o = append(o, member{Key: k.(string), Val: v, start: end - len(v), end: end})
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, err
@@ -111,23 +134,39 @@ func parseObject(b []byte) (object, error) {
 	return o, nil
 }
 
+// plainConfigError says what is wrong with a config in words, with the
+// line, rather than as the decoder's "EOF".
+func plainConfigError(b []byte, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF) && len(bytes.TrimSpace(b)) == 0:
+		return errors.New("it is empty, not a JSON object")
+	case errors.As(err, &se):
+		return fmt.Errorf("line %d: %v", 1+bytes.Count(b[:min(int(se.Offset), len(b))], []byte("\n")), se)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("it ends in the middle of a value")
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return chain.PlainJSON(err, "")
+	}
+	return err
+}
+
 func (o object) get(k string) json.RawMessage {
-	for _, m := range o {
-		if m.Key == k {
-			return m.Val
-		}
+	if m := o.member(k); m != nil {
+		return m.Val
 	}
 	return nil
 }
 
-func (o object) set(k string, v json.RawMessage) object {
+func (o object) member(k string) *member {
 	for i := range o {
 		if o[i].Key == k {
-			o[i].Val = v
-			return o
+			return &o[i]
 		}
 	}
-	return append(o, member{k, v})
+	return nil
 }
 
 func (o object) MarshalJSON() ([]byte, error) {
@@ -146,6 +185,88 @@ func (o object) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// indented writes o one key a line at indentation ind, re-indenting only
+// the values of the keys in fresh (which bailiff made): every other value,
+// the original entry above all, is kept byte for byte.
+func (o object) indented(ind string, fresh ...string) []byte {
+	var b bytes.Buffer
+	inner := ind + "  "
+	b.WriteString("{\n")
+	for i, m := range o {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		k, _ := json.Marshal(m.Key)
+		b.WriteString(inner)
+		b.Write(k)
+		b.WriteString(": ")
+		if !slices.Contains(fresh, m.Key) || json.Indent(&b, m.Val, inner, "  ") != nil {
+			b.Write(m.Val)
+		}
+	}
+	b.WriteString("\n" + ind + "}")
+	return b.Bytes()
+}
+
+// edit replaces old[start:end] with text.
+type edit struct {
+	start, end int
+	text       []byte
+}
+
+func apply(old []byte, edits []edit) []byte {
+	var out bytes.Buffer
+	at := 0
+	for _, e := range edits {
+		out.Write(old[at:e.start])
+		out.Write(e.text)
+		at = e.end
+	}
+	out.Write(old[at:])
+	return out.Bytes()
+}
+
+// lineIndent is the leading space of the line holding offset at.
+func lineIndent(b []byte, at int) string {
+	line := b[bytes.LastIndexByte(b[:at], '\n')+1:]
+	return string(line[:len(line)-len(bytes.TrimLeft(line, " \t"))])
+}
+
+// executable is os.Executable, replaced by tests.
+var executable = os.Executable
+
+// bailiffCommand is the command a wrapped server starts: --bailiff, else
+// this binary's absolute path with symlinks resolved, since a client
+// often starts servers without the shell's PATH.
+func bailiffCommand(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	exe, err := executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return "", usageErr(fmt.Errorf("cannot find the running bailiff binary: %v", err), "name the command with --bailiff PATH")
+	}
+	if goBuildTemp(exe) {
+		return "", usageErr(fmt.Errorf("bailiff is running from %s, a temporary build that is deleted when 'go run' exits", exe),
+			"go install ./cmd/bailiff and run init with the installed bailiff, or name the command with --bailiff PATH")
+	}
+	return exe, nil
+}
+
+// goBuildTemp reports whether path lies in a go-build temporary directory
+// (go run, go test), named go-build followed by digits.
+func goBuildTemp(path string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(path), "/") {
+		if n, ok := strings.CutPrefix(part, "go-build"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
 func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	old, err := readInput(p.config, kindClientConfig)
 	if err != nil {
@@ -155,9 +276,13 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	if err != nil {
 		return usageErr(fmt.Errorf("%s: %v", p.config, err), "")
 	}
-	servers, err := parseObject(top.get("mcpServers"))
+	ms := top.member("mcpServers")
+	if ms == nil {
+		return usageErr(fmt.Errorf("%s has no \"mcpServers\" object", p.config), "init reads a client config like {\"mcpServers\": {\"fs\": {\"command\": ...}}}")
+	}
+	servers, err := parseObject(ms.Val)
 	if err != nil {
-		return usageErr(fmt.Errorf("%s: no mcpServers object: %v", p.config, err), "")
+		return usageErr(fmt.Errorf("%s: mcpServers: %v", p.config, err), "")
 	}
 	for _, want := range p.servers {
 		if servers.get(want) == nil {
@@ -188,8 +313,15 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 			return usageErr(err, "")
 		}
 	}
+	var bailiff string
+	if !p.undo {
+		if bailiff, err = bailiffCommand(p.bailiff); err != nil {
+			return err
+		}
+	}
 	var changed []string
-	for i, m := range servers {
+	var edits []edit
+	for _, m := range servers {
 		if len(p.servers) > 0 && !slices.Contains(p.servers, m.Key) {
 			continue
 		}
@@ -197,10 +329,12 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 		if err != nil {
 			return usageErr(fmt.Errorf("%s: server %q: %v", p.config, m.Key, err), "")
 		}
+		span := edit{start: ms.start + m.start, end: ms.start + m.end}
 		orig := entry.get(upstreamKey)
 		if p.undo {
 			if orig != nil {
-				servers[i].Val = orig
+				span.text = orig
+				edits = append(edits, span)
 				changed = append(changed, m.Key)
 			}
 			continue
@@ -212,7 +346,7 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 		var args []string
 		if a := entry.get("args"); a != nil {
 			if err := json.Unmarshal(a, &args); err != nil {
-				return usageErr(fmt.Errorf("%s: server %q: args: %v", p.config, m.Key, err), "")
+				return usageErr(fmt.Errorf("%s: server %q: args: %v", p.config, m.Key, chain.PlainJSON(err, "")), "")
 			}
 		}
 		// bailiff's settings go in the environment, not the arguments:
@@ -221,7 +355,7 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 		env := map[string]any{}
 		if e := entry.get("env"); e != nil {
 			if err := json.Unmarshal(e, &env); err != nil {
-				return usageErr(fmt.Errorf("%s: server %q: env: %v", p.config, m.Key, err), "")
+				return usageErr(fmt.Errorf("%s: server %q: env: %v", p.config, m.Key, chain.PlainJSON(err, "")), "")
 			}
 		}
 		env["BAILIFF_SERVER"] = m.Key
@@ -232,7 +366,10 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 		if len(keys) > 0 {
 			env["BAILIFF_APPROVER_KEYS"] = strings.Join(keys, " ")
 		}
-		wrapped := object{}
+		cmdJSON, _ := json.Marshal(bailiff)
+		argsJSON, _ := json.Marshal(run)
+		envJSON, _ := json.Marshal(env)
+		wrapped := object{{Key: "command", Val: cmdJSON}, {Key: "args", Val: argsJSON}, {Key: "env", Val: envJSON}}
 		for _, f := range entry {
 			switch f.Key {
 			case "command", "args", "env":
@@ -240,38 +377,28 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 				wrapped = append(wrapped, f)
 			}
 		}
-		cmdJSON, _ := json.Marshal(p.bailiff)
-		argsJSON, _ := json.Marshal(run)
-		envJSON, _ := json.Marshal(env)
-		wrapped = append(object{{"command", cmdJSON}, {"args", argsJSON}, {"env", envJSON}}, wrapped...)
-		wrapped = wrapped.set(upstreamKey, m.Val)
-		b, _ := wrapped.MarshalJSON()
-		servers[i].Val = b
+		// The original entry is kept verbatim, so --undo can put back
+		// its exact bytes.
+		wrapped = append(wrapped, member{Key: upstreamKey, Val: m.Val})
+		if bytes.ContainsRune(m.Val, '\n') {
+			span.text = wrapped.indented(lineIndent(old, span.start), "command", "args", "env")
+		} else {
+			span.text, _ = wrapped.MarshalJSON()
+		}
+		edits = append(edits, span)
 		changed = append(changed, m.Key)
 	}
 	if len(changed) == 0 {
 		_, err := fmt.Fprintln(stdout, "bailiff: nothing to change")
 		return err
 	}
-	sb, _ := servers.MarshalJSON()
-	top = top.set("mcpServers", sb)
-	raw, _ := top.MarshalJSON()
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, raw, "", "  "); err != nil {
-		return err
-	}
-	pretty.WriteByte('\n')
-	var before bytes.Buffer
-	if json.Indent(&before, old, "", "  ") != nil {
-		before.Reset()
-		before.Write(old)
-	}
+	updated := apply(old, edits)
 	verb := "wrap"
 	if p.undo {
 		verb = "restore"
 	}
 	fmt.Fprintf(stdout, "bailiff: %s %s in %s:\n", verb, strings.Join(changed, ", "), p.config)
-	writeDiff(stdout, strings.TrimSuffix(before.String(), "\n"), strings.TrimSuffix(pretty.String(), "\n"))
+	writeDiff(stdout, p.config, string(old), string(updated))
 	if !p.yes {
 		fmt.Fprintf(stdout, "write %s? [y/N] ", p.config)
 		answer, _ := bufio.NewReader(stdin).ReadString('\n')
@@ -284,7 +411,7 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	if st, err := os.Stat(p.config); err == nil {
 		mode = st.Mode().Perm()
 	}
-	if err := writeOutput(p.config, pretty.Bytes()); err != nil {
+	if err := writeOutput(p.config, updated); err != nil {
 		return err
 	}
 	if err := os.Chmod(p.config, mode); err != nil {
@@ -294,11 +421,14 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	return err
 }
 
-// writeDiff prints the lines that differ between a and b, with a line of
-// context, as "-" and "+" lines (a longest-common-subsequence diff:
-// configs are small).
-func writeDiff(w io.Writer, a, b string) {
-	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
+// diffContext is the number of unchanged lines shown around a change, as
+// diff -u shows them.
+const diffContext = 3
+
+// writeDiff prints a unified diff of a and b, the file name's text before
+// and after (a longest-common-subsequence diff: configs are small).
+func writeDiff(w io.Writer, name, a, b string) {
+	x, y := diffLines(a), diffLines(b)
 	lcs := make([][]int, len(x)+1)
 	for i := range lcs {
 		lcs[i] = make([]int, len(y)+1)
@@ -315,26 +445,74 @@ func writeDiff(w io.Writer, a, b string) {
 	type line struct {
 		op   byte
 		text string
+		a, b int // lines of a and b before this one
 	}
 	var out []line
 	i, j := 0, 0
 	for i < len(x) || j < len(y) {
 		switch {
 		case i < len(x) && j < len(y) && x[i] == y[j]:
-			out = append(out, line{' ', x[i]})
+			out = append(out, line{' ', x[i], i, j})
 			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
-			out = append(out, line{'+', y[j]})
-			j++
-		default:
-			out = append(out, line{'-', x[i]})
+		case i < len(x) && (j == len(y) || lcs[i+1][j] >= lcs[i][j+1]):
+			out = append(out, line{'-', x[i], i, j})
 			i++
+		default:
+			out = append(out, line{'+', y[j], i, j})
+			j++
 		}
 	}
-	for k, l := range out {
-		near := l.op != ' ' || (k > 0 && out[k-1].op != ' ') || (k+1 < len(out) && out[k+1].op != ' ')
-		if near {
-			fmt.Fprintf(w, "%c %s\n", l.op, l.text)
+	fmt.Fprintf(w, "--- %s\n+++ %s\n", name, name)
+	for k := 0; k < len(out); {
+		if out[k].op == ' ' {
+			k++
+			continue
 		}
+		// A hunk: from diffContext lines before this change to
+		// diffContext lines after the last change within reach.
+		start, end := max(0, k-diffContext), k
+		for end < len(out) {
+			if out[end].op != ' ' {
+				k = end
+			} else if end-k > 2*diffContext {
+				break
+			}
+			end++
+		}
+		end = min(end, k+diffContext+1)
+		var na, nb int
+		for _, l := range out[start:end] {
+			if l.op != '+' {
+				na++
+			}
+			if l.op != '-' {
+				nb++
+			}
+		}
+		fmt.Fprintf(w, "@@ -%s +%s @@\n", hunkRange(out[start].a, na), hunkRange(out[start].b, nb))
+		for _, l := range out[start:end] {
+			fmt.Fprintf(w, "%c%s\n", l.op, l.text)
+		}
+		k = end
 	}
+}
+
+// hunkRange is a hunk header's "start,count", where start is 1-based and,
+// for an empty range, the line before it; a count of 1 is left out (as
+// diff -u writes them).
+func hunkRange(before, n int) string {
+	switch n {
+	case 0:
+		return fmt.Sprintf("%d,0", before)
+	case 1:
+		return strconv.Itoa(before + 1)
+	}
+	return fmt.Sprintf("%d,%d", before+1, n)
+}
+
+func diffLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }

@@ -300,7 +300,7 @@ func loadApproverKeyFiles(values []string, dir string) (out []string, files []gu
 			if _, err := os.Stat(f); err != nil {
 				return nil, nil, usageErr(fmt.Errorf("approver key %s is neither a public key nor a readable file (%s: %v)", v, f, unwrapPath(err)), "bailiff keygen --approver NAME makes one")
 			}
-			b, err := readInput(f, kindPublicKey)
+			b, err := readInput(f, kindPublicKey, kindPrivateKey) // a private one is named below
 			if err != nil {
 				return nil, nil, err
 			}

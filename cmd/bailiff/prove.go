@@ -121,7 +121,7 @@ log. It prints the record and exits 0 if all hold, 1 otherwise.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			vkey, err := readKey(key, kindPublicKey)
+			vkey, err := readPublicKey(key)
 			if err != nil {
 				return err
 			}

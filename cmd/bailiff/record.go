@@ -88,7 +88,7 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	}
 	rec := &replay.Recorder{Policy: pol, Evidence: chain.Evidence{Dir: chain.EvidenceDir(p.out)}}
 	for _, k := range p.approvers {
-		skey, err := readKey(k, kindPrivateKey)
+		skey, err := readPrivateKey(k)
 		if err != nil {
 			return err
 		}

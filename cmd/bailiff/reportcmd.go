@@ -26,6 +26,7 @@ type reportParams struct {
 	generatedAt string
 	checkpoint  string
 	key         string
+	output      output
 }
 
 func newReport(stderr io.Writer) *cobra.Command {
@@ -89,30 +90,49 @@ content is attacker-controlled); --sarif writes the findings as SARIF
 	c.Flags().StringVar(&p.generatedAt, "generated-at", "", "the date line (default: the last record's day)")
 	c.Flags().StringVar(&p.checkpoint, "checkpoint", "", "a signed checkpoint of the (one) log, kept elsewhere")
 	c.Flags().StringVar(&p.key, "key", "", "the public key the checkpoint is signed with")
+	p.output.register(c)
 	return c
 }
 
 func runReport(stdout, stderr io.Writer, p reportParams) error {
-	in := report.PackInput{Logs: p.audit, PolicyName: p.policy, Tools: map[string][]byte{}, GeneratedAt: p.generatedAt,
+	p.output.stdout = stdout
+	// Every output is checked before any is written, so a refusal leaves
+	// no half of a pack.
+	for _, o := range []string{p.out, p.html, p.sarif} {
+		if o != "" {
+			if err := p.output.free(o); err != nil {
+				return err
+			}
+		}
+	}
+	logs, err := logFiles(p.audit)
+	if err != nil {
+		return err
+	}
+	for _, l := range logs {
+		if err := checkFile(l, kindLog); err != nil {
+			return err
+		}
+	}
+	in := report.PackInput{Logs: logs, PolicyName: p.policy, Tools: map[string][]byte{}, GeneratedAt: p.generatedAt,
 		ShadowFile: p.shadow, AblateFile: p.ablate}
-	var err error
 	if p.policy != "" {
-		if in.PolicyData, err = readFile(p.policy); err != nil {
+		if in.PolicyData, err = readInput(p.policy, kindPolicy); err != nil {
 			return err
 		}
 	}
 	for _, t := range p.tools {
-		if in.Tools[t], err = readFile(t); err != nil {
+		if in.Tools[t], err = readInput(t, kindListing); err != nil {
 			return err
 		}
 	}
 	if p.shadow != "" {
-		if in.Shadow, err = readFile(p.shadow); err != nil {
+		if in.Shadow, err = readInput(p.shadow, kindShadow); err != nil {
 			return err
 		}
 	}
 	if p.ablate != "" {
-		if in.Ablate, err = readFile(p.ablate); err != nil {
+		if in.Ablate, err = readInput(p.ablate, kindShadow); err != nil {
 			return err
 		}
 	}
@@ -128,14 +148,14 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 		}
 	}
 	if p.checkpoint != "" {
-		if p.key == "" || len(p.audit) != 1 {
+		if p.key == "" || len(logs) != 1 {
 			return usageErr(errors.New("--checkpoint needs --key and exactly one --audit"), "")
 		}
-		key, err := readKey(p.key, kindPublicKey)
+		key, err := readPublicKey(p.key)
 		if err != nil {
 			return err
 		}
-		note, err := readFile(p.checkpoint)
+		note, err := readInput(p.checkpoint, kindCheckpoint)
 		if err != nil {
 			return err
 		}
@@ -149,15 +169,7 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 	if err != nil {
 		return usageErr(err, "")
 	}
-	write := func(name string, data []byte) error {
-		if name == "-" {
-			if _, err := stdout.Write(data); err != nil {
-				return usageErr(fmt.Errorf("cannot write standard output: %v", err), "")
-			}
-			return nil
-		}
-		return writeOutput(name, data)
-	}
+	write := p.output.write
 	if err := write(p.out, pack.Markdown()); err != nil {
 		return err
 	}

@@ -7,10 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"bailiff/chain"
+	"bailiff/engine"
 	"bailiff/report"
 )
 
@@ -55,14 +58,15 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}()
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
 	var ee *ExitError
 	if !errors.As(err, &ee) {
-		// cobra's own errors: unknown flags, commands, argument counts.
-		ee = &ExitError{Code: exitUsage, Err: err, Hint: "run 'bailiff --help' for usage"}
+		// cobra's own errors: unknown commands and argument counts, of
+		// the command cobra was running.
+		ee = &ExitError{Code: exitUsage, Err: err, Hint: helpHint(cmd)}
 	}
 	if ee.Err != nil {
 		fmt.Fprintf(stderr, "bailiff: error: %s\n", strings.TrimSuffix(ee.Err.Error(), "."))
@@ -102,15 +106,35 @@ Put a real MCP server behind it:
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = version()
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr(err, fmt.Sprintf("run 'bailiff %s --help' for usage", strings.TrimPrefix(c.CommandPath(), "bailiff ")))
+		return usageErr(err, helpHint(c))
 	})
 	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout),
 		newRecord(stdout, stderr), newVerify(stdout, stderr), newKeygen(stderr), newCheckpoint(stdout, stderr),
 		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr),
 		newRun(os.Stdin, stdout, stderr), newGateway(os.Stdin, stderr), newInit(os.Stdin, stdout), newShadow(stdout, stderr), newAblate(stdout, stderr), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"))
 	return root
+}
+
+// helpHint points at the help of the command that was run.
+func helpHint(c *cobra.Command) string {
+	if c == nil {
+		c = &cobra.Command{Use: "bailiff"}
+	}
+	return fmt.Sprintf("run '%s --help' for usage", c.CommandPath())
+}
+
+// version is what --version prints: the build, and the versions an
+// answer depends on, so a reader can tell which engine and formats an
+// output came from.
+func version() string {
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	return fmt.Sprintf("bailiff %s\nengine: %s\naudit format: %d\npolicy format: %d\n", v, engine.Version, chain.Version, engine.FormatVersion)
 }
 
 // formatFlag is the --format flag shared by the offline commands.
@@ -129,15 +153,6 @@ func (f *formatFlag) get() (report.Format, error) {
 		return "", usageErr(err, "")
 	}
 	return r, nil
-}
-
-// readFile reads an input file, with a plain error when it cannot.
-func readFile(name string) ([]byte, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return nil, usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
-	}
-	return b, nil
 }
 
 func unwrapPath(err error) error {

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -104,7 +103,7 @@ func logFiles(args []string) ([]string, error) {
 		}
 		found, _ := filepath.Glob(filepath.Join(a, "*.jsonl"))
 		if len(found) == 0 {
-			return nil, usageErr(fmt.Errorf("%s holds no *.jsonl logs", a), "")
+			return nil, usageErr(fmt.Errorf("%s is a directory that holds no *.jsonl logs", a), "")
 		}
 		sort.Strings(found)
 		out = append(out, found...)
@@ -112,12 +111,46 @@ func logFiles(args []string) ([]string, error) {
 	return out, nil
 }
 
-func readKey(name string, want fileKind) (string, error) {
-	b, err := readInput(name, want)
+// readPrivateKey and readPublicKey read a key file and check its kind
+// first: the wrong half of a pair is the caller's mistake, named by the
+// key's file (exit 2), never a finding about the log or checkpoint it
+// was meant to check.
+func readPrivateKey(name string) (string, error) {
+	return readKeyAs(name, kindPrivateKey, chain.ParsePrivateKey)
+}
+
+func readPublicKey(name string) (string, error) {
+	return readKeyAs(name, kindPublicKey, chain.ParsePublicKey)
+}
+
+func otherHalf(k fileKind) fileKind {
+	if k == kindPrivateKey {
+		return kindPublicKey
+	}
+	return kindPrivateKey
+}
+
+func readKeyAs(name string, want fileKind, parse func(string) (string, error)) (string, error) {
+	// Either half passes the sniff: parse names the wrong one, with a hint.
+	b, err := readInput(name, want, otherHalf(want))
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(b)), nil
+	k, err := parse(string(b))
+	if err != nil {
+		return "", usageErr(fmt.Errorf("%s %v", name, err), keyHint(err))
+	}
+	return k, nil
+}
+
+func keyHint(err error) string {
+	switch {
+	case errors.Is(err, chain.ErrPublicKey):
+		return "give the .key file bailiff keygen wrote beside it"
+	case errors.Is(err, chain.ErrPrivateKey):
+		return "give the .pub file bailiff keygen wrote beside it; the private key stays with its signer"
+	}
+	return "bailiff keygen makes a key pair"
 }
 
 // offlineMemory sets the collector for the commands that read whole logs
@@ -149,7 +182,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 		}
 	}
 	if p.key != "" {
-		if opt.Key, err = readKey(p.key, kindPublicKey); err != nil {
+		if opt.Key, err = readPublicKey(p.key); err != nil {
 			return err
 		}
 	}
