@@ -45,6 +45,13 @@ func (p *progress) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// Add counts n bytes done.
+func (p *progress) Add(n int) {
+	if p.bar != nil {
+		_ = p.bar.Add(n)
+	}
+}
+
 // Done clears the bar, so the terminal holds only the command's output.
 // It may be called more than once (deferred, and before output).
 func (p *progress) Done() {

@@ -125,7 +125,11 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	type parsed struct {
 		name   string
 		events []replay.Event
+		size   int
 	}
+	// Two passes over the traces' bytes: parsing, then recording.
+	bar := newProgress(stderr, 2*fileSizes(traces), "record")
+	defer bar.Done()
 	var all []parsed
 	for _, t := range traces {
 		data, err := readInput(t, kindTrace)
@@ -145,7 +149,8 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 			return usageErr(fmt.Errorf("%s: no event has \"at\": record does not make up the log's times", t),
 				"give each event an \"at\", or --clock TIME for the time of line 0 (events at TIME plus their line in seconds)")
 		}
-		all = append(all, parsed{t, events})
+		all = append(all, parsed{t, events, len(data)})
+		bar.Add(len(data))
 	}
 	// The log is written to a temp file and renamed: a failed record
 	// leaves no partial log.
@@ -157,6 +162,7 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	defer tmp.Close()
 	rec.Log = chain.NewWriter(tmp, chain.Batch)
 	for _, t := range all {
+		bar.Add(t.size)
 		if err := rec.Record(t.name, t.events); err != nil {
 			var se *replay.SyntaxError
 			if errors.As(err, &se) {
@@ -181,6 +187,7 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	if err := publish(tmp.Name(), p.out); err != nil {
 		return usageErr(fmt.Errorf("cannot write %s: %v", p.out, unwrapPath(err)), "")
 	}
+	bar.Done()
 	fmt.Fprintf(stderr, "bailiff: recorded %d records to %s\n", rec.Log.Next(), p.out)
 	return nil
 }

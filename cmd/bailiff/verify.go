@@ -203,6 +203,8 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	if p.evidence != "" && len(files) != 1 {
 		return usageErr(errors.New("--evidence is for one log"), "")
 	}
+	bar := newProgress(stderr, fileSizes(files), "verify")
+	defer bar.Done()
 	reports := make([]*replay.LogReport, len(files))
 	errs := make([]error, len(files))
 	// Logs in parallel; each log also spreads its sessions over workers.
@@ -219,10 +221,11 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 					errs[i] = fmt.Errorf("%s: internal error: %v", name, r)
 				}
 			}()
-			reports[i], errs[i] = verifyOne(stderr, name, p.evidence, opt)
+			reports[i], errs[i] = verifyOne(stderr, name, p.evidence, opt, bar)
 		}()
 	}
 	wg.Wait()
+	bar.Done()
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -244,7 +247,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	return nil
 }
 
-func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions) (*replay.LogReport, error) {
+func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions, bar io.Writer) (*replay.LogReport, error) {
 	f, err := openInput(name, kindLog)
 	if err != nil {
 		return nil, err
@@ -267,7 +270,7 @@ func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions
 		evidence = chain.EvidenceDir(name)
 	}
 	live := chain.InUse(name)
-	rep, err := replay.VerifyLog(name, f, chain.Evidence{Dir: evidence}, opt)
+	rep, err := replay.VerifyLog(name, io.TeeReader(f, bar), chain.Evidence{Dir: evidence}, opt)
 	if err != nil {
 		return nil, usageErr(err, "")
 	}
