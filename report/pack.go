@@ -101,14 +101,28 @@ type Pack struct {
 func BuildPack(in PackInput) (*Pack, error) {
 	// A results file that is not one would be a pack with a hole the
 	// reviewer never sees: refuse it.
-	if in.Shadow != nil {
-		if _, _, err := parseShadow(in.Shadow); err != nil {
-			return nil, fmt.Errorf("--shadow %s: %v", in.ShadowFile, err)
+	var unverified []PackFinding
+	for _, r := range []struct {
+		flag, file, what, head string
+		data               []byte
+		parse              func([]byte) error
+	}{
+		{"--shadow", in.ShadowFile, "shadow", "summary", in.Shadow, func(b []byte) error { _, _, err := parseShadow(b); return err }},
+		{"--ablate", in.AblateFile, "ablation", "policy", in.Ablate, func(b []byte) error { _, _, err := parseAblate(b); return err }},
+	} {
+		if r.data == nil {
+			continue
 		}
-	}
-	if in.Ablate != nil {
-		if _, _, err := parseAblate(in.Ablate); err != nil {
-			return nil, fmt.Errorf("--ablate %s: %v", in.AblateFile, err)
+		if err := r.parse(r.data); err != nil {
+			return nil, fmt.Errorf("%s %s: %v", r.flag, r.file, err)
+		}
+		ok, notes, err := resultVerified(r.data, r.head)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %v", r.flag, r.file, err)
+		}
+		if !ok {
+			unverified = append(unverified, PackFinding{Rule: "unverified-baseline", Severity: SevHigh, Where: r.file,
+				Message: fmt.Sprintf("the %s result was run with --allow-unverified over logs that fail verify (%s): its numbers stand on a history that may be forged", r.what, strings.Join(notes, "; "))})
 		}
 	}
 	var given *engine.Policy
@@ -216,7 +230,30 @@ func BuildPack(in PackInput) (*Pack, error) {
 			Message: fmt.Sprintf("%d calls were denied because a tool's budget was spent", n)})
 	}
 	sort.SliceStable(p.Findings, func(i, j int) bool { return sevRank(p.Findings[i].Severity) < sevRank(p.Findings[j].Severity) })
+	p.Findings = append(p.Findings, unverified...)
 	return p, nil
+}
+
+// resultVerified reads whether a shadow or ablate result's baseline was
+// verified, from its head line (type head). A result that does not say is
+// refused: it comes from a bailiff that did not verify, and a pack built
+// on it would vouch for numbers nobody checked.
+func resultVerified(data []byte, head string) (bool, []string, error) {
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var h struct {
+			Type       string   `json:"type"`
+			Verified   *bool    `json:"verified"`
+			Unverified []string `json:"unverified"`
+		}
+		if json.Unmarshal(line, &h) != nil || h.Type != head {
+			continue
+		}
+		if h.Verified == nil {
+			return false, nil, fmt.Errorf("its %s line does not say whether its logs were verified: give the output of this bailiff's --format json", head)
+		}
+		return *h.Verified, h.Unverified, nil
+	}
+	return false, nil, fmt.Errorf("no %s line", head)
 }
 
 func sevRank(s string) int {

@@ -201,6 +201,9 @@ func (p *Pack) markdown(mermaid bool) []byte {
 
 	if p.In.Shadow != nil {
 		w("## Policy change (shadow)\n\n")
+		if ok, notes, _ := resultVerified(p.In.Shadow, "summary"); !ok {
+			w("> **UNVERIFIED**: this shadow result was run with --allow-unverified over logs that fail verify: %s\n\n", mdEscape(strings.Join(notes, "; ")))
+		}
 		if counts, calls, err := parseShadow(p.In.Shadow); err == nil {
 			rows = [][]string{{fmt.Sprint(calls)}}
 			head := []string{"CALLS"}
@@ -215,6 +218,9 @@ func (p *Pack) markdown(mermaid bool) []byte {
 	}
 	if p.In.Ablate != nil {
 		w("## Ablation\n\n")
+		if ok, notes, _ := resultVerified(p.In.Ablate, "policy"); !ok {
+			w("> **UNVERIFIED**: this ablation result was run with --allow-unverified over logs that fail verify: %s\n\n", mdEscape(strings.Join(notes, "; ")))
+		}
 		if lines, tot, err := parseAblate(p.In.Ablate); err == nil {
 			rows = nil
 			for _, l := range lines {
@@ -225,7 +231,16 @@ func (p *Pack) markdown(mermaid bool) []byte {
 				rows = append(rows, []string{l.Check, fmt.Sprint(l.Changed), fmt.Sprint(l.StopsAlone), fmt.Sprint(l.Costs), dead})
 			}
 			table([]string{"CHECK OFF", "CHANGED", "ATTACKS STOPPED ALONE", "BENIGN COST", "DEAD"}, rows)
-			w("Block rate %.2f over %d attack calls; benign loss %.2f over %d benign calls.\n\n", tot.BlockRate, tot.Attacks, tot.BenignLoss, tot.Benign)
+			// A rate over no calls is no measurement, whatever number
+			// the JSON holds for it.
+			block, loss := "no block rate (no call is labelled an attack)", "no benign loss (no call is labelled benign)"
+			if tot.Attacks > 0 {
+				block = fmt.Sprintf("block rate %.2f over %d attack calls", tot.BlockRate, tot.Attacks)
+			}
+			if tot.Benign > 0 {
+				loss = fmt.Sprintf("benign loss %.2f over %d benign calls", tot.BenignLoss, tot.Benign)
+			}
+			w("%s; %s.\n\n", strings.ToUpper(block[:1])+block[1:], loss)
 		} else {
 			w("The ablation result could not be read: %s\n\n", mdEscape(err.Error()))
 		}

@@ -383,3 +383,40 @@ func TestReportChromium(t *testing.T) {
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
 }
+
+// TestReportUnverifiedResults: a shadow or ablate result run with
+// --allow-unverified is said at its section and is a finding; one that
+// does not say whether it was verified is refused; a rate over no labelled
+// calls is no rate.
+func TestReportUnverifiedResults(t *testing.T) {
+	dir := t.TempDir()
+	forged := fixtures + "/chain/fail_forged_verdict.jsonl"
+	results := map[string][]string{
+		"shadow": {"shadow", "--allow-unverified", "--candidate", fixtures + "/chain/src/candidate.yaml", "--format", "json", forged},
+		"ablate": {"ablate", "--allow-unverified", "--format", "json", forged},
+	}
+	for name, args := range results {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 && code != 1 {
+			t.Fatalf("%s: exit %d: %s", name, code, errb.String())
+		}
+		f := filepath.Join(dir, name+".json")
+		os.WriteFile(f, out.Bytes(), 0o644)
+		code, md, errs := reportRun(t, "--audit", fixtures+"/chain/good_mail.jsonl", "--"+name, f, "-o", "-")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errs)
+		}
+		if !strings.Contains(md, "> **UNVERIFIED**: this ") || !strings.Contains(md, "unverified-baseline") || !strings.Contains(md, `fail\_forged\_verdict.jsonl`) {
+			t.Errorf("%s: an unverified result is not said:\n%s", name, md)
+		}
+		if name == "ablate" && (!strings.Contains(md, "No block rate (no call is labelled an attack)") || strings.Contains(md, "Block rate 1.00")) {
+			t.Errorf("a block rate over no attacks reads as a measurement:\n%s", md)
+		}
+		// The same result without its verified field.
+		old := regexp.MustCompile(`,"verified":(true|false)(,"unverified":\[[^\]]*\])?`).ReplaceAll(out.Bytes(), nil)
+		os.WriteFile(f, old, 0o644)
+		if code, _, errs := reportRun(t, "--audit", fixtures+"/chain/good_mail.jsonl", "--"+name, f, "-o", "-"); code != 2 || !strings.Contains(errs, "does not say whether its logs were verified") {
+			t.Errorf("%s without verified: exit %d: %s", name, code, errs)
+		}
+	}
+}
