@@ -104,8 +104,8 @@ func BuildPack(in PackInput) (*Pack, error) {
 	var unverified []PackFinding
 	for _, r := range []struct {
 		flag, file, what, head string
-		data               []byte
-		parse              func([]byte) error
+		data                   []byte
+		parse                  func([]byte) error
 	}{
 		{"--shadow", in.ShadowFile, "shadow", "summary", in.Shadow, func(b []byte) error { _, _, err := parseShadow(b); return err }},
 		{"--ablate", in.AblateFile, "ablation", "policy", in.Ablate, func(b []byte) error { _, _, err := parseAblate(b); return err }},
