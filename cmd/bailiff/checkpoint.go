@@ -57,6 +57,11 @@ given count.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, out := p.name, p.out
+			if p.approver == chain.ElicitationApprover {
+				// The gateway refuses every key with this name: a key
+				// made with it could never approve anything.
+				return usageErr(fmt.Errorf("approver name %q is reserved for answers given through the client", p.approver), "choose another name")
+			}
 			if p.approver != "" {
 				name = p.approver
 				if out == "" {
