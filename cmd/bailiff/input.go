@@ -236,6 +236,18 @@ func sniffJSONDoc(head []byte) fileKind {
 	return sniffJSONKeys(obj)
 }
 
+// toolsKind tells a tools/list answer (a list of tools) from a policy
+// that holds only tool contracts (a map of them) by the value's shape.
+func toolsKind(v json.RawMessage) fileKind {
+	switch t := bytes.TrimSpace(v); {
+	case len(t) > 0 && t[0] == '[':
+		return kindListing
+	case len(t) > 0 && t[0] == '{':
+		return kindPolicy
+	}
+	return kindUnknown
+}
+
 // sniffJSONKeys says what a JSON object with these top-level keys is. A
 // key whose value the sniff window cut is present, with a nil value.
 func sniffJSONKeys(obj map[string]json.RawMessage) fileKind {
@@ -261,13 +273,12 @@ func sniffJSONKeys(obj map[string]json.RawMessage) fileKind {
 			case "start", "call", "output", "grant", "end":
 				return kindTrace
 			case "tools":
-				// A one-line tools/list answer; a trace's tools event is
-				// never its first line.
-				return kindListing
+				// A trace's tools event is never its first line.
+				return toolsKind(obj["tools"])
 			}
 		}
 	case has("tools"):
-		return kindListing
+		return toolsKind(obj["tools"])
 	}
 	return kindUnknown
 }

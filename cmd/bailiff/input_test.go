@@ -71,6 +71,9 @@ func TestSniffSigns(t *testing.T) {
 		{"rules: []\nname: caf\xc3", kindPolicy},
 		{`{"tools":[{"name":"x"}]}`, kindListing},
 		{`{"version":1,"rules":[],"tools":{"x":{}}}`, kindPolicy},
+		// A policy of contracts only is a policy, not a listing.
+		{`{"version":1,"tools":{"send_email":{"exfiltrating":true}}}`, kindPolicy},
+		{"{\n  \"version\": 1,\n  \"tools\": {\"x\": {}}\n}\n", kindPolicy},
 		{"{\n  \"format\": \"x\",\n  \"seq\": 1,\n  \"record\": \"r\",\n  \"proof\": [],\n  \"checkpoint\": \"c\"\n}\n", kindProof},
 		{"servers:\n  mail:\n    command: x\n", kindGatewayConfig},
 		{`{"mcpServers":{}}`, kindClientConfig},
