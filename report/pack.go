@@ -404,7 +404,10 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 					if dest == "" {
 						dest = "(redacted)"
 					}
-					if raw == "" {
+					// The reason quotes the argument's path too, which the
+					// caller chose: a quoted form that does not read as the
+					// decided destination is not shown as it.
+					if raw == "" || engine.Normalize(raw) != d.Destination {
 						raw = dest
 					}
 					p.DeniedTo[dest]++
