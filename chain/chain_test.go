@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -340,15 +341,15 @@ func TestWriterOpenResumeAndLock(t *testing.T) {
 		t.Fatal("opened a log with a torn tail for appending")
 	}
 	var fixed bytes.Buffer
-	kept, cut, err := Repair(bytes.NewReader(data[:len(data)-5]), &fixed)
-	if err != nil || kept != 3 || cut == 0 {
-		t.Fatalf("Repair = %d, %d, %v", kept, cut, err)
+	done, err := Repair(bytes.NewReader(data[:len(data)-5]), &fixed)
+	if err != nil || done.Kept != 3 || done.Cut == 0 || done.Newline {
+		t.Fatalf("Repair = %+v, %v", done, err)
 	}
 	if !bytes.Equal(fixed.Bytes(), data[:bytes.LastIndexByte(data[:len(data)-1], '\n')+1]) {
 		t.Error("repair did not keep exactly the whole records")
 	}
 	edited := bytes.Replace(data, []byte(`"kind":"end"`), []byte(`"kind":"eNd"`), 1)
-	if _, _, err := Repair(bytes.NewReader(edited), io.Discard); err == nil {
+	if _, err := Repair(bytes.NewReader(edited), io.Discard); err == nil {
 		t.Error("repair accepted an edited record")
 	}
 }
@@ -420,5 +421,43 @@ func TestRawField(t *testing.T) {
 	}
 	if _, ok := RawField(obj, "a"); ok {
 		t.Error("RawField found a nested key at the top level")
+	}
+}
+
+// A writer stopped between a record and its newline leaves a whole
+// record: repair keeps it. An edited last record left without its newline
+// must not pass for a tear, or repair would cut the evidence of the edit.
+func TestRepairKeepsAWholeLastRecord(t *testing.T) {
+	var log bytes.Buffer
+	w := NewWriter(&log, Sync)
+	for i := 0; i < 3; i++ {
+		if _, err := w.Append(t0, "s", KindEnd, &EndBody{Reason: fmt.Sprint("r", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := log.Bytes()
+	unterminated := data[:len(data)-1]
+	var fixed bytes.Buffer
+	done, err := Repair(bytes.NewReader(unterminated), &fixed)
+	if err != nil || done.Kept != 3 || done.Cut != 0 || !done.Newline {
+		t.Fatalf("Repair = %+v, %v; want 3 kept, nothing cut, newline added", done, err)
+	}
+	if !bytes.Equal(fixed.Bytes(), data) {
+		t.Error("repair did not give back the log with its newline")
+	}
+
+	edited := bytes.Replace(unterminated, []byte(`"r2"`), []byte(`"r9"`), 1)
+	if bytes.Equal(edited, unterminated) {
+		t.Fatal("test did not edit the last record")
+	}
+	var ve *VerifyError
+	if _, err := Repair(bytes.NewReader(edited), io.Discard); !errors.As(err, &ve) || ve.Seq != 2 {
+		t.Errorf("repair of an edited unterminated last record: %v, want a VerifyError at seq 2", err)
+	}
+
+	clean := bytes.Buffer{}
+	done, err = Repair(bytes.NewReader(data), &clean)
+	if err != nil || done.Kept != 3 || done.Cut != 0 || done.Newline || !bytes.Equal(clean.Bytes(), data) {
+		t.Errorf("repair of a clean log = %+v, %v", done, err)
 	}
 }

@@ -120,11 +120,12 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		var fixed bytes.Buffer
-		kept, cut, err := Repair(bytes.NewReader(data), &fixed)
+		done, err := Repair(bytes.NewReader(data), &fixed)
+		kept := done.Kept
 		if err != nil {
 			t.Fatalf("round %d: repair: %v", round, err)
 		}
-		if cut > 0 {
+		if done.Cut > 0 || done.Newline {
 			torn++
 		}
 		if kept <= acked {

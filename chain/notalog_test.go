@@ -32,7 +32,7 @@ func TestNotALog(t *testing.T) {
 			_, err = VerifyIntegrity(bytes.NewReader([]byte(c.in)))
 			check("VerifyIntegrity", err)
 			var out bytes.Buffer
-			_, _, err = Repair(bytes.NewReader([]byte(c.in)), &out)
+			_, err = Repair(bytes.NewReader([]byte(c.in)), &out)
 			check("Repair", err)
 			if out.Len() != 0 {
 				t.Errorf("Repair wrote %d bytes of what is not a log", out.Len())

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -142,7 +143,7 @@ func (r *Reader) check(line []byte, off int64, complete bool) (Record, *VerifyEr
 		return &VerifyError{Seq: r.next, Offset: off, Reason: reason, Want: want, Got: got, Torn: !complete}
 	}
 	if !complete {
-		return Record{}, fail(fmt.Sprintf("torn last line: %d bytes with no newline (the writer stopped mid-record; bailiff repair cuts it off)", len(line)), "", "")
+		return Record{}, fail(tornReason(line), "", "")
 	}
 	h, vErr := linkCheck(line, r.next, r.prev, fail)
 	if vErr != nil {
@@ -242,7 +243,7 @@ func VerifyIntegrity(r io.Reader, rootsAt ...int64) (Summary, error) {
 		}
 		if !complete {
 			s.Root = tree.Root()
-			return s, fail(fmt.Sprintf("torn last line: %d bytes with no newline (the writer stopped mid-record; bailiff repair cuts it off)", len(line)), "", "")
+			return s, fail(tornReason(line), "", "")
 		}
 		h, vErr := linkCheck(line, s.Records, prev, fail)
 		if vErr != nil {
@@ -291,4 +292,13 @@ func (f *Frontier) Root() tlog.Hash {
 		h = tlog.NodeHash(f.stack[i], h)
 	}
 	return h
+}
+
+// tornReason tells a partial last record from a whole one that lacks only
+// its newline, since repair cuts the first and keeps the second.
+func tornReason(line []byte) string {
+	if json.Valid(line) {
+		return fmt.Sprintf("the last line (%d bytes) has no newline (the writer stopped before it; bailiff repair adds it if the record is intact)", len(line))
+	}
+	return fmt.Sprintf("torn last line: %d bytes with no newline (the writer stopped mid-record; bailiff repair cuts it off)", len(line))
 }

@@ -235,7 +235,10 @@ func compileFile(f *File) (*Policy, *compileErr) {
 		}
 		p.ttl = d
 	}
-	p.canonical, p.version = canonicalize(f)
+	var err error
+	if p.canonical, p.version, err = canonicalize(f); err != nil {
+		return nil, fail(err.Error())
+	}
 	return p, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -198,6 +199,12 @@ func compilePred(ps Predicate) (pred, error) {
 	}{{ps.Gt, pGt}, {ps.Gte, pGte}, {ps.Lt, pLt}, {ps.Lte, pLte}} {
 		if c.v != nil {
 			set(c.k)
+			// NaN compares false with everything and an infinity leaves no
+			// number on one side, so such a bound would read as a limit it is
+			// not; JSON cannot carry either into the canonical form.
+			if math.IsNaN(*c.v) || math.IsInf(*c.v, 0) {
+				return pr, fmt.Errorf("predicate on %q compares with %v: a bound must be a finite number", ps.Arg, *c.v)
+			}
 			pr.num = *c.v
 		}
 	}

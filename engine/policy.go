@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"io"
 	"path"
 	"regexp"
@@ -118,12 +119,17 @@ func (s *Scalar) UnmarshalYAML(n *yaml.Node) error {
 		s.V = b
 	case "!!int", "!!float":
 		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
-		if err != nil {
+		if err != nil && (errors.Is(err, strconv.ErrRange) || strings.Contains(strings.ToLower(n.Value), ".inf") || strings.Contains(strings.ToLower(n.Value), ".nan")) {
+			f = math.NaN()
+		} else if err != nil {
 			var i int64
 			if err2 := n.Decode(&i); err2 != nil {
 				return err
 			}
 			f = float64(i)
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %s is not a finite number", n.Line, n.Value)}}
 		}
 		s.V = f
 	default:
@@ -341,17 +347,21 @@ func (p *Policy) Spec() *File {
 	return &f
 }
 
-func canonicalize(f *File) ([]byte, string) {
+// canonicalize fails rather than return a version of bytes that do not
+// hold the policy: an empty form would hash to the same version for every
+// policy that failed to encode.
+func canonicalize(f *File) ([]byte, string, error) {
 	c := *f
 	c.Packs = nil
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	// A File holds only strings, numbers, bools, slices and maps: it always encodes.
-	_ = enc.Encode(&c)
+	if err := enc.Encode(&c); err != nil {
+		return nil, "", fmt.Errorf("the policy has no canonical form: %v", err)
+	}
 	b := bytes.TrimRight(buf.Bytes(), "\n")
 	sum := sha256.Sum256(b)
-	return b, "sha256:" + hex.EncodeToString(sum[:])
+	return b, "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // UnmarshalJSON lets Spec decode a Scalar from canonical JSON.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -327,4 +328,21 @@ func (o *output) free(name string) error {
 		return usageErr(fmt.Errorf("%s exists: it is replaced only with --force", name), "")
 	}
 	return nil
+}
+
+// sameFile reports whether a and b name one file: the same inode when
+// both exist (a link or another spelling of the path is still the same
+// file), else the same absolute path.
+func sameFile(a, b string) bool {
+	if a == "-" || b == "-" {
+		return false
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	pa, errA := filepath.Abs(a)
+	pb, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && pa == pb
 }

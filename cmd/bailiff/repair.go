@@ -16,7 +16,10 @@ import (
 )
 
 func newRepair(stderr io.Writer) *cobra.Command {
-	var out string
+	var (
+		out   string
+		force bool
+	)
 	c := &cobra.Command{
 		Use:   "repair LOG -o OUT",
 		Short: "Cut the torn last line a crashed writer left",
@@ -24,8 +27,10 @@ func newRepair(stderr io.Writer) *cobra.Command {
 a writer killed mid-write leaves. Every whole record is kept, so the copy
 verifies. A log that fails integrity anywhere else is refused (exit 1):
 repair never hides an edit; a file that is no log is refused (exit 2).
-The evidence the kept records refer to is copied to OUT.evidence/. OUT
-may be LOG itself; it is replaced only once the copy is complete.`,
+A last record that is whole but lacks its newline is kept, with the
+newline added. The evidence the kept records refer to is copied to
+OUT.evidence/. OUT may be LOG itself; it is replaced only once the copy
+is complete. Any other file that exists is replaced only with --force.`,
 		Example: `  bailiff repair audit.jsonl -o audit.jsonl
   bailiff verify audit.jsonl`,
 		Args: cobra.ExactArgs(1),
@@ -39,16 +44,24 @@ may be LOG itself; it is replaced only once the copy is complete.`,
 			if err := checkFile(args[0], kindLog); err != nil {
 				return err
 			}
+			// Repairing in place is the common use; any other file that
+			// exists is someone else's and goes only under --force.
+			inPlace := sameFile(args[0], out)
+			if !inPlace && !force {
+				if _, err := os.Lstat(out); err == nil {
+					return usageErr(fmt.Errorf("%s exists: repair replaces it only with --force, or when -o is LOG itself", out), "")
+				}
+			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return usageErr(fmt.Errorf("cannot read %s: %v", args[0], unwrapPath(err)), "")
 			}
 			defer f.Close()
-			var kept, cut int64
-			err = writeOutputFrom(out, func(w io.Writer) error {
+			var done chain.Repaired
+			err = writeAtomic(out, !inPlace && !force, func(w io.Writer) error {
 				bw := bufio.NewWriterSize(w, 1<<20)
 				var err error
-				kept, cut, err = chain.Repair(f, bw)
+				done, err = chain.Repair(f, bw)
 				var ve *chain.VerifyError
 				if errors.As(err, &ve) {
 					return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], ve), Hint: "repair only cuts a torn last line; run bailiff verify " + args[0]}
@@ -70,11 +83,19 @@ may be LOG itself; it is replaced only once the copy is complete.`,
 			if err := carryEvidence(args[0], out); err != nil {
 				return err
 			}
-			fmt.Fprintf(stderr, "bailiff: kept %d records, cut %d bytes of a torn last line\n", kept, cut)
+			switch {
+			case done.Cut > 0:
+				fmt.Fprintf(stderr, "bailiff: kept %s, cut %s of a torn last line\n", countOf(int(done.Kept), "record"), countOf(int(done.Cut), "byte"))
+			case done.Newline:
+				fmt.Fprintf(stderr, "bailiff: kept %s; the last one lacked its newline, which was added\n", countOf(int(done.Kept), "record"))
+			default:
+				fmt.Fprintf(stderr, "bailiff: kept %s; nothing was torn\n", countOf(int(done.Kept), "record"))
+			}
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "where to write the repaired log")
+	c.Flags().BoolVar(&force, "force", false, "replace OUT even when it is another file that exists")
 	return c
 }
 
@@ -174,6 +195,7 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 	}
 	defer f.Close()
 	purge, keep := map[string]bool{}, map[string]bool{}
+	seen := false
 	rd := chain.NewReader(bufio.NewReaderSize(f, 1<<20))
 	for {
 		rec, err := rd.Next()
@@ -186,6 +208,9 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 		}
 		if err != nil {
 			return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
+		}
+		if rec.Session == p.session {
+			seen = true
 		}
 		if rec.Kind != chain.KindResult {
 			continue
@@ -200,6 +225,11 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 			keep[b.Content] = true
 		}
 	}
+	if p.session != "" && !seen {
+		// A mistyped id would otherwise purge nothing and say so as if
+		// that were the request.
+		return usageErr(fmt.Errorf("%s holds no session %q", name, p.session), "")
+	}
 	var gone []string
 	for d := range purge {
 		if !keep[d] {
@@ -208,9 +238,7 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 	}
 	sort.Strings(gone)
 	src := chain.Evidence{Dir: chain.EvidenceDir(name)}
-	same, _ := filepath.Abs(name)
-	dst, _ := filepath.Abs(p.out)
-	if same == dst {
+	if sameFile(name, p.out) {
 		for _, d := range gone {
 			if err := src.Remove(d); err != nil {
 				return usageErr(fmt.Errorf("cannot purge %s: %v", d, err), "")
