@@ -84,10 +84,8 @@ given count.`,
 			}
 			// Both are checked first, so a refusal leaves neither half
 			// of a new pair beside an old one.
-			for _, f := range []string{out + ".key", out + ".pub"} {
-				if _, err := os.Lstat(f); err == nil && !p.output.force {
-					return usageErr(fmt.Errorf("%s exists: a key is replaced only with --force", f), "")
-				}
+			if err := p.output.check(nil, out+".key", out+".pub"); err != nil {
+				return err
 			}
 			// The private key is written 0600 from the start: a
 			// temporary file is, and so the renamed file is.
@@ -162,10 +160,8 @@ last record, so the log's time never goes back.`,
 }
 
 func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) error {
-	if p.out != "" {
-		if err := p.output.free(p.out); err != nil {
-			return err
-		}
+	if err := p.output.check([]string{name, p.key}, p.out); err != nil {
+		return err
 	}
 	skey, err := readPrivateKey(p.key)
 	if err != nil {

@@ -321,11 +321,50 @@ func (o *output) writeFrom(name string, fill func(w io.Writer) error) error {
 // that a command refuses before it does anything else (such as append a
 // checkpoint to a log).
 func (o *output) free(name string) error {
-	if name == "-" || o.force {
+	if name == "-" {
 		return nil
 	}
-	if _, err := os.Lstat(name); err == nil {
+	fi, err := os.Lstat(name)
+	switch {
+	case err != nil:
+		return nil
+	case fi.IsDir():
+		// Not even --force: renaming a file over a directory fails, and
+		// by then another output may have been written.
+		return usageErr(fmt.Errorf("%s is a directory: an output must be a file", name), "")
+	case !o.force:
 		return usageErr(fmt.Errorf("%s exists: it is replaced only with --force", name), "")
+	}
+	return nil
+}
+
+// check refuses, before anything is written, outputs that would destroy
+// what the command reads or what it writes: an output that is one of the
+// inputs (--force would replace the very log being read), two outputs
+// that are one file, or two on standard output. Each must also be free.
+func (o *output) check(inputs []string, outs ...string) error {
+	var named []string
+	for _, out := range outs {
+		if out == "" {
+			continue
+		}
+		for _, in := range inputs {
+			if in != "" && sameFile(in, out) {
+				return usageErr(fmt.Errorf("%s is an input of this command: it cannot also be an output", out), "")
+			}
+		}
+		for _, prev := range named {
+			if out == prev || sameFile(out, prev) {
+				if out == "-" {
+					return usageErr(errors.New("only one output can go to standard output (-)"), "")
+				}
+				return usageErr(fmt.Errorf("%s is given for two outputs", out), "")
+			}
+		}
+		if err := o.free(out); err != nil {
+			return err
+		}
+		named = append(named, out)
 	}
 	return nil
 }

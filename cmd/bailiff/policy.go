@@ -148,6 +148,11 @@ func runImport(stdout io.Writer, p importParams, name string) error {
 	if err != nil {
 		return err
 	}
+	if p.out != "-" {
+		if err := p.output.check([]string{name}, p.out); err != nil {
+			return err
+		}
+	}
 	f, err := engine.ImportBouncer(name, data)
 	if err != nil {
 		return usageErr(err, "")

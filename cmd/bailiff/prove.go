@@ -67,6 +67,11 @@ func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) erro
 	if err := checkFile(name, kindLog); err != nil {
 		return err
 	}
+	if p.out != "-" {
+		if err := p.output.check([]string{name, p.checkpoint}, p.out); err != nil {
+			return err
+		}
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")

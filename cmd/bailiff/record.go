@@ -116,7 +116,8 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	if p.out == "-" {
 		return usageErr(errors.New("record writes a log and its evidence store beside it: -o takes a file, not -"), "")
 	}
-	if err := p.output.free(p.out); err != nil {
+	inputs := append([]string{p.policy, p.secret}, p.approvers...)
+	if err := p.output.check(append(inputs, traces...), p.out); err != nil {
 		return err
 	}
 	if chain.InUse(p.out) {

@@ -96,17 +96,14 @@ content is attacker-controlled); --sarif writes the findings as SARIF
 
 func runReport(stdout, stderr io.Writer, p reportParams) error {
 	p.output.stdout = stdout
-	// Every output is checked before any is written, so a refusal leaves
-	// no half of a pack.
-	for _, o := range []string{p.out, p.html, p.sarif} {
-		if o != "" {
-			if err := p.output.free(o); err != nil {
-				return err
-			}
-		}
-	}
 	logs, err := logFiles(p.audit)
 	if err != nil {
+		return err
+	}
+	// Every output is checked before any is written, so a refusal leaves
+	// no half of a pack.
+	inputs := append([]string{p.policy, p.shadow, p.ablate, p.checkpoint, p.key}, p.tools...)
+	if err := p.output.check(append(inputs, logs...), p.out, p.html, p.sarif); err != nil {
 		return err
 	}
 	for _, l := range logs {
