@@ -219,15 +219,15 @@ func BuildPack(in PackInput) (*Pack, error) {
 	if len(unruled) > 0 {
 		sort.Strings(unruled)
 		p.Findings = append(p.Findings, PackFinding{Rule: "no-rule", Severity: SevLow, Where: lintName,
-			Message: fmt.Sprintf("%d listed tools are named by no rule, so every call to them is denied by default: %s", len(unruled), strings.Join(unruled, ", "))})
+			Message: fmt.Sprintf("%s %s named by no rule, so every call to them is denied by default: %s", counted(len(unruled), "listed tool"), verb(len(unruled), "is", "are"), strings.Join(unruled, ", "))})
 	}
 	if n := p.Asks["unanswered"]; n > 0 {
 		p.Findings = append(p.Findings, PackFinding{Rule: "unanswered-ask", Severity: SevMedium, Where: "audit",
-			Message: fmt.Sprintf("%d asked calls were never answered (each counts as denied)", n)})
+			Message: fmt.Sprintf("%s %s never answered (each counts as denied)", counted(n, "asked call"), verb(n, "was", "were"))})
 	}
 	if n := p.ByCheck["budget"]; n > 0 {
 		p.Findings = append(p.Findings, PackFinding{Rule: "budget-exhausted", Severity: SevLow, Where: "audit",
-			Message: fmt.Sprintf("%d calls were denied because a tool's budget was spent", n)})
+			Message: fmt.Sprintf("%s %s denied because a tool's budget was spent", counted(n, "call"), verb(n, "was", "were"))})
 	}
 	sort.SliceStable(p.Findings, func(i, j int) bool { return sevRank(p.Findings[i].Severity) < sevRank(p.Findings[j].Severity) })
 	p.Findings = append(p.Findings, unverified...)
@@ -338,7 +338,7 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 	}
 	if n := len(rep.Unevaluable); n > 0 {
 		p.Findings = append(p.Findings, PackFinding{Rule: "unevaluable", Severity: SevLow, Where: name,
-			Message: fmt.Sprintf("%d decisions cannot be recomputed: they depended on redacted or purged inputs", n)})
+			Message: fmt.Sprintf("%s cannot be recomputed: %s on redacted or purged inputs", counted(n, "decision"), verb(n, "it depended", "they depended"))})
 	}
 	for _, x := range rep.Findings {
 		if x.Kind == replay.FindIntegrity || x.Kind == replay.FindPolicy {

@@ -90,13 +90,13 @@ func (p *Pack) markdown(mermaid bool) []byte {
 	w("# bailiff review pack\n\n")
 	switch p.PolicyFrom {
 	case "given":
-		w("Generated %s from %d audit log(s) under policy `%s` (%s), as given with --policy: no readable session records the policy it was decided under, so nothing shows it was this one.\n\n",
-			p.generatedAt(), len(p.Logs), mdEscape(p.In.PolicyName), p.Policy.Version())
+		w("Generated %s from %s under policy `%s` (%s), as given with --policy: no readable session records the policy it was decided under, so nothing shows it was this one.\n\n",
+			p.generatedAt(), counted(len(p.Logs), "audit log"), mdEscape(p.In.PolicyName), p.Policy.Version())
 	case "file":
-		w("Generated %s from %d audit log(s) under policy `%s` (%s), the policy the sessions record.\n\n",
-			p.generatedAt(), len(p.Logs), mdEscape(p.In.PolicyName), p.Policy.Version())
+		w("Generated %s from %s under policy `%s` (%s), the policy the sessions record.\n\n",
+			p.generatedAt(), counted(len(p.Logs), "audit log"), mdEscape(p.In.PolicyName), p.Policy.Version())
 	default:
-		w("Generated %s from %d audit log(s) under the policy the sessions record (%s).\n\n", p.generatedAt(), len(p.Logs), p.Policy.Version())
+		w("Generated %s from %s under the policy the sessions record (%s).\n\n", p.generatedAt(), counted(len(p.Logs), "audit log"), p.Policy.Version())
 	}
 	if len(p.Versions) > 1 {
 		w("The sessions were decided under %d policy versions; the tools and controls below are the last session's.\n\n", len(p.Versions))
@@ -235,10 +235,10 @@ func (p *Pack) markdown(mermaid bool) []byte {
 			// the JSON holds for it.
 			block, loss := "no block rate (no call is labelled an attack)", "no benign loss (no call is labelled benign)"
 			if tot.Attacks > 0 {
-				block = fmt.Sprintf("block rate %.2f over %d attack calls", tot.BlockRate, tot.Attacks)
+				block = fmt.Sprintf("block rate %.2f over %s", tot.BlockRate, counted(tot.Attacks, "attack call"))
 			}
 			if tot.Benign > 0 {
-				loss = fmt.Sprintf("benign loss %.2f over %d benign calls", tot.BenignLoss, tot.Benign)
+				loss = fmt.Sprintf("benign loss %.2f over %s", tot.BenignLoss, counted(tot.Benign, "benign call"))
 			}
 			w("%s; %s.\n\n", strings.ToUpper(block[:1])+block[1:], loss)
 		} else {
@@ -259,7 +259,7 @@ func (p *Pack) markdown(mermaid bool) []byte {
 				for _, c := range r.checks {
 					n += p.decisions(c)
 				}
-				ev = fmt.Sprintf("%d decisions by %s", n, strings.Join(r.checks, ", "))
+				ev = fmt.Sprintf("%s by %s", counted(n, "decision"), strings.Join(r.checks, ", "))
 			}
 			rows = append(rows, []string{r.id, r.risk, r.controls, ev})
 		}

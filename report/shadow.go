@@ -74,6 +74,14 @@ func counted(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// verb is the form of a verb that agrees with n.
+func verb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 type shadowGroup struct {
 	Type   string         `json:"type"`
 	Key    string         `json:"key"`

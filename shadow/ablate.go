@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	"bailiff/chain"
 	"bailiff/engine"
@@ -120,6 +122,10 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 	var out []Score
 	var tot Totals
 	used := map[LabelKey]bool{}
+	// Where each label matched: a label is for one call, and one that
+	// matches two (one session id in two logs, or a call id reused) would
+	// count an attack twice or label a call its author never saw.
+	where := map[LabelKey][]replay.Pair{}
 	for i, name := range names {
 		s := Score{Name: name}
 		cand := func(p *engine.Policy) (*engine.Policy, error) { return p.Without(name) }
@@ -129,6 +135,9 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 				if l, ok := labels[k]; ok {
 					p.Label = l.Value
 					used[k] = true
+					if i == 0 {
+						where[k] = append(where[k], p)
+					}
 				}
 			}
 			if i == 0 {
@@ -177,6 +186,9 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 			if err := unused(labels, used); err != nil {
 				return nil, tot, err
 			}
+			if err := ambiguous(labels, where); err != nil {
+				return nil, tot, err
+			}
 		}
 		out = append(out, s)
 	}
@@ -197,4 +209,32 @@ func unused(labels Labels, used map[LabelKey]bool) error {
 		return nil
 	}
 	return fmt.Errorf("%s:%d: call %s of session %s is not in the input", first.File, first.Line, key.Call, key.Session)
+}
+
+// ambiguous names the first label, in file order, that matched more than
+// one call.
+func ambiguous(labels Labels, where map[LabelKey][]replay.Pair) error {
+	var first *Label
+	var key LabelKey
+	for k, ps := range where {
+		l := labels[k]
+		if len(ps) > 1 && (first == nil || l.File < first.File || (l.File == first.File && l.Line < first.Line)) {
+			first, key = &l, k
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	ps := where[key]
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].File != ps[j].File {
+			return ps[i].File < ps[j].File
+		}
+		return ps[i].Pos < ps[j].Pos
+	})
+	at := make([]string, len(ps))
+	for i, p := range ps {
+		at[i] = fmt.Sprintf("%s at %d", p.File, p.Pos)
+	}
+	return fmt.Errorf("%s:%d: call %s of session %s is %d calls of the input (%s): a label must name one call", first.File, first.Line, key.Call, key.Session, len(ps), strings.Join(at, ", "))
 }

@@ -245,7 +245,7 @@ func TestReportGolden(t *testing.T) {
 		"incident": {"--policy", pol, "--audit", fixtures + "/chain/good_mail.jsonl", "--tools", fixtures + "/mcp-tools/mail-tools.json",
 			"--checkpoint", fixtures + "/chain/good_mail.ckpt", "--key", fixtures + "/chain/src/test.pub",
 			"--shadow", "../../golden/shadow/logs.json", "--ablate", "../../golden/ablate/logs.json"},
-		"tampered":  {"--policy", pol, "--audit", fixtures + "/chain/fail_forged_verdict.jsonl", "--audit", fixtures + "/chain/fail_edited_field.jsonl"},
+		"tampered":  {"--policy", pol, "--audit", fixtures + "/chain/fail_forged_verdict.jsonl", "--audit", fixtures + "/chain/fail_edited_web.jsonl"},
 		"candidate": {"--policy", loosen, "--audit", fixtures + "/chain/good_mail.jsonl", "--tools", fixtures + "/mcp-tools/mail-tools.json"},
 	}
 	for name, args := range scenarios {

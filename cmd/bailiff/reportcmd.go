@@ -111,6 +111,9 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 			return err
 		}
 	}
+	if err := distinctLogs(logs); err != nil {
+		return err
+	}
 	in := report.PackInput{Logs: logs, PolicyName: p.policy, Tools: map[string][]byte{}, GeneratedAt: p.generatedAt,
 		ShadowFile: p.shadow, AblateFile: p.ablate}
 	if p.policy != "" {

@@ -25,6 +25,9 @@ func readInputs(args []string) ([]shadow.Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := distinctLogs(files); err != nil {
+		return nil, err
+	}
 	var out []shadow.Input
 	for _, f := range files {
 		if err := checkFile(f, kindLog, kindTrace); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -108,7 +109,62 @@ func logFiles(args []string) ([]string, error) {
 		sort.Strings(found)
 		out = append(out, found...)
 	}
+	// One file named twice (a directory and a file in it, two spellings
+	// of a path, a link) would be read twice, and every count over it
+	// doubled.
+	for i, a := range out {
+		for _, b := range out[:i] {
+			if a == b || sameFile(a, b) {
+				if a == b {
+					return nil, usageErr(fmt.Errorf("%s is given twice: it would be read twice", a), "")
+				}
+				return nil, usageErr(fmt.Errorf("%s and %s are one file: it would be read twice", b, a), "")
+			}
+		}
+	}
 	return out, nil
+}
+
+// distinctLogs refuses two audit logs that begin with the same record:
+// one is a copy of the other, or a copy of its start, and a count over
+// both would count their sessions twice. The first record holds its
+// time, session and policy, so two logs that did not share a writer do
+// not share it.
+func distinctLogs(files []string) error {
+	first := map[string]string{}
+	for _, name := range files {
+		if name == "-" {
+			continue
+		}
+		h, err := firstRecordHash(name)
+		if err != nil || h == "" {
+			continue // not a log, or unreadable: its reader says so
+		}
+		if prev, ok := first[h]; ok {
+			return usageErr(fmt.Errorf("%s and %s begin with the same record: one is a copy of the other, and their sessions would be counted twice", prev, name), "")
+		}
+		first[h] = name
+	}
+	return nil
+}
+
+// firstRecordHash is the hash of a log's first record, or "" when
+// the file does not begin with one.
+func firstRecordHash(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", nil
+	}
+	seq, _, _, actual, herr := chain.Header(bytes.TrimSuffix(line, []byte("\n")))
+	if herr != nil || seq != 0 {
+		return "", nil
+	}
+	return string(actual[:]), nil
 }
 
 // readPrivateKey and readPublicKey read a key file and check its kind

@@ -102,6 +102,12 @@ func Generate(dir string) error {
 	i := find(edited, "c2")
 	edited.lines[i] = bytes.Replace(edited.lines[i], []byte(`"verdict":"deny"`), []byte(`"verdict":"allow"`), 1)
 	out["fail_edited_field"] = edited
+	// The same damage in a log of its own, so a pack can hold two
+	// tampered logs without holding one log twice.
+	editedWeb := web.clone()
+	i = find(editedWeb, "e2")
+	editedWeb.lines[i] = bytes.Replace(editedWeb.lines[i], []byte(`"method":"GET"`), []byte(`"method":"PUT"`), 1)
+	out["fail_edited_web"] = editedWeb
 
 	deleted := mail.clone()
 	i = find(deleted, "c2")
