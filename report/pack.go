@@ -75,6 +75,9 @@ type Pack struct {
 	Candidate *engine.Policy
 	policies  map[string]*engine.Policy
 	last      string // the last session's policy version
+	lastAt    time.Time
+	// spanFirst and spanLast bound every timed record, in range or not.
+	spanFirst, spanLast time.Time
 	Untimed   int    // records in range that carry no time
 	Logs      []LogStatus
 	Sessions  int
@@ -142,6 +145,10 @@ func BuildPack(in PackInput) (*Pack, error) {
 		}
 	}
 	p.Versions = sortedKeys(p.policies)
+	if p.Sessions == 0 && (!in.Since.IsZero() || !in.Until.IsZero()) && !p.spanFirst.IsZero() {
+		return nil, fmt.Errorf("no session of the logs has a record in %s: their records span %s to %s",
+			rangeText(in.Since, in.Until), p.spanFirst.UTC().Format(time.RFC3339), p.spanLast.UTC().Format(time.RFC3339))
+	}
 	lintName, lintData := in.PolicyName, in.PolicyData
 	switch {
 	case len(p.policies) == 0 && given == nil:
@@ -161,6 +168,11 @@ func BuildPack(in PackInput) (*Pack, error) {
 			p.Findings = append(p.Findings, PackFinding{Rule: "policy-mismatch", Severity: SevHigh, Where: in.PolicyName,
 				Message: fmt.Sprintf("--policy %s (%s) is not the policy any session was decided under (%s): it is shown as a candidate only",
 					in.PolicyName, given.Version(), strings.Join(p.Versions, ", "))})
+		}
+		if given != nil && given.Version() != p.last && p.policies[given.Version()] != nil {
+			p.Findings = append(p.Findings, PackFinding{Rule: "policy-not-last", Severity: SevMedium, Where: in.PolicyName,
+				Message: fmt.Sprintf("--policy %s (%s) decided earlier sessions, not the last one: the pack describes the last session's, %s",
+					in.PolicyName, given.Version(), p.last)})
 		}
 		if len(p.policies) > 1 {
 			p.Findings = append(p.Findings, PackFinding{Rule: "several-policies", Severity: SevMedium, Where: "audit",
@@ -350,9 +362,40 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 		return err
 	}
 	err = replay.LogSessions(name, bufio.NewReader(f), ev, func(s replay.LogSession) error {
+		// A session outside --since/--until is not described: not its
+		// calls, and not its policy either.
+		inside := p.In.Since.IsZero() && p.In.Until.IsZero()
+		var start time.Time
+		for _, e := range s.Events {
+			if !realTime(e.At) {
+				continue
+			}
+			if start.IsZero() {
+				start = e.At
+			}
+			if p.spanFirst.IsZero() || e.At.Before(p.spanFirst) {
+				p.spanFirst = e.At
+			}
+			if e.At.After(p.spanLast) {
+				p.spanLast = e.At
+			}
+			inside = inside || p.inRange(e.At)
+		}
+		if !inside {
+			return nil
+		}
 		p.Sessions++
 		p.policies[s.Policy.Version()] = s.Policy
-		p.last = s.Policy.Version()
+		// The last session is the one that started last, whichever log
+		// and whatever order the logs were given in; untimed sessions
+		// fall back to that order.
+		if realTime(start) {
+			if !start.Before(p.lastAt) {
+				p.last, p.lastAt = s.Policy.Version(), start
+			}
+		} else if p.lastAt.IsZero() {
+			p.last = s.Policy.Version()
+		}
 		open := map[string]bool{}
 		for _, e := range s.Events {
 			if !realTime(e.At) {
@@ -571,4 +614,15 @@ func orWord(l []string, none string) string {
 		return none
 	}
 	return strings.Join(l, ", ")
+}
+
+// rangeText names the range --since and --until give.
+func rangeText(since, until time.Time) string {
+	switch {
+	case until.IsZero():
+		return "--since " + since.UTC().Format(time.RFC3339)
+	case since.IsZero():
+		return "--until " + until.UTC().Format(time.RFC3339)
+	}
+	return "--since " + since.UTC().Format(time.RFC3339) + " --until " + until.UTC().Format(time.RFC3339)
 }

@@ -93,10 +93,10 @@ func (p *Pack) markdown(mermaid bool) []byte {
 		w("Generated %s from %s under policy `%s` (%s), as given with --policy: no readable session records the policy it was decided under, so nothing shows it was this one.\n\n",
 			p.generatedAt(), counted(len(p.Logs), "audit log"), mdEscape(p.In.PolicyName), p.Policy.Version())
 	case "file":
-		w("Generated %s from %s under policy `%s` (%s), the policy the sessions record.\n\n",
-			p.generatedAt(), counted(len(p.Logs), "audit log"), mdEscape(p.In.PolicyName), p.Policy.Version())
+		w("Generated %s from %s under policy `%s` (%s), the policy %s.\n\n",
+			p.generatedAt(), counted(len(p.Logs), "audit log"), mdEscape(p.In.PolicyName), p.Policy.Version(), p.recordedBy())
 	default:
-		w("Generated %s from %s under the policy the sessions record (%s).\n\n", p.generatedAt(), counted(len(p.Logs), "audit log"), p.Policy.Version())
+		w("Generated %s from %s under the policy %s (%s).\n\n", p.generatedAt(), counted(len(p.Logs), "audit log"), p.recordedBy(), p.Policy.Version())
 	}
 	if len(p.Versions) > 1 {
 		w("The sessions were decided under %d policy versions; the tools and controls below are the last session's.\n\n", len(p.Versions))
@@ -303,6 +303,15 @@ func (p *Pack) total(v string) int {
 		n += m[v]
 	}
 	return n
+}
+
+// recordedBy says whose policy the pack describes: every session's, or
+// with several, the last session's.
+func (p *Pack) recordedBy() string {
+	if len(p.Versions) > 1 {
+		return "the last session records"
+	}
+	return "the sessions record"
 }
 
 func (p *Pack) generatedAt() string {

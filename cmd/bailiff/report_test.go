@@ -443,3 +443,44 @@ func TestReportUnverifiedResults(t *testing.T) {
 		}
 	}
 }
+
+// TestReportLastSessionByTime: with several policies, the pack describes
+// the policy of the session that started last, whatever order the logs
+// are given in; --since/--until choose the sessions whose policies count;
+// a --policy that decided only earlier sessions is said to be so.
+func TestReportLastSessionByTime(t *testing.T) {
+	mail := fixtures + "/chain/good_mail.jsonl" // 2026-11-03, policy 7b15e743
+	early := exfilLog(t, "--clock", "2026-05-01T10:00:00Z")
+	earlyPolicy := filepath.Join(filepath.Dir(early), "policy.yaml")
+	for _, order := range [][]string{{mail, early}, {early, mail}} {
+		code, md, errs := reportRun(t, "--audit", order[0], "--audit", order[1], "-o", "-")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if !strings.Contains(md, "under the policy the last session records (sha256:7b15e743") || !strings.Contains(md, "archive-asks (ask)") {
+			t.Errorf("logs in order %v: the pack does not describe the latest session's policy:\n%s", order, md)
+		}
+	}
+	code, md, errs := reportRun(t, "--audit", mail, "--audit", early, "--policy", earlyPolicy, "-o", "-")
+	if code != 0 || !strings.Contains(md, "| medium   | policy-not-last") || !strings.Contains(md, "decided earlier sessions, not the last one") {
+		t.Errorf("a --policy of earlier sessions only is not said: exit %d: %s\n%s", code, errs, md)
+	}
+	code, md, errs = reportRun(t, "--audit", mail, "--audit", early, "--until", "2026-06-01T00:00:00Z", "-o", "-")
+	if code != 0 || strings.Contains(md, "several-policies") || strings.Contains(md, "archive-asks") || !strings.Contains(md, "under the policy the sessions record") {
+		t.Errorf("--until before the mail sessions still describes them: exit %d: %s\n%s", code, errs, md)
+	}
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--since", "2027-01-01T00:00:00Z"}, "no session of the logs has a record in --since 2027-01-01T00:00:00Z: their records span 2026-05-01T10:00:01Z to 2026-11-03T"},
+		{[]string{"--since", "2026-06-01T00:00:00Z", "--until", "2026-05-01T00:00:00Z"}, "--since 2026-06-01T00:00:00Z is not before --until 2026-05-01T00:00:00Z"},
+		{[]string{"--generated-at", "tomorrow"}, `--generated-at "tomorrow" is not a date such as 2026-12-01`},
+		{[]string{"--generated-at", "2026-12-01\n\n# Findings: None"}, "is not a date"},
+	} {
+		code, _, errs := reportRun(t, append([]string{"--audit", mail, "--audit", early, "-o", "-"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.err) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errs, c.err)
+		}
+	}
+}

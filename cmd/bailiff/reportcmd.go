@@ -147,6 +147,16 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 			return usageErr(fmt.Errorf("%s %q is not an RFC 3339 time", t.flag, t.v), "")
 		}
 	}
+	if !in.Since.IsZero() && !in.Until.IsZero() && !in.Since.Before(in.Until) {
+		return usageErr(fmt.Errorf("--since %s is not before --until %s: the range holds nothing", p.since, p.until), "")
+	}
+	// The date line is printed as given: it must be a date, not text that
+	// reads as part of the pack.
+	if p.generatedAt != "" {
+		if _, err := time.Parse("2006-01-02", p.generatedAt); err != nil {
+			return usageErr(fmt.Errorf("--generated-at %q is not a date such as 2026-12-01", p.generatedAt), "")
+		}
+	}
 	if p.checkpoint != "" {
 		if p.key == "" || len(logs) != 1 {
 			return usageErr(errors.New("--checkpoint needs --key and exactly one --audit"), "")
