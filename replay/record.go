@@ -41,6 +41,15 @@ type Recorder struct {
 	// first event with "at" (timed) and without (untimed), 0 for none.
 	clock          string
 	timed, untimed int
+	// base is the lines of the files before this one, so that --clock
+	// runs on across files instead of starting again at each; line is
+	// the last line of this one.
+	base, line int
+	// last is the time of the last event written: a log's times only go
+	// forward, and verify would report one that goes back.
+	last     time.Time
+	lastFile string
+	lastLine int
 }
 
 // Record writes the events of one trace file.
@@ -77,6 +86,9 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 		return &SyntaxError{File: file, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
 	}
 	if err := r.checkClock(file, ev, fail); err != nil {
+		return err
+	}
+	if err := r.forward(file, ev, fail); err != nil {
 		return err
 	}
 	s := r.cur
@@ -135,8 +147,12 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 // line), and the log would hold a session spanning decades.
 func (r *Recorder) checkClock(file string, ev *Event, fail func(string, ...any) error) error {
 	if file != r.clock {
-		r.clock, r.timed, r.untimed = file, 0, 0
+		if r.clock != "" {
+			r.base += r.line
+		}
+		r.clock, r.timed, r.untimed, r.line = file, 0, 0, 0
 	}
+	r.line = max(r.line, ev.Line)
 	if ev.At.IsZero() {
 		if r.timed > 0 {
 			return fail("this event has no \"at\" but line %d has one: a trace's events carry \"at\" all or none", r.timed)
@@ -157,9 +173,21 @@ func (r *Recorder) checkClock(file string, ev *Event, fail func(string, ...any) 
 
 func (r *Recorder) time(ev *Event) time.Time {
 	if ev.At.IsZero() && !r.Epoch.IsZero() {
-		return r.Epoch.Add(time.Duration(ev.Line) * time.Second)
+		return r.Epoch.Add(time.Duration(r.base+ev.Line) * time.Second)
 	}
 	return eventTime(ev)
+}
+
+// forward refuses an event stamped before the one written last, in this
+// trace or an earlier one.
+func (r *Recorder) forward(file string, ev *Event, fail func(string, ...any) error) error {
+	t := r.time(ev)
+	if t.Before(r.last) {
+		return fail("this event is at %s, before %s:%d at %s: a log's times only go forward (give the traces in the order they happened)",
+			t.UTC().Format(time.RFC3339Nano), r.lastFile, r.lastLine, r.last.UTC().Format(time.RFC3339Nano))
+	}
+	r.last, r.lastFile, r.lastLine = t, file, ev.Line
+	return nil
 }
 
 func (r *Recorder) append(ts time.Time, session string, kind chain.Kind, body any) error {

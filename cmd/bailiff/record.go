@@ -36,7 +36,8 @@ and end records, and every output's content in the evidence store beside
 the log (LOG.evidence/). The result is deterministic: times come from the
 traces, so the same inputs give the same bytes. A trace's events carry
 "at" all or none; one with none needs --clock, and its events are at
---clock plus their line number in seconds.
+--clock plus their line number in seconds, counted on across traces. Times
+only go forward: traces are given in the order they happened.
 
 It is how a policy is rehearsed end to end, and how audit fixtures are
 made. Arguments the policy redacts are left out of the log; their calls
