@@ -33,6 +33,8 @@ type PackInput struct {
 	Since       time.Time
 	Until       time.Time
 	GeneratedAt string // the date line; default the last record's day
+	// Stdin is the file a log named "-" was spooled to.
+	Stdin string
 	// Checkpoint, when set, is a verified checkpoint of the one log.
 	Checkpoint *chain.Checkpoint
 }
@@ -332,12 +334,16 @@ func (p *Pack) inRange(t time.Time) bool {
 // readLog verifies one log and, if its records can be read, adds its
 // calls to the summary.
 func (p *Pack) readLog(name string, tools map[string]bool) error {
-	f, err := os.Open(name)
+	file := name
+	if name == "-" {
+		file = p.In.Stdin
+	}
+	f, err := os.Open(file)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	ev := chain.Evidence{Dir: chain.EvidenceDir(name)}
+	ev := chain.Evidence{Dir: chain.EvidenceDir(file)}
 	rep, err := replay.VerifyLog(name, bufio.NewReader(f), ev, replay.VerifyOptions{Workers: 1, Checkpoint: p.In.Checkpoint})
 	if err != nil {
 		return err

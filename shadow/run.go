@@ -17,12 +17,24 @@ import (
 // Input is one file of history: a hand-written trace or an audit log.
 type Input struct {
 	Name string
+	// Path is the file an audit log is read from, when it is not Name:
+	// a log given on standard input is spooled to a file, since it is
+	// read more than once.
+	Path string
 	// Trace holds a trace's events; nil for an audit log, which is read
 	// from Name (with its evidence beside it) each time it is compared.
 	Trace []replay.Event
 	// Progress, when set, is written every byte of the log as it is read,
 	// for a progress bar.
 	Progress io.Writer
+}
+
+// File is the file the input's log is read from.
+func (in Input) File() string {
+	if in.Path != "" {
+		return in.Path
+	}
+	return in.Name
 }
 
 // IsLog tells whether a file is an audit log rather than a trace, by its
@@ -111,7 +123,7 @@ func forget(events []replay.Event) {
 // lock, in no particular order across sessions.
 func compareLog(in Input, base *engine.Policy, cand Candidate, fn func(replay.Pair)) error {
 	name := in.Name
-	f, err := os.Open(name)
+	f, err := os.Open(in.File())
 	if err != nil {
 		return err
 	}
@@ -147,7 +159,7 @@ func compareLog(in Input, base *engine.Policy, cand Candidate, fn func(replay.Pa
 			}
 		}()
 	}
-	err = replay.LogSessions(name, bufio.NewReaderSize(r, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(name)}, func(s replay.LogSession) error {
+	err = replay.LogSessions(name, bufio.NewReaderSize(r, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, func(s replay.LogSession) error {
 		work <- s
 		return nil
 	})

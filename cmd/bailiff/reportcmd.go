@@ -106,7 +106,22 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 	if err := p.output.check(append(inputs, logs...), p.out, p.html, p.sarif); err != nil {
 		return err
 	}
+	in := report.PackInput{Logs: logs, PolicyName: p.policy, Tools: map[string][]byte{}, GeneratedAt: p.generatedAt,
+		ShadowFile: p.shadow, AblateFile: p.ablate}
 	for _, l := range logs {
+		if l == "-" {
+			data, err := readInput("-", kindLog)
+			if err != nil {
+				return err
+			}
+			path, done, err := spoolLog(stderr, data)
+			if err != nil {
+				return err
+			}
+			defer done()
+			in.Stdin = path
+			continue
+		}
 		if err := checkFile(l, kindLog); err != nil {
 			return err
 		}
@@ -114,8 +129,6 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 	if err := distinctLogs(logs); err != nil {
 		return err
 	}
-	in := report.PackInput{Logs: logs, PolicyName: p.policy, Tools: map[string][]byte{}, GeneratedAt: p.generatedAt,
-		ShadowFile: p.shadow, AblateFile: p.ablate}
 	if p.policy != "" {
 		if in.PolicyData, err = readInput(p.policy, kindPolicy); err != nil {
 			return err

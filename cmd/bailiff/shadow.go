@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -20,30 +21,82 @@ import (
 
 // readInputs expands directories and reads traces; audit logs are
 // streamed later.
-func readInputs(args []string) ([]shadow.Input, error) {
+func readInputs(stderr io.Writer, args []string) (inputs []shadow.Input, cleanup func(), err error) {
+	cleanup = func() {}
 	files, err := logFiles(args)
 	if err != nil {
-		return nil, err
+		return nil, cleanup, err
 	}
 	if err := distinctLogs(files); err != nil {
-		return nil, err
+		return nil, cleanup, err
 	}
 	var out []shadow.Input
 	for _, f := range files {
+		if f == "-" {
+			in, done, err := spoolStdin(stderr)
+			if err != nil {
+				return nil, cleanup, err
+			}
+			cleanup = done
+			out = append(out, in)
+			continue
+		}
 		if err := checkFile(f, kindLog, kindTrace); err != nil {
-			return nil, err
+			return nil, cleanup, err
 		}
 		in, err := shadow.ReadInput(f)
 		if err != nil {
 			var se *replay.SyntaxError
 			if errors.As(err, &se) {
-				return nil, usageErr(err, "see docs/trace-format.md for the trace format")
+				return nil, cleanup, usageErr(err, "see docs/trace-format.md for the trace format")
 			}
-			return nil, usageErr(fmt.Errorf("cannot read %s: %v", f, unwrapPath(err)), "")
+			return nil, cleanup, usageErr(fmt.Errorf("cannot read %s: %v", f, unwrapPath(err)), "")
 		}
 		out = append(out, in)
 	}
-	return out, nil
+	return out, cleanup, nil
+}
+
+// spoolStdin reads an input given as "-". A trace is parsed at once; an
+// audit log is written to a temporary file, since it is verified and then
+// compared (ablate compares it once per check). It has no evidence store,
+// so every output it refers to counts as purged, as verify - says.
+func spoolStdin(stderr io.Writer) (shadow.Input, func(), error) {
+	none := func() {}
+	data, err := readInput("-", kindLog, kindTrace)
+	if err != nil {
+		return shadow.Input{}, none, err
+	}
+	if k := sniff(data); k == kindTrace {
+		events, err := replay.ParseTrace("-", bytes.NewReader(data))
+		if err != nil {
+			return shadow.Input{}, none, usageErr(err, "see docs/trace-format.md for the trace format")
+		}
+		return shadow.Input{Name: "-", Trace: events}, none, nil
+	}
+	path, done, err := spoolLog(stderr, data)
+	if err != nil {
+		return shadow.Input{}, none, err
+	}
+	return shadow.Input{Name: "-", Path: path}, done, nil
+}
+
+// spoolLog writes a log read from standard input to a temporary file,
+// for a command that reads it more than once. No evidence store is beside
+// it: every output it refers to counts as purged, never as altered.
+func spoolLog(stderr io.Writer, data []byte) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "bailiff-stdin")
+	if err != nil {
+		return "", func() {}, usageErr(err, "")
+	}
+	done := func() { os.RemoveAll(dir) }
+	path := filepath.Join(dir, "stdin.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		done()
+		return "", func() {}, usageErr(fmt.Errorf("cannot spool standard input: %v", err), "")
+	}
+	fmt.Fprintf(stderr, "bailiff: warning: a log on standard input has no evidence store: every tool output counts as purged\n")
+	return path, done, nil
 }
 
 // verifyLogs verifies every audit log among the inputs before it becomes
@@ -57,11 +110,11 @@ func verifyLogs(inputs []shadow.Input, allow bool, tap io.Writer) ([]string, err
 		if in.Trace != nil {
 			continue
 		}
-		f, err := os.Open(in.Name)
+		f, err := os.Open(in.File())
 		if err != nil {
 			return nil, usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
 		}
-		rep, err := replay.VerifyLog(in.Name, io.TeeReader(f, tap), chain.Evidence{Dir: chain.EvidenceDir(in.Name)}, replay.VerifyOptions{})
+		rep, err := replay.VerifyLog(in.Name, io.TeeReader(f, tap), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, replay.VerifyOptions{})
 		f.Close()
 		if err != nil {
 			return nil, usageErr(err, "")
@@ -99,7 +152,7 @@ func logProgress(stderr io.Writer, inputs []shadow.Input, passes int, what strin
 	var logs []string
 	for _, in := range inputs {
 		if in.Trace == nil {
-			logs = append(logs, in.Name)
+			logs = append(logs, in.File())
 		}
 	}
 	bar := newProgress(stderr, fileSizes(logs)*int64(passes), what)
@@ -194,7 +247,8 @@ func runShadow(stdout, stderr io.Writer, p shadowParams, args []string) error {
 			return err
 		}
 	}
-	inputs, err := readInputs(args)
+	inputs, cleanup, err := readInputs(stderr, args)
+	defer cleanup()
 	if err != nil {
 		return err
 	}
@@ -320,7 +374,8 @@ func runAblate(stdout, stderr io.Writer, p ablateParams, args []string) error {
 	} else if p.rules {
 		return usageErr(errors.New("--rules needs --policy"), "")
 	}
-	inputs, err := readInputs(args)
+	inputs, cleanup, err := readInputs(stderr, args)
+	defer cleanup()
 	if err != nil {
 		return err
 	}
