@@ -80,25 +80,25 @@ type Pack struct {
 	lastAt    time.Time
 	// spanFirst and spanLast bound every timed record, in range or not.
 	spanFirst, spanLast time.Time
-	Untimed   int    // records in range that carry no time
-	Logs      []LogStatus
-	Sessions  int
-	Versions  []string
-	First     time.Time
-	Last      time.Time
-	Calls     int
-	ByTool    map[string]map[string]int // tool -> verdict -> n
-	ByCheck   map[string]int
-	ByRule    map[string]int
-	ByDay     map[string]map[string]int // day -> verdict -> n
-	Asks      map[string]int            // approved, declined, unanswered
-	DeniedTo  map[string]int            // tainted destinations denied, by normalized form
-	DestRaw   map[string][]string       // normalized destination -> the forms it was written in
-	Redacted  int                       // calls with redacted arguments
-	Findings  []PackFinding
-	ToolNames []string
-	Annots    map[string][]string // tool -> annotation hints set
-	Dests     map[string][]string // tool -> destination-shaped arguments
+	Untimed             int // records in range that carry no time
+	Logs                []LogStatus
+	Sessions            int
+	Versions            []string
+	First               time.Time
+	Last                time.Time
+	Calls               int
+	ByTool              map[string]map[string]int // tool -> verdict -> n
+	ByCheck             map[string]int
+	ByRule              map[string]int
+	ByDay               map[string]map[string]int // day -> verdict -> n
+	Asks                map[string]int            // approved, declined, unanswered
+	DeniedTo            map[string]int            // tainted destinations denied, by normalized form
+	DestRaw             map[string][]string       // normalized destination -> the forms it was written in
+	Redacted            int                       // calls with redacted arguments
+	Findings            []PackFinding
+	ToolNames           []string
+	Annots              map[string][]string // tool -> annotation hints set
+	Dests               map[string][]string // tool -> destination-shaped arguments
 }
 
 // BuildPack reads the logs (verifying each) and describes the policy
