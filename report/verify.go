@@ -22,8 +22,10 @@ type verifyLogLine struct {
 	File        string `json:"file"`
 	Result      string `json:"result"`
 	Records     int64  `json:"records"`
-	Sessions    int    `json:"sessions"`
-	Calls       int    `json:"calls"`
+	// Sessions and Calls are null when the semantics were not checked:
+	// they were not counted, which is not the same as none.
+	Sessions    *int   `json:"sessions"`
+	Calls       *int   `json:"calls"`
 	Semantics   bool   `json:"semantics"`
 	Checkpoint  int64  `json:"checkpoint_size,omitempty"`
 	Findings    int    `json:"findings"`
@@ -50,8 +52,11 @@ func Verify(w io.Writer, f Format, logs []*replay.LogReport) error {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		for _, r := range logs {
-			l := verifyLogLine{Type: "log", File: r.File, Result: VerifyResult(r), Records: r.Records, Sessions: r.Sessions,
-				Calls: r.Calls, Semantics: r.Checked, Findings: len(r.Findings), Unevaluable: len(r.Unevaluable)}
+			l := verifyLogLine{Type: "log", File: r.File, Result: VerifyResult(r), Records: r.Records,
+				Semantics: r.Checked, Findings: len(r.Findings), Unevaluable: len(r.Unevaluable)}
+			if r.Checked {
+				l.Sessions, l.Calls = &r.Sessions, &r.Calls
+			}
 			if r.Checkpoint != nil {
 				l.Checkpoint = r.Checkpoint.Size
 			}

@@ -116,7 +116,7 @@ Answer one with 'bailiff approve ID' or 'bailiff decline ID'; the agent's
 next identical call then goes through (or stays refused).`,
 		Example: `  bailiff approvals --audit mail.audit.jsonl
   bailiff approve mail-20261202T101500-1a2b3c4d-c7 --audit mail.audit.jsonl`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if audit == "" {
 				return usageErr(errors.New("approvals needs --audit, the gateway's audit log"), "")
@@ -209,7 +209,7 @@ public half (--approver-key), and never from the session's principal.
 It writes the answer to the audit log as a grant, bound to that exact
 call, usable once, before the policy's approval TTL runs out.`,
 		Example: "  bailiff " + verb + " mail-20261202T101500-1a2b3c4d-c7 --audit mail.audit.jsonl",
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("as") {
 				return usageErr(errors.New("--as is gone: the approver is the name of the key that signs the answer"), "bailiff keygen --approver NAME makes a key")

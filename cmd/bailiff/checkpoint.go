@@ -43,7 +43,7 @@ given count.`,
 		Example: `  bailiff keygen --name audit.example.com/mail -o audit
   bailiff checkpoint audit.jsonl --key audit.key -o audit.ckpt
   bailiff keygen --approver lee`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case p.name != "" && p.approver != "":
@@ -141,7 +141,7 @@ with this host's clock; it is refused if that is earlier than the log's
 last record, so the log's time never goes back.`,
 		Example: `  bailiff checkpoint audit.jsonl --key audit.key -o audit.ckpt
   bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if p.key == "" {
 				return usageErr(errors.New("checkpoint needs --key, the private key"), "bailiff keygen --name NAME -o PREFIX makes one")

@@ -30,7 +30,7 @@ prints the verdict bailiff gives every call, and needs nothing but this
 binary.`,
 		Example: `  bailiff demo
   bailiff demo --format json`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			_, err := format.get()
 			return err

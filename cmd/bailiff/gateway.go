@@ -123,7 +123,7 @@ env and cwd comes from the environment):
       command: npx
       args: [-y, "@modelcontextprotocol/server-filesystem", /srv/share]`,
 		Example: `  bailiff gateway --config gateway.yaml`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if config == "" {
 				return usageErr(errors.New("gateway needs --config"), "bailiff gateway --config gateway.yaml")

@@ -57,7 +57,7 @@ the original bytes.`,
 		Example: `  bailiff init --config .mcp.json --policy policy.yaml
   bailiff init --config .mcp.json --server mail --server fs --yes
   bailiff init --config .mcp.json --undo`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if p.config == "" {
 				return usageErr(errors.New("init needs --config, the client's configuration file"), "bailiff init --config .mcp.json")

@@ -19,7 +19,7 @@ func newPolicy(stdout io.Writer) *cobra.Command {
 		Long:  "policy lint finds rules that can never decide; policy import converts other gateways' policies.",
 		Example: `  bailiff policy lint policy.yaml --tools mail-tools.json
   bailiff policy import --from mcp-bouncer bouncer.yaml -o policy.yaml`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usageErr(errors.New("policy needs a subcommand: lint or import"), "run 'bailiff policy --help' for usage")
 		},
@@ -50,7 +50,7 @@ func newPolicyLint(stdout io.Writer) *cobra.Command {
 repeat it for every server the policy covers. Exit 1 when there are findings.`,
 		Example: `  bailiff policy lint policy.yaml
   bailiff policy lint policy.yaml --tools fs-tools.json --tools mail-tools.json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			_, err := p.format.get()
 			return err
@@ -123,7 +123,7 @@ rule: bailiff's own default is to deny.
 The policy goes to stdout, or to OUT (written whole or not at all).`,
 		Example: `  bailiff policy import --from mcp-bouncer bouncer.yaml
   bailiff policy import --from mcp-bouncer bouncer.yaml -o policy.yaml`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			switch p.from {
 			case "mcp-bouncer":

@@ -31,7 +31,7 @@ Anyone with the log's public key can check it with verify-proof, without
 the log: hand it to a reviewer who needs one decision, not the whole file.`,
 		Example: `  bailiff prove audit.jsonl 42 --checkpoint audit.ckpt -o record-42.json
   bailiff verify-proof record-42.json --key audit.pub`,
-		Args: cobra.ExactArgs(2),
+		Args: exactArgs(2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if p.checkpoint == "" {
 				return usageErr(errors.New("prove needs --checkpoint"), "bailiff checkpoint LOG --key PRIVATE -o CHECKPOINT makes one")
@@ -85,8 +85,12 @@ func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) erro
 		}
 		return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
 	}
+	if seq >= tree.Size() && seq >= cp.Size {
+		// No checkpoint can cover a record the log does not hold.
+		return usageErr(fmt.Errorf("%s holds records 0 to %d: there is no record %d", name, tree.Size()-1, seq), "")
+	}
 	if seq >= cp.Size {
-		return usageErr(fmt.Errorf("record %d is not covered by the checkpoint, which signs records 0 to %d", seq, cp.Size-1), "sign a newer checkpoint")
+		return usageErr(fmt.Errorf("record %d is not covered by the checkpoint, which signs records 0 to %d", seq, cp.Size-1), "sign a newer checkpoint: bailiff checkpoint "+name+" --key PRIVATE")
 	}
 	if cp.Size > tree.Size() {
 		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s has %d records but the checkpoint signs %d: the log was truncated", name, tree.Size(), cp.Size)}
@@ -118,7 +122,7 @@ func newVerifyProof(stdout io.Writer) *cobra.Command {
 signature, the record's own hash, and its inclusion in the checkpointed
 log. It prints the record and exits 0 if all hold, 1 otherwise.`,
 		Example: `  bailiff verify-proof record-42.json --key audit.pub`,
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if key == "" {
 				return usageErr(errors.New("verify-proof needs --key, the log's public key"), "")

@@ -49,7 +49,7 @@ A grant is signed with its approver's key (--approver-key, from keygen
   bailiff record --policy policy.yaml --clock 2026-12-01T09:00:00Z untimed.jsonl -o audit.jsonl
   bailiff record --policy policy.yaml --secret deploy.secret traces/*.jsonl -o audit.jsonl
   bailiff verify audit.jsonl`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if p.policy == "" {
 				return usageErr(errors.New("record needs --policy"), "bailiff record --policy policy.yaml TRACE... -o audit.jsonl")

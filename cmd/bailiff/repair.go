@@ -33,7 +33,7 @@ OUT.evidence/. OUT may be LOG itself; it is replaced only once the copy
 is complete. Any other file that exists is replaced only with --force.`,
 		Example: `  bailiff repair audit.jsonl -o audit.jsonl
   bailiff verify audit.jsonl`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usageErr(errors.New("repair needs -o OUT"), "")
@@ -158,7 +158,7 @@ of the chain and cannot be purged; the policy's redact list keeps them
 out of the log in the first place.`,
 		Example: `  bailiff purge audit.jsonl --session s-2026-11-03-ana -o audit.purged.jsonl
   bailiff purge audit.jsonl --before 2026-06-01T00:00:00Z -o audit.jsonl`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if (p.session == "") == (p.before == "") {
 				return usageErr(errors.New("purge needs exactly one of --session and --before"), "")

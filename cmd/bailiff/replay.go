@@ -34,7 +34,7 @@ or a single rule (rule:ID), to see what it alone stops.`,
 		Example: `  bailiff replay --policy policy.yaml session.jsonl
   bailiff replay --policy policy.yaml --format json traces/*.jsonl
   bailiff replay --policy policy.yaml --disable taint session.jsonl`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if p.policy == "" {
 				return usageErr(errors.New("replay needs --policy"), "bailiff replay --policy policy.yaml TRACE...")

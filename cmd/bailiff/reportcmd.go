@@ -57,7 +57,7 @@ content is attacker-controlled); --sarif writes the findings as SARIF
 		Example: `  bailiff report --audit audit.jsonl --policy policy.yaml -o pack.md --html pack.html
   bailiff shadow --candidate new.yaml --format json audit.jsonl > shadow.json
   bailiff report --audit audit.jsonl --policy policy.yaml --tools mail-tools.json --shadow shadow.json -o pack.md --sarif pack.sarif`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if len(p.audit) == 0 || p.out == "" {
 				return usageErr(errors.New("report needs --audit and -o"), "bailiff report --audit audit.jsonl -o pack.md")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -220,4 +221,54 @@ func writeAtomic(name string, noClobber bool, fill func(w io.Writer) error) erro
 		return usageErr(fmt.Errorf("cannot write %s: %v", name, unwrapPath(err)), "")
 	}
 	return nil
+}
+
+// Argument counts, said the way the command's usage line says them
+// rather than cobra's "accepts 2 arg(s), received 4".
+func noArgs() cobra.PositionalArgs { return argCount(0, 0) }
+
+func exactArgs(n int) cobra.PositionalArgs { return argCount(n, n) }
+
+func minArgs(n int) cobra.PositionalArgs { return argCount(n, -1) }
+
+func argCount(lo, hi int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) >= lo && (hi < 0 || len(args) <= hi) {
+			return nil
+		}
+		given := "none"
+		if len(args) > 0 {
+			given = fmt.Sprintf("%d (%s)", len(args), strings.Join(quoted(args), " "))
+		}
+		var want string
+		switch {
+		case hi == 0:
+			want = "takes no arguments"
+		case lo == hi:
+			want = "takes " + countOf(lo, "argument")
+		default:
+			want = "needs at least " + countOf(lo, "argument")
+		}
+		parent := ""
+		if c.HasParent() {
+			parent = c.Parent().CommandPath() + " "
+		}
+		return usageErr(fmt.Errorf("%s %s, but was given %s", c.CommandPath(), want, given),
+			fmt.Sprintf("usage: %s%s (run '%s --help' for more)", parent, c.Use, c.CommandPath()))
+	}
+}
+
+// quoted shows the first few arguments on the one line an error has.
+func quoted(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if i == 3 {
+			return append(out, "…")
+		}
+		if len(a) > 60 {
+			a = a[:60] + "…"
+		}
+		out = append(out, strconv.Quote(a))
+	}
+	return out
 }

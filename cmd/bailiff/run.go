@@ -61,7 +61,7 @@ stdout carries MCP messages only; bailiff's own messages and the server's
 stderr go to stderr.`,
 		Example: `  bailiff run --policy policy.yaml --audit mail.audit.jsonl -- npx -y mcp-mail-server
   bailiff run --policy fs.yaml --server fs -- npx -y @modelcontextprotocol/server-filesystem /srv/share`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if n := cmd.ArgsLenAtDash(); n > 0 {
 				return usageErr(errors.New("the server command goes after bailiff's flags (and an optional --)"), "bailiff run --policy policy.yaml -- COMMAND [ARG...]")

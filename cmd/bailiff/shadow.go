@@ -193,7 +193,7 @@ pull-request comment.`,
 		Example: `  bailiff shadow --candidate new.yaml audit/
   bailiff shadow --baseline old.yaml --candidate new.yaml --format markdown traces/
   bailiff shadow --candidate new.yaml --fail-on newly-allowed audit.jsonl`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if p.candidate == "" {
 				return usageErr(errors.New("shadow needs --candidate"), "bailiff shadow --candidate new.yaml LOG...")
@@ -330,7 +330,7 @@ then says UNVERIFIED. --min-block-rate, --max-benign-loss and
 (no attack calls, no benign calls, no calls) is an error (exit 2).`,
 		Example: `  bailiff ablate --policy policy.yaml fixtures/corpus/
   bailiff ablate --policy policy.yaml --rules --min-block-rate 0.95 --fail-on-dead corpus/`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			for _, r := range []struct{ flag, value string }{{"min-block-rate", p.minBlock}, {"max-benign-loss", p.maxBenign}} {
 				if cmd.Flags().Changed(r.flag) {

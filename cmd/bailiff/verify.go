@@ -65,7 +65,7 @@ they do not change the exit code. --integrity-only does not read times.
 		Example: `  bailiff verify audit.jsonl
   bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl
   bailiff verify --integrity-only --format json logs/`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if p.checkpoint != "" && p.key == "" {
 				return usageErr(errors.New("--checkpoint needs --key, the public key it was signed with"), "bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl")
