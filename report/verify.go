@@ -18,18 +18,18 @@ func VerifyResult(r *replay.LogReport) string {
 }
 
 type verifyLogLine struct {
-	Type        string `json:"type"`
-	File        string `json:"file"`
-	Result      string `json:"result"`
-	Records     int64  `json:"records"`
+	Type    string `json:"type"`
+	File    string `json:"file"`
+	Result  string `json:"result"`
+	Records int64  `json:"records"`
 	// Sessions and Calls are null when the semantics were not checked:
 	// they were not counted, which is not the same as none.
-	Sessions    *int   `json:"sessions"`
-	Calls       *int   `json:"calls"`
-	Semantics   bool   `json:"semantics"`
-	Checkpoint  int64  `json:"checkpoint_size,omitempty"`
-	Findings    int    `json:"findings"`
-	Unevaluable int    `json:"unevaluable"`
+	Sessions    *int  `json:"sessions"`
+	Calls       *int  `json:"calls"`
+	Semantics   bool  `json:"semantics"`
+	Checkpoint  int64 `json:"checkpoint_size,omitempty"`
+	Findings    int   `json:"findings"`
+	Unevaluable int   `json:"unevaluable"`
 }
 
 type findingLine struct {
