@@ -178,3 +178,19 @@ func TestShadowAblateUnverified(t *testing.T) {
 		t.Errorf("a clean log reads as unverified:\n%s", out.String())
 	}
 }
+
+// TestReadmeDemo keeps the demo table the README quotes whole and true.
+func TestReadmeDemo(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	_, table, ok := strings.Cut(out.String(), "\n\n")
+	if !ok || !strings.Contains(string(readme), "```\n"+table+"```") {
+		t.Errorf("README.md does not quote the demo's table as it is now:\n%s", table)
+	}
+}
