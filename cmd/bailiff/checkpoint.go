@@ -167,12 +167,12 @@ func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) er
 	if err != nil {
 		return err
 	}
-	if err := checkFile(name, kindLog); err != nil {
-		return err
+	if p.append && name == "-" {
+		return usageErr(errors.New("--append writes to the log: it needs the log's file name, not -"), "")
 	}
-	f, err := os.Open(name)
+	f, err := openInput(name, kindLog)
 	if err != nil {
-		return usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+		return err
 	}
 	sum, err := chain.VerifyIntegrity(f)
 	f.Close()

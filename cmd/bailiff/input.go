@@ -109,6 +109,12 @@ func openInput(name string, want ...fileKind) (io.ReadCloser, error) {
 // checkFile refuses name as openInput would, for a reader that opens the
 // file itself (to seek in it or append to it).
 func checkFile(name string, want ...fileKind) error {
+	if name == "-" {
+		// Checking would consume what it checks: a command that reads
+		// standard input opens it once, with openInput. One that calls
+		// checkFile reads the file again later, or the files beside it.
+		return usageErr(errors.New("standard input (-) cannot be given here: this command reads the file again, or the files beside it (its evidence store or approvals), so it needs a file name"), "")
+	}
 	f, err := openInput(name, want...)
 	if err != nil {
 		return err

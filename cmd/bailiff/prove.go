@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -64,17 +63,14 @@ func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) erro
 	if err != nil {
 		return usageErr(fmt.Errorf("%s: %v", p.checkpoint, err), "")
 	}
-	if err := checkFile(name, kindLog); err != nil {
-		return err
-	}
 	if p.out != "-" {
 		if err := p.output.check([]string{name, p.checkpoint}, p.out); err != nil {
 			return err
 		}
 	}
-	f, err := os.Open(name)
+	f, err := openInput(name, kindLog)
 	if err != nil {
-		return usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+		return err
 	}
 	tree, recs, err := chain.ReadTree(f)
 	f.Close()
