@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -35,6 +36,9 @@ type PackInput struct {
 	GeneratedAt string // the date line; default the last record's day
 	// Stdin is the file a log named "-" was spooled to.
 	Stdin string
+	// Progress, when set, is written every byte of the logs as they are
+	// read (twice: verified, then summarized), for a progress bar.
+	Progress io.Writer
 	// Checkpoint, when set, is a verified checkpoint of the one log.
 	Checkpoint *chain.Checkpoint
 }
@@ -344,7 +348,11 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 	}
 	defer f.Close()
 	ev := chain.Evidence{Dir: chain.EvidenceDir(file)}
-	rep, err := replay.VerifyLog(name, bufio.NewReader(f), ev, replay.VerifyOptions{Workers: 1, Checkpoint: p.In.Checkpoint})
+	var r io.Reader = f
+	if p.In.Progress != nil {
+		r = io.TeeReader(f, p.In.Progress)
+	}
+	rep, err := replay.VerifyLog(name, bufio.NewReader(r), ev, replay.VerifyOptions{Workers: 1, Checkpoint: p.In.Checkpoint})
 	if err != nil {
 		return err
 	}
@@ -367,7 +375,7 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 	if _, err := f.Seek(0, 0); err != nil {
 		return err
 	}
-	err = replay.LogSessions(name, bufio.NewReader(f), ev, func(s replay.LogSession) error {
+	err = replay.LogSessions(name, bufio.NewReader(r), ev, func(s replay.LogSession) error {
 		// A session outside --since/--until is not described: not its
 		// calls, and not its policy either.
 		inside := p.In.Since.IsZero() && p.In.Until.IsZero()

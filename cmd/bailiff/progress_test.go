@@ -28,6 +28,7 @@ func TestProgressNeverOffTerminal(t *testing.T) {
 		{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/good_mail.jsonl"},
 		{"ablate", fx + "/chain/good_mail.jsonl"},
 		{"verify", fx + "/chain/good_mail.jsonl"},
+		{"report", "--audit", fx + "/chain/good_mail.jsonl", "-o", filepath.Join(t.TempDir(), "pack.md")},
 		{"record", "--policy", fx + "/chain/src/policy.yaml", "--clock", "2026-12-01T09:00:00Z", fx + "/traces/main/deny_taint_exact_email.jsonl", "-o", filepath.Join(t.TempDir(), "a.jsonl")},
 	} {
 		r, w, err := os.Pipe()
@@ -45,7 +46,7 @@ func TestProgressNeverOffTerminal(t *testing.T) {
 	}
 }
 
-// TestProgressOnTerminal: with stderr a terminal, shadow and ablate draw a
+// TestProgressOnTerminal: with stderr a terminal, each long command draws a
 // bar there, and stdout holds only the result.
 func TestProgressOnTerminal(t *testing.T) {
 	defer func(n int64) { progressMin = n }(progressMin)
@@ -55,6 +56,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/good_mail.jsonl"},
 		{"ablate", fx + "/chain/good_mail.jsonl"},
 		{"verify", fx + "/chain/good_mail.jsonl"},
+		{"report", "--audit", fx + "/chain/good_mail.jsonl", "-o", filepath.Join(t.TempDir(), "pack.md")},
 		{"record", "--policy", fx + "/chain/src/policy.yaml", "--clock", "2026-12-01T09:00:00Z", fx + "/traces/main/deny_taint_exact_email.jsonl", "-o", filepath.Join(t.TempDir(), "a.jsonl")},
 	} {
 		tty, read := openTerminal(t)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -188,7 +189,15 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 		}
 		in.Checkpoint = &c
 	}
+	sized := slices.Clone(logs)
+	if in.Stdin != "" {
+		sized = append(sized, in.Stdin)
+	}
+	bar := newProgress(stderr, 2*fileSizes(sized), "report")
+	defer bar.Done()
+	in.Progress = bar
 	pack, err := report.BuildPack(in)
+	bar.Done()
 	if err != nil {
 		return usageErr(err, "")
 	}
