@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bailiff/chain"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -344,6 +345,49 @@ func (o *output) free(name string) error {
 	return nil
 }
 
+// canWrite refuses an output whose directory cannot take it, by making
+// and removing a temporary file there: found only at the end, it would
+// come after other outputs, or an append to a log, were already written.
+func canWrite(name string) error {
+	if name == "-" {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".probe*")
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot write %s: %v", name, unwrapPath(err)), "")
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
+	return nil
+}
+
+// lands reports whether the file name would lie inside the directory
+// dir, following links in name's directory, as the write would.
+func lands(name, dir string) bool {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(d); err == nil {
+		d = real
+	}
+	parent, err := filepath.Abs(filepath.Dir(name))
+	if err != nil {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(parent); err == nil {
+		parent = real
+	}
+	return within(parent, d)
+}
+
+// stores are the directories beside a log that are part of it: its
+// evidence and its pending approvals. An output written into one would
+// replace a piece of the log's evidence.
+func stores(log string) []string {
+	return []string{chain.EvidenceDir(log), log + ".approvals"}
+}
+
 // check refuses, before anything is written, outputs that would destroy
 // what the command reads or what it writes: an output that is one of the
 // inputs (--force would replace the very log being read), two outputs
@@ -358,6 +402,11 @@ func (o *output) check(inputs []string, outs ...string) error {
 			if in != "" && sameFile(in, out) {
 				return usageErr(fmt.Errorf("%s is an input of this command: it cannot also be an output", out), "")
 			}
+			for _, dir := range stores(in) {
+				if in != "" && in != "-" && out != "-" && lands(out, dir) {
+					return usageErr(fmt.Errorf("%s is inside %s, which belongs to the input %s: an output cannot go there", out, dir, in), "")
+				}
+			}
 		}
 		for _, prev := range named {
 			if out == prev || sameFile(out, prev) {
@@ -368,6 +417,9 @@ func (o *output) check(inputs []string, outs ...string) error {
 			}
 		}
 		if err := o.free(out); err != nil {
+			return err
+		}
+		if err := canWrite(out); err != nil {
 			return err
 		}
 		named = append(named, out)

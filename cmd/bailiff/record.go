@@ -154,6 +154,17 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 		all = append(all, parsed{t, events, len(data)})
 		bar.Add(len(data))
 	}
+	// A store this run made goes with a failed run: blobs of a log that
+	// was never written would be left for no log. One that was there
+	// (--force) is only ever added to, and keeps what it held.
+	store := chain.EvidenceDir(p.out)
+	_, serr := os.Lstat(store)
+	made, recorded := serr != nil, false
+	defer func() {
+		if made && !recorded {
+			os.RemoveAll(store)
+		}
+	}()
 	// The log is written to a temp file and renamed: a failed record
 	// leaves no partial log.
 	tmp, err := os.CreateTemp(filepath.Dir(p.out), "."+filepath.Base(p.out)+".tmp*")
@@ -189,6 +200,7 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	if err := publish(tmp.Name(), p.out); err != nil {
 		return usageErr(fmt.Errorf("cannot write %s: %v", p.out, unwrapPath(err)), "")
 	}
+	recorded = true
 	bar.Done()
 	fmt.Fprintf(stderr, "bailiff: recorded %d records to %s\n", rec.Log.Next(), p.out)
 	return nil

@@ -52,6 +52,12 @@ is complete. Any other file that exists is replaced only with --force.`,
 					return usageErr(fmt.Errorf("%s exists: repair replaces it only with --force, or when -o is LOG itself", out), "")
 				}
 			}
+			if !inPlace {
+				o := output{force: force}
+				if err := o.check([]string{args[0]}, out); err != nil {
+					return err
+				}
+			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return usageErr(fmt.Errorf("cannot read %s: %v", args[0], unwrapPath(err)), "")
@@ -249,6 +255,10 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 			if _, err := os.Lstat(f); err == nil {
 				return usageErr(fmt.Errorf("%s exists: purge writes a new log unless -o is the log itself", f), "")
 			}
+		}
+		var o output
+		if err := o.check([]string{name}, p.out); err != nil {
+			return err
 		}
 		out := chain.Evidence{Dir: chain.EvidenceDir(p.out)}
 		// Nothing half-made is left behind: the new store goes if the
