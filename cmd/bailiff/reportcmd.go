@@ -111,15 +111,12 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 		ShadowFile: p.shadow, AblateFile: p.ablate}
 	for _, l := range logs {
 		if l == "-" {
-			data, err := readInput("-", kindLog)
-			if err != nil {
-				return err
-			}
-			path, done, err := spoolLog(stderr, data)
-			if err != nil {
-				return err
-			}
+			path, _, done, err := spool(kindLog)
 			defer done()
+			if err != nil {
+				return err
+			}
+			noStore(stderr)
 			in.Stdin = path
 			continue
 		}
@@ -127,7 +124,7 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 			return err
 		}
 	}
-	if err := distinctLogs(logs); err != nil {
+	if err := distinctLogs(logs, map[string]string{"-": in.Stdin}); err != nil {
 		return err
 	}
 	if p.policy != "" {

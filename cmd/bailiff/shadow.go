@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -27,9 +28,6 @@ func readInputs(stderr io.Writer, args []string) (inputs []shadow.Input, cleanup
 	if err != nil {
 		return nil, cleanup, err
 	}
-	if err := distinctLogs(files); err != nil {
-		return nil, cleanup, err
-	}
 	var out []shadow.Input
 	for _, f := range files {
 		if f == "-" {
@@ -54,6 +52,14 @@ func readInputs(stderr io.Writer, args []string) (inputs []shadow.Input, cleanup
 		}
 		out = append(out, in)
 	}
+	names, spooled := []string{}, map[string]string{}
+	for _, in := range out {
+		names = append(names, in.Name)
+		spooled[in.Name] = in.File()
+	}
+	if err := distinctLogs(names, spooled); err != nil {
+		return nil, cleanup, err
+	}
 	return out, cleanup, nil
 }
 
@@ -62,41 +68,64 @@ func readInputs(stderr io.Writer, args []string) (inputs []shadow.Input, cleanup
 // compared (ablate compares it once per check). It has no evidence store,
 // so every output it refers to counts as purged, as verify - says.
 func spoolStdin(stderr io.Writer) (shadow.Input, func(), error) {
-	none := func() {}
-	data, err := readInput("-", kindLog, kindTrace)
+	path, kind, done, err := spool(kindLog, kindTrace)
 	if err != nil {
-		return shadow.Input{}, none, err
+		return shadow.Input{}, done, err
 	}
-	if k := sniff(data); k == kindTrace {
-		events, err := replay.ParseTrace("-", bytes.NewReader(data))
+	if kind == kindTrace {
+		defer done()
+		f, err := os.Open(path)
 		if err != nil {
-			return shadow.Input{}, none, usageErr(err, "see docs/trace-format.md for the trace format")
+			return shadow.Input{}, func() {}, usageErr(fmt.Errorf("cannot read the spooled standard input: %v", err), "")
 		}
-		return shadow.Input{Name: "-", Trace: events}, none, nil
+		defer f.Close()
+		events, err := replay.ParseTrace("-", bufio.NewReader(f))
+		if err != nil {
+			return shadow.Input{}, func() {}, usageErr(err, "see docs/trace-format.md for the trace format")
+		}
+		return shadow.Input{Name: "-", Trace: events}, func() {}, nil
 	}
-	path, done, err := spoolLog(stderr, data)
-	if err != nil {
-		return shadow.Input{}, none, err
-	}
+	noStore(stderr)
 	return shadow.Input{Name: "-", Path: path}, done, nil
 }
 
-// spoolLog writes a log read from standard input to a temporary file,
-// for a command that reads it more than once. No evidence store is beside
-// it: every output it refers to counts as purged, never as altered.
-func spoolLog(stderr io.Writer, data []byte) (string, func(), error) {
+func noStore(stderr io.Writer) {
+	fmt.Fprintf(stderr, "bailiff: warning: a log on standard input has no evidence store: every tool output counts as purged\n")
+}
+
+// spool copies standard input to a temporary file, for a command that
+// reads it more than once, streaming it so that memory does not grow
+// with it, once its first bytes show one of the kinds wanted. No evidence
+// store is beside the copy: every output a log refers to counts as
+// purged, never as altered.
+func spool(want ...fileKind) (path string, kind fileKind, done func(), err error) {
+	done = func() {}
+	in, err := openInput("-", want...)
+	if err != nil {
+		return "", "", done, err
+	}
+	defer in.Close()
+	br := bufio.NewReaderSize(in, sniffSize)
+	head, _ := br.Peek(sniffSize)
+	kind = sniff(head)
 	dir, err := os.MkdirTemp("", "bailiff-stdin")
 	if err != nil {
-		return "", func() {}, usageErr(err, "")
+		return "", "", done, usageErr(err, "")
 	}
-	done := func() { os.RemoveAll(dir) }
-	path := filepath.Join(dir, "stdin.jsonl")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	done = func() { os.RemoveAll(dir) }
+	path = filepath.Join(dir, "stdin.jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = io.Copy(f, br)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		done()
-		return "", func() {}, usageErr(fmt.Errorf("cannot spool standard input: %v", err), "")
+		return "", "", func() {}, usageErr(fmt.Errorf("cannot spool standard input: %v", err), "")
 	}
-	fmt.Fprintf(stderr, "bailiff: warning: a log on standard input has no evidence store: every tool output counts as purged\n")
-	return path, done, nil
+	return path, kind, done, nil
 }
 
 // verifyLogs verifies every audit log among the inputs before it becomes

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -129,14 +131,16 @@ func logFiles(args []string) ([]string, error) {
 // one is a copy of the other, or a copy of its start, and a count over
 // both would count their sessions twice. The first record holds its
 // time, session and policy, so two logs that did not share a writer do
-// not share it.
-func distinctLogs(files []string) error {
+// not share it. files maps each name as given to the file it is read
+// from (a log on standard input is read from its spooled copy).
+func distinctLogs(names []string, files map[string]string) error {
 	first := map[string]string{}
-	for _, name := range files {
-		if name == "-" {
-			continue
+	for _, name := range names {
+		file := name
+		if f, ok := files[name]; ok {
+			file = f
 		}
-		h, err := firstRecordHash(name)
+		h, err := firstLineHash(file)
 		if err != nil || h == "" {
 			continue // not a log, or unreadable: its reader says so
 		}
@@ -148,23 +152,29 @@ func distinctLogs(files []string) error {
 	return nil
 }
 
-// firstRecordHash is the hash of a log's first record, or "" when
-// the file does not begin with one.
-func firstRecordHash(name string) (string, error) {
+// firstLineHash is the SHA-256 of a log's first line, however long (a
+// session record holds the whole policy), or "" when the file does not
+// begin with a record.
+func firstLineHash(name string) (string, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
+	br := bufio.NewReaderSize(f, 64<<10)
+	if head, _ := br.Peek(len(`{"v":1,"seq":0,`)); string(head) != `{"v":1,"seq":0,` {
 		return "", nil
 	}
-	seq, _, _, actual, herr := chain.Header(bytes.TrimSuffix(line, []byte("\n")))
-	if herr != nil || seq != 0 {
-		return "", nil
+	h := sha256.New()
+	for n := int64(0); n <= chain.MaxLine; {
+		chunk, err := br.ReadSlice('\n')
+		h.Write(chunk)
+		n += int64(len(chunk))
+		if err != bufio.ErrBufferFull {
+			break
+		}
 	}
-	return string(actual[:]), nil
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // readPrivateKey and readPublicKey read a key file and check its kind
