@@ -159,6 +159,11 @@ func TestIntegrityFindsFirstBadRecord(t *testing.T) {
 		{"repeated", join(repeated), 8, false},
 		{"torn", data[:len(data)-10], 11, true},
 		{"garbage tail", append(append([]byte{}, data...), "\x00\x00\x00"...), 12, true},
+		{"due record cut short", append(append([]byte{}, data...), `{"v":1,"seq":12,"ts":"20`...), 12, true},
+		// An unterminated line that is no start of the record due is an
+		// edit, not a tear: repair would cut it away.
+		{"foreign tail", append(append([]byte{}, data...), "this is not a record"...), 12, false},
+		{"wrong seq cut short", append(append([]byte{}, data...), `{"v":1,"seq":7,"ts":"2026-01-01T00:00:00Z","sess`...), 12, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -453,6 +458,11 @@ func TestRepairKeepsAWholeLastRecord(t *testing.T) {
 	var ve *VerifyError
 	if _, err := Repair(bytes.NewReader(edited), io.Discard); !errors.As(err, &ve) || ve.Seq != 2 {
 		t.Errorf("repair of an edited unterminated last record: %v, want a VerifyError at seq 2", err)
+	}
+	// Cut short, the edit is no longer JSON: its seq still gives it away.
+	cut := append(append([]byte{}, data[:bytes.LastIndexByte(unterminated, '\n')+1]...), `{"v":1,"seq":7,"ts":"2026-0`...)
+	if _, err := Repair(bytes.NewReader(cut), io.Discard); !errors.As(err, &ve) || ve.Seq != 2 || ve.Torn {
+		t.Errorf("repair of a cut fragment that is not record 2: %v, want a VerifyError at seq 2", err)
 	}
 
 	clean := bytes.Buffer{}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -143,6 +144,9 @@ func (r *Reader) check(line []byte, off int64, complete bool) (Record, *VerifyEr
 		return &VerifyError{Seq: r.next, Offset: off, Reason: reason, Want: want, Got: got, Torn: !complete}
 	}
 	if !complete {
+		if reason := notATear(line, r.next, r.prev); reason != "" {
+			return Record{}, &VerifyError{Seq: r.next, Offset: off, Reason: reason}
+		}
 		return Record{}, fail(tornReason(line), "", "")
 	}
 	h, vErr := linkCheck(line, r.next, r.prev, fail)
@@ -243,6 +247,9 @@ func VerifyIntegrity(r io.Reader, rootsAt ...int64) (Summary, error) {
 		}
 		if !complete {
 			s.Root = tree.Root()
+			if reason := notATear(line, s.Records, prev); reason != "" {
+				return s, &VerifyError{Seq: s.Records, Offset: off, Reason: reason}
+			}
 			return s, fail(tornReason(line), "", "")
 		}
 		h, vErr := linkCheck(line, s.Records, prev, fail)
@@ -301,4 +308,32 @@ func tornReason(line []byte) string {
 		return fmt.Sprintf("the last line (%d bytes) has no newline (the writer stopped before it; bailiff repair adds it if the record is intact)", len(line))
 	}
 	return fmt.Sprintf("torn last line: %d bytes with no newline (the writer stopped mid-record; bailiff repair cuts it off)", len(line))
+}
+
+// notATear says why an unterminated last line cannot be what a writer
+// stopped mid-record leaves, or "" if it can. A writer writes the record
+// it is due: its line starts with that seq, and where the cut falls
+// after "prev" it links to the record before; a crash may add zeros. A
+// fragment that says
+// anything else was written by someone else, and cutting it as a tear
+// would hide the edit.
+func notATear(line []byte, seq int64, prev tlog.Hash) string {
+	if json.Valid(line) {
+		return "" // a whole record lacking its newline: checked as one
+	}
+	// A crash can also leave zeros where the file grew before its data
+	// reached the disk.
+	line = bytes.TrimRight(line, "\x00")
+	want := []byte(linePrefix + strconv.FormatInt(seq, 10) + `,"ts":"`)
+	n := min(len(line), len(want))
+	if !bytes.Equal(line[:n], want[:n]) {
+		return fmt.Sprintf("the unterminated last line (%d bytes) is not the start of record %d: it was not left by a writer stopping mid-record", len(line), seq)
+	}
+	if i := bytes.LastIndex(line, []byte(prevKey)); i >= 0 && len(line) >= i+len(prevKey)+64 {
+		var got tlog.Hash
+		if decodeHex(&got, line[i+len(prevKey):i+len(prevKey)+64]) == nil && got != prev {
+			return fmt.Sprintf("the unterminated last line (%d bytes) does not link to record %d: it was not left by a writer stopping mid-record", len(line), seq-1)
+		}
+	}
+	return ""
 }

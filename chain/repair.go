@@ -43,6 +43,9 @@ func Repair(r io.Reader, w io.Writer) (Repaired, error) {
 			}
 		}
 		if !complete && !json.Valid(line) {
+			if reason := notATear(line, rd.next, rd.prev); reason != "" {
+				return done, &VerifyError{Seq: rd.next, Offset: off, Reason: reason}
+			}
 			done.Cut = int64(len(line))
 			return done, nil
 		}
