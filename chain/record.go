@@ -67,6 +67,16 @@ const Version = 1
 // TimeFormat is the only accepted form of a record's ts.
 const TimeFormat = "2006-01-02T15:04:05.000000000Z"
 
+// CheckTime refuses a time TimeFormat cannot hold: a year before 0 or
+// after 9999 is written with more or fewer digits, and the reader (which
+// parses exactly that layout) would call the record tampered.
+func CheckTime(t time.Time) error {
+	if y := t.UTC().Year(); y < 0 || y > 9999 {
+		return fmt.Errorf("time %s is outside the years 0000 to 9999 a log can hold", t.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 // Kind is a record kind.
 type Kind string
 

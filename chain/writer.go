@@ -172,6 +172,9 @@ func (w *Writer) Append(ts time.Time, session string, kind Kind, v any) (Record,
 	if !knownKind(kind) {
 		return Record{}, fmt.Errorf("unknown record kind %q", kind)
 	}
+	if err := CheckTime(ts); err != nil {
+		return Record{}, err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {

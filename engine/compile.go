@@ -172,6 +172,9 @@ func compile(f *File, name string, root *yaml.Node) (*Policy, error) {
 	return p, nil
 }
 
+// maxTTL bounds how long an approval lasts.
+const maxTTL = 10 * 365 * 24 * time.Hour
+
 func fail(reason string, keys ...any) *compileErr { return &compileErr{keys: keys, reason: reason} }
 
 func compileFile(f *File) (*Policy, *compileErr) {
@@ -232,6 +235,10 @@ func compileFile(f *File) (*Policy, *compileErr) {
 		d, err := time.ParseDuration(f.Approval.TTL)
 		if err != nil || d <= 0 {
 			return nil, fail(fmt.Sprintf("approval ttl %q is not a positive duration such as 15m", f.Approval.TTL), "approval", "ttl")
+		}
+		if d > maxTTL {
+			// A grant's expiry must be a time a log can hold.
+			return nil, fail(fmt.Sprintf("approval ttl %q is longer than %v (ten years)", f.Approval.TTL, maxTTL), "approval", "ttl")
 		}
 		p.ttl = d
 	}

@@ -47,6 +47,9 @@ func TestLoadErrors(t *testing.T) {
 		{"negative infinite bound", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: allow\n    when:\n      - {arg: n, gte: -.Inf}\n", "a bound must be a finite number"},
 		{"infinite equals", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: deny\n    when:\n      - {arg: n, equals: .inf}\n", ".inf is not a finite number"},
 		{"nan in list", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: deny\n    when:\n      - {arg: n, in: [1, .NaN]}\n", ".NaN is not a finite number"},
+		{"empty in", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: deny\n    when:\n      - {arg: n, in: []}\n", `predicate on "n": in lists no values, so it could never hold`},
+		{"null in list", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: deny\n    when:\n      - {arg: n, in: [~, 1]}\n", `test.yaml:7: an in list holds a null (~)`},
+		{"ttl past a log's years", "version: 1\nrules: []\napproval:\n  ttl: 1000000h\n", `is longer than 87600h0m0s (ten years)`},
 		{"list as scalar", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: allow\n    when:\n      - {arg: to, equals: [x]}\n", "a comparison value must be a scalar"},
 		{"bad on_taint", "version: 1\nrules: []\ntools:\n  s:\n    on_taint: allow\n", `on_taint must be deny or ask, not "allow"`},
 		{"negative budget", "version: 1\nrules: []\ntools:\n  s:\n    max_calls: -1\n", "max_calls must be 0 or more"},
@@ -404,6 +407,32 @@ rules:
 		d := Decide(p, s, &Call{Server: c.server, Tool: c.tool, Args: map[string]any{}}, now)
 		if d.Verdict != c.want || d.Check != c.check {
 			t.Errorf("%s/%s: %s by %s (%s), want %s by %s", c.server, c.tool, d.Verdict, d.Check, d.Reason, c.want, c.check)
+		}
+	}
+}
+
+// TestNegativeZeroIsZero: -0 and 0 are one bound, with one canonical form
+// that loads back to itself (a log embeds the canonical form).
+func TestNegativeZeroIsZero(t *testing.T) {
+	var versions []string
+	for _, v := range []string{"-0.0", "0", "-0", "0.0"} {
+		for _, op := range []string{"gt", "equals"} {
+			p, err := Load("z.yaml", []byte("version: 1\nrules:\n  - id: a\n    tool: x\n    action: deny\n    when:\n      - {arg: n, "+op+": "+v+"}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := Load("canonical", p.Canonical())
+			if err != nil || again.Version() != p.Version() || strings.Contains(string(p.Canonical()), "-0") {
+				t.Errorf("%s: %s: canonical %s does not load back to itself: %v", op, v, p.Canonical(), err)
+			}
+			if op == "gt" {
+				versions = append(versions, p.Version())
+			}
+		}
+	}
+	for _, v := range versions[1:] {
+		if v != versions[0] {
+			t.Errorf("-0 and 0 give different policy versions: %v", versions)
 		}
 	}
 }

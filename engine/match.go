@@ -165,8 +165,18 @@ func compilePred(ps Predicate) (pred, error) {
 		pr.val = ps.Equals.V
 	}
 	if ps.In != nil {
+		if len(ps.In) == 0 {
+			// Nothing is in an empty list, and its canonical form,
+			// which omits it, would be a predicate with no operator.
+			return pr, fmt.Errorf("predicate on %q: in lists no values, so it could never hold", ps.Arg)
+		}
 		set(pIn)
 		for _, s := range ps.In {
+			// The canonical form cannot carry a null in a list, so the
+			// policy a log embeds would decide differently from this one.
+			if s.V == nil {
+				return pr, fmt.Errorf("predicate on %q: in holds a null (~), which is no comparison value; test a missing argument with exists: false", ps.Arg)
+			}
 			pr.vals = append(pr.vals, s.V)
 		}
 	}
@@ -204,6 +214,11 @@ func compilePred(ps Predicate) (pred, error) {
 			// not; JSON cannot carry either into the canonical form.
 			if math.IsNaN(*c.v) || math.IsInf(*c.v, 0) {
 				return pr, fmt.Errorf("predicate on %q compares with %v: a bound must be a finite number", ps.Arg, *c.v)
+			}
+			if *c.v == 0 {
+				// -0 is written "-0" and read back as 0: one policy, two
+				// canonical forms.
+				*c.v = 0
 			}
 			pr.num = *c.v
 		}

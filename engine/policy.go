@@ -131,6 +131,9 @@ func (s *Scalar) UnmarshalYAML(n *yaml.Node) error {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %s is not a finite number", n.Line, n.Value)}}
 		}
+		if f == 0 {
+			f = 0 // not -0, which the canonical form would keep apart from 0
+		}
 		s.V = f
 	default:
 		s.V = n.Value
@@ -170,6 +173,23 @@ func Load(name string, data []byte) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An audit log embeds the canonical form, and verify decides with
+	// what that form loads as: it must be this very policy. (Loading the
+	// canonical form itself needs no second look.)
+	if !bytes.Equal(bytes.TrimSpace(data), p.canonical) {
+		cf, croot, err := decodeFile(name, p.canonical)
+		var again *Policy
+		if err == nil {
+			again, err = compile(cf, name, croot)
+		}
+		if err != nil || again.version != p.version {
+			reason := "its canonical form loads as another policy"
+			if err != nil {
+				reason = "its canonical form does not load: " + err.Error()
+			}
+			return nil, &LoadError{File: name, Reason: "the policy cannot be recorded: " + reason + " (write it another way, and report this)"}
+		}
+	}
 	return p, nil
 }
 
@@ -201,7 +221,33 @@ func decodeFile(name string, data []byte) (*File, *yaml.Node, error) {
 	if err := dec.Decode(&extra); err != io.EOF {
 		return nil, nil, &LoadError{File: name, Line: extra.Line, Reason: "more than one YAML document"}
 	}
+	if n := nullInList(&root); n != nil {
+		return nil, nil, &LoadError{File: name, Line: n.Line, Reason: "an in list holds a null (~), which is no comparison value; test a missing argument with exists: false"}
+	}
 	return &f, &root, nil
+}
+
+// nullInList finds a null in an `in` list. The decoder drops it without
+// a word, so `in: [~, 1]` would load as `in: [1]`, not what was written.
+func nullInList(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "in" && v.Kind == yaml.SequenceNode {
+				for _, e := range v.Content {
+					if e.Kind == yaml.ScalarNode && e.Tag == "!!null" {
+						return e
+					}
+				}
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if found := nullInList(c); found != nil {
+			return found
+		}
+	}
+	return nil
 }
 
 // YAMLError says a strict YAML decoder's error about the file name (which

@@ -182,6 +182,9 @@ func (r *Recorder) time(ev *Event) time.Time {
 // trace or an earlier one.
 func (r *Recorder) forward(file string, ev *Event, fail func(string, ...any) error) error {
 	t := r.time(ev)
+	if err := chain.CheckTime(t); err != nil {
+		return fail("%v", err)
+	}
 	if t.Before(r.last) {
 		return fail("this event is at %s, before %s:%d at %s: a log's times only go forward (give the traces in the order they happened)",
 			t.UTC().Format(time.RFC3339Nano), r.lastFile, r.lastLine, r.last.UTC().Format(time.RFC3339Nano))
@@ -232,6 +235,9 @@ func (r *Recorder) grant(s *stepper, g *GrantEvent, now time.Time, fail func(str
 		return fail("grant %v", err)
 	}
 	grant := s.grantFor(pc, g, now)
+	if err := chain.CheckTime(grant.Expires); err != nil {
+		return fail("grant %q expires at a time a log cannot hold: %v", g.ID, err)
+	}
 	body := &chain.GrantBody{Grant: grant.ID, Call: g.Call, Tool: grant.Tool, Digest: grant.Digest,
 		Approver: grant.Approver, Answer: records.Answer(grant.Approve), Expires: grant.Expires.UTC().Format(chain.TimeFormat)}
 	if grant.Approver != chain.ElicitationApprover {
