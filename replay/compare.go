@@ -174,6 +174,14 @@ type LogSession struct {
 	Events []Event
 }
 
+// ID is the session's id, from its start event.
+func (s LogSession) ID() string {
+	if len(s.Events) > 0 && s.Events[0].Start != nil {
+		return s.Events[0].Start.Session
+	}
+	return ""
+}
+
 // LogSessions reads an audit log and calls fn with each session's events
 // once the session ends (or the log does), so memory holds only the
 // sessions still open. Events carry record seqs as their positions and

@@ -82,8 +82,12 @@ type Pack struct {
 	policies  map[string]*engine.Policy
 	last      string // the last session's policy version
 	lastAt    time.Time
-	// spanFirst and spanLast bound every timed record, in range or not.
+	// spanFirst and spanLast bound every timed record, in range or not;
+	// read counts the sessions read, in range or not.
 	spanFirst, spanLast time.Time
+	read                int
+	sessionIn           map[string]string // session id -> the log it is in
+	dup                 error
 	Untimed             int // records in range that carry no time
 	Logs                []LogStatus
 	Sessions            int
@@ -143,15 +147,22 @@ func BuildPack(in PackInput) (*Pack, error) {
 	}
 	p := &Pack{In: in, ByTool: map[string]map[string]int{}, ByCheck: map[string]int{}, ByRule: map[string]int{},
 		ByDay: map[string]map[string]int{}, Asks: map[string]int{}, DeniedTo: map[string]int{}, DestRaw: map[string][]string{},
-		Annots: map[string][]string{}, Dests: map[string][]string{}, policies: map[string]*engine.Policy{}}
+		Annots: map[string][]string{}, Dests: map[string][]string{}, policies: map[string]*engine.Policy{},
+		sessionIn: map[string]string{}}
 	tools := map[string]bool{}
 	for _, name := range in.Logs {
 		if err := p.readLog(name, tools); err != nil {
 			return nil, err
 		}
+		if p.dup != nil {
+			return nil, p.dup
+		}
 	}
 	p.Versions = sortedKeys(p.policies)
-	if p.Sessions == 0 && (!in.Since.IsZero() || !in.Until.IsZero()) && !p.spanFirst.IsZero() {
+	if p.Sessions == 0 && p.read > 0 && (!in.Since.IsZero() || !in.Until.IsZero()) {
+		if p.spanFirst.IsZero() {
+			return nil, fmt.Errorf("no session of the logs has a record in %s: none of their records carries a real time", rangeText(in.Since, in.Until))
+		}
 		return nil, fmt.Errorf("no session of the logs has a record in %s: their records span %s to %s",
 			rangeText(in.Since, in.Until), p.spanFirst.UTC().Format(time.RFC3339), p.spanLast.UTC().Format(time.RFC3339))
 	}
@@ -375,9 +386,18 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 	if _, err := f.Seek(0, 0); err != nil {
 		return err
 	}
+	hasOutput := false
 	err = replay.LogSessions(name, bufio.NewReader(r), ev, func(s replay.LogSession) error {
 		// A session outside --since/--until is not described: not its
 		// calls, and not its policy either.
+		p.read++
+		if prev, ok := p.sessionIn[s.ID()]; ok && prev != name && p.dup == nil {
+			p.dup = fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", s.ID(), prev, name)
+		}
+		p.sessionIn[s.ID()] = name
+		for _, e := range s.Events {
+			hasOutput = hasOutput || e.Output != nil
+		}
 		inside := p.In.Since.IsZero() && p.In.Until.IsZero()
 		var start time.Time
 		for _, e := range s.Events {
@@ -487,6 +507,16 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 	if err != nil {
 		p.Findings = append(p.Findings, PackFinding{Rule: "unreadable", Severity: SevHigh, Where: name, Message: err.Error()})
 	}
+	if _, err := os.Stat(ev.Dir); err != nil && hasOutput {
+		// "ok" is then true of the chain and the verdicts that needed no
+		// output, and nothing else: no output was read or checked.
+		where := "no evidence store at " + ev.Dir
+		if name == "-" {
+			where = "it was read from standard input, with no evidence store"
+		}
+		p.Findings = append(p.Findings, PackFinding{Rule: "no-evidence", Severity: SevMedium, Where: name,
+			Message: where + ": no tool output was read, so an altered output could not be found, and every decision that depended on one is unevaluable"})
+	}
 	return nil
 }
 
@@ -498,8 +528,11 @@ func realTime(t time.Time) bool {
 	if t.IsZero() {
 		return false
 	}
+	// Older record stamped events without "at" at the epoch plus their
+	// line in seconds: whole seconds within days of it. A real time is
+	// anything else, a real log of early 2000 included.
 	d := t.Sub(replay.Epoch)
-	return d < 0 || d >= 366*24*time.Hour || t.Nanosecond() != 0
+	return d < 0 || d >= 1<<20*time.Second || t.Nanosecond() != 0
 }
 
 // writtenDestination is the destination as the call wrote it, which the

@@ -85,6 +85,10 @@ func Fixed(p *engine.Policy) Candidate {
 // the recorded verdicts under each session's recorded policy, or, when
 // base is set, base's verdicts recomputed on the recorded history.
 func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(replay.Pair)) error {
+	// A session id names one session: the same id in two logs is one
+	// session counted twice (a copy), or ids reused, and either way a
+	// count over both is wrong.
+	seen := map[string]string{}
 	for _, in := range inputs {
 		if in.Trace != nil {
 			if base == nil {
@@ -99,7 +103,7 @@ func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(replay
 			}
 			continue
 		}
-		if err := compareLog(in, base, cand, fn); err != nil {
+		if err := compareLog(in, base, cand, seen, fn); err != nil {
 			return err
 		}
 	}
@@ -121,7 +125,7 @@ func forget(events []replay.Event) {
 // compareLog compares the sessions of one audit log on every core: a
 // session is read whole, then handed to a worker; fn is called under a
 // lock, in no particular order across sessions.
-func compareLog(in Input, base *engine.Policy, cand Candidate, fn func(replay.Pair)) error {
+func compareLog(in Input, base *engine.Policy, cand Candidate, seen map[string]string, fn func(replay.Pair)) error {
 	name := in.Name
 	f, err := os.Open(in.File())
 	if err != nil {
@@ -160,6 +164,10 @@ func compareLog(in Input, base *engine.Policy, cand Candidate, fn func(replay.Pa
 		}()
 	}
 	err = replay.LogSessions(name, bufio.NewReaderSize(r, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, func(s replay.LogSession) error {
+		if prev, ok := seen[s.ID()]; ok && prev != name {
+			return fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", s.ID(), prev, name)
+		}
+		seen[s.ID()] = name
 		work <- s
 		return nil
 	})
