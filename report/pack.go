@@ -430,7 +430,11 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 		} else if p.lastAt.IsZero() {
 			p.last = s.Policy.Version()
 		}
-		open := map[string]bool{}
+		// An asked call's verdict is its final one, as replay and shadow
+		// show it: the answer that settles it moves it from ask. Its check
+		// stays the one that asked; approval counts the answer.
+		type asked struct{ tool, day string }
+		open := map[string]asked{}
 		for _, e := range s.Events {
 			if !realTime(e.At) {
 				// No time to place it in a period: counted, never dated.
@@ -474,7 +478,7 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 					p.Redacted++
 				}
 				if d.Verdict == engine.Ask {
-					open[e.Call.ID] = true
+					open[e.Call.ID] = asked{e.Call.Tool, day}
 				}
 				if d.Verdict == engine.Deny && d.Check == engine.CheckTaint {
 					dest, raw := d.Destination, writtenDestination(d.Reason)
@@ -492,8 +496,15 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 						p.DestRaw[dest] = append(p.DestRaw[dest], raw)
 					}
 				}
-			case e.Grant != nil && e.Grant.Recorded != nil && open[e.Grant.Call]:
+			case e.Grant != nil && e.Grant.Recorded != nil && open[e.Grant.Call] != (asked{}):
+				a := open[e.Grant.Call]
 				delete(open, e.Grant.Call)
+				d := e.Grant.Recorded
+				v := string(d.Verdict)
+				p.ByTool[a.tool][string(engine.Ask)]--
+				p.ByTool[a.tool][v]++
+				p.ByDay[a.day][string(engine.Ask)]--
+				p.ByDay[a.day][v]++
 				if e.Grant.Recorded.Verdict == engine.Allow {
 					p.Asks["approved"]++
 				} else {

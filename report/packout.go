@@ -1,14 +1,14 @@
 package report
 
 import (
+	"bailiff/engine"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"html"
+	"maps"
 	"sort"
 	"strings"
-
-	"bailiff/engine"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -160,10 +160,18 @@ func (p *Pack) markdown(mermaid bool) []byte {
 	}
 	table([]string{"TOOL", "ALLOW", "DENY", "ASK"}, rows)
 	rows = nil
-	for _, c := range sortedKeys(p.ByCheck) {
-		rows = append(rows, []string{c, fmt.Sprint(p.ByCheck[c])})
+	checks := p.ByCheck
+	if answered := p.Asks["approved"] + p.Asks["declined"]; answered > 0 {
+		checks = maps.Clone(p.ByCheck)
+		checks[string(engine.CheckApproval)] = p.decisions(string(engine.CheckApproval))
 	}
-	table([]string{"DECIDED BY CHECK", "CALLS"}, rows)
+	for _, c := range sortedKeys(checks) {
+		rows = append(rows, []string{c, fmt.Sprint(checks[c])})
+	}
+	table([]string{"DECIDED BY CHECK", "DECISIONS"}, rows)
+	if checks[string(engine.CheckApproval)] != p.ByCheck[string(engine.CheckApproval)] {
+		w("A call's verdict above is its final one: an answered ask is counted by its answer. An answered ask is two decisions: by the check that asked, and by approval, which answered it.\n\n")
+	}
 	rows = nil
 	for _, r := range sortedKeys(p.ByRule) {
 		rows = append(rows, []string{r, fmt.Sprint(p.ByRule[r])})
@@ -289,6 +297,9 @@ func quoteList(l []string) string {
 // decisions counts the decisions a check made: for approval, the calls it
 // decided and the asks a human answered, so the OWASP evidence agrees with
 // the asks line.
+// decisions counts the decisions a check made: the calls it decided and,
+// for approval, the answers that settled asks (an answered ask is two
+// decisions: the check that asked, and the approval that answered).
 func (p *Pack) decisions(check string) int {
 	n := p.ByCheck[check]
 	if check == string(engine.CheckApproval) {

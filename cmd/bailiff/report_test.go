@@ -143,6 +143,11 @@ func TestReportConsistent(t *testing.T) {
 	if !strings.Contains(md, "Asks: 1 approved, 1 declined") || !regexp.MustCompile(`ASI09 .*\| 3 decisions by approval`).MatchString(md) {
 		t.Errorf("the asks line and the OWASP approval evidence disagree:\n%s", md)
 	}
+	// An answered ask is counted by its answer, as replay shows it: of
+	// send_email's four calls, c4 was approved and c5 declined.
+	if !regexp.MustCompile(`\| send\\_email +\| 2 +\| 2 +\| 0 +\|`).MatchString(md) || !regexp.MustCompile(`\| approval +\| 3 +\|`).MatchString(md) {
+		t.Errorf("answered asks are not counted by their answers:\n%s", md)
+	}
 	if !strings.Contains(md, "no-test-keys (deny, conditional); curl (allow)") {
 		t.Errorf("the curl row does not show both its rules:\n%s", md)
 	}
