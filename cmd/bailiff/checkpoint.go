@@ -223,6 +223,6 @@ func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) er
 	if err := p.output.write(p.out, signed); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "bailiff: signed a checkpoint of %d records of %s to %s\n", sum.Records, name, p.out)
+	fmt.Fprintf(stderr, "bailiff: signed a checkpoint of %s of %s to %s\n", countOf(int(sum.Records), "record"), name, p.out)
 	return nil
 }

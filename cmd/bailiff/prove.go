@@ -89,7 +89,7 @@ func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) erro
 		return usageErr(fmt.Errorf("record %d is not covered by the checkpoint, which signs records 0 to %d", seq, cp.Size-1), "sign a newer checkpoint: bailiff checkpoint "+name+" --key PRIVATE")
 	}
 	if cp.Size > tree.Size() {
-		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s has %d records but the checkpoint signs %d: the log was truncated", name, tree.Size(), cp.Size)}
+		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s has %s but the checkpoint signs %d: the log was truncated", name, countOf(int(tree.Size()), "record"), cp.Size)}
 	}
 	b, err := tree.NewBundle(recs[seq], signed, cp)
 	if err != nil {

@@ -202,6 +202,6 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	}
 	recorded = true
 	bar.Done()
-	fmt.Fprintf(stderr, "bailiff: recorded %d records to %s\n", rec.Log.Next(), p.out)
+	fmt.Fprintf(stderr, "bailiff: recorded %s to %s\n", countOf(int(rec.Log.Next()), "record"), p.out)
 	return nil
 }

@@ -223,6 +223,6 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 	if to == "-" {
 		to = "standard output"
 	}
-	fmt.Fprintf(stderr, "bailiff: wrote the review pack to %s (%d findings)\n", to, len(pack.Findings))
+	fmt.Fprintf(stderr, "bailiff: wrote the review pack to %s (%s)\n", to, countOf(len(pack.Findings), "finding"))
 	return nil
 }
