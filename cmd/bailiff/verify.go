@@ -335,7 +335,7 @@ func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions
 		// findings make it. JSON carries it as a "warning" line too.
 		fmt.Fprintf(stderr, "bailiff: warning: %s: record %d: %s\n", name, w.Seq, w.Reason)
 	}
-	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly && name != "-" {
+	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly && name != "-" && rep.Contents > 0 {
 		// Not an error: a log may be verified without its evidence, and
 		// every decision that needed it is then listed as unevaluable.
 		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", evidence)
