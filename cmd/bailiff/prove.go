@@ -140,7 +140,11 @@ log. It prints the record and exits 0 if all hold, 1 otherwise.`,
 			}
 			rec, cp, err := chain.VerifyBundle(b, vkey)
 			if err != nil {
-				return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], err)}
+				hint := ""
+				if errors.Is(err, chain.ErrWrongKey) {
+					hint = checkpointHint(err)
+				}
+				return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], err), Hint: hint}
 			}
 			_, err = fmt.Fprintf(stdout, "ok: record %d (%s, session %q, %s) is in log %s as checkpointed at %d records\n%s\n",
 				rec.Seq, rec.Kind, rec.Session, rec.TS.Format(chain.TimeFormat), cp.Origin, cp.Size, b.Record)
@@ -149,4 +153,12 @@ log. It prints the record and exits 0 if all hold, 1 otherwise.`,
 	}
 	c.Flags().StringVar(&key, "key", "", "public key file of the log")
 	return c
+}
+
+// checkpointHint is the next step after a checkpoint that does not open.
+func checkpointHint(err error) string {
+	if errors.Is(err, chain.ErrWrongKey) {
+		return "--key takes the public key of the checkpoint's signer, named above; a checkpoint signed by another key proves nothing"
+	}
+	return "a checkpoint that does not verify proves nothing about the log"
 }

@@ -185,7 +185,7 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 		}
 		c, err := chain.OpenCheckpoint(note, key)
 		if err != nil {
-			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: "a checkpoint that does not verify proves nothing about the log"}
+			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
 		}
 		in.Checkpoint = &c
 	}

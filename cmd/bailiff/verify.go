@@ -252,7 +252,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 		}
 		c, err := chain.OpenCheckpoint(note, opt.Key)
 		if err != nil {
-			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: "a checkpoint that does not verify proves nothing about the log"}
+			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
 		}
 		opt.Checkpoint = &c
 	}
