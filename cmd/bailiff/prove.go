@@ -50,7 +50,12 @@ the log: hand it to a reviewer who needs one decision, not the whole file.`,
 func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) error {
 	seq, err := strconv.ParseInt(seqArg, 10, 64)
 	if err != nil || seq < 0 {
-		return usageErr(fmt.Errorf("SEQ %q is not a record number", seqArg), "")
+		hint := "SEQ is a record number of 0 or more: bailiff prove LOG SEQ"
+		if _, nerr := strconv.ParseInt(name, 10, 64); nerr == nil {
+			// The two arguments given the other way round.
+			hint = fmt.Sprintf("the log comes first: bailiff prove %s %s", seqArg, name)
+		}
+		return usageErr(fmt.Errorf("SEQ %q is not a record number", seqArg), hint)
 	}
 	signed, err := readInput(p.checkpoint, kindCheckpoint)
 	if err != nil {

@@ -178,6 +178,9 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 		bar.Add(t.size)
 		if err := rec.Record(t.name, t.events); err != nil {
 			var se *replay.SyntaxError
+			if errors.As(err, &se) && se.NeedsKey != "" {
+				return usageErr(err, fmt.Sprintf("bailiff keygen --approver %s makes the key; give record its private half with --approver-key", se.NeedsKey))
+			}
 			if errors.As(err, &se) {
 				return usageErr(err, "")
 			}
