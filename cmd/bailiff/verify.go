@@ -233,7 +233,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	}
 	opt := replay.VerifyOptions{IntegrityOnly: p.integrityOnly}
 	if len(p.approvers) > 0 {
-		if opt.ApproverKeys, err = loadApproverKeys(p.approvers, "."); err != nil {
+		if opt.ApproverKeys, err = loadApproverKeys(p.approvers, ".", "verify"); err != nil {
 			return err
 		}
 	}
