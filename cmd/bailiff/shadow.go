@@ -240,6 +240,9 @@ pull-request comment.`,
 			if p.maxChange < 0 {
 				return usageErr(fmt.Errorf("--max-changed wants a count of 0 or more, not %d", p.maxChange), "")
 			}
+			if p.examples < 0 {
+				return usageErr(fmt.Errorf("--examples wants a count of 0 or more, not %d", p.examples), "")
+			}
 			_, err := p.format.get()
 			return err
 		},

@@ -242,3 +242,13 @@ func TestShadowAblateUnverifiedHint(t *testing.T) {
 		t.Error("no fixture fails integrity")
 	}
 }
+
+// TestShadowNegativeExamples: a negative --examples is refused, naming
+// the flag, before anything is read.
+func TestShadowNegativeExamples(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"shadow", "--examples", "-1", "--candidate", "../../fixtures/chain/src/candidate.yaml", "../../fixtures/chain/good_mail.jsonl"}, &out, &errb)
+	if code != 2 || out.Len() != 0 || errb.String() != "bailiff: error: --examples wants a count of 0 or more, not -1\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
