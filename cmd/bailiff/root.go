@@ -139,7 +139,30 @@ Put a real MCP server behind it:
 		newRecord(stdout, stderr), newVerify(stdout, stderr), newKeygen(stderr), newCheckpoint(stdout, stderr),
 		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr),
 		newRun(os.Stdin, stdout, stderr), newGateway(os.Stdin, stderr), newInit(os.Stdin, stdout), newShadow(stdout, stderr), newAblate(stdout, stderr), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"))
+	// cobra adds help and completion when the root runs; made here, they
+	// get examples like every other command.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  bailiff help verify\n  bailiff help policy lint"
+		case "completion":
+			c.Example = "  bailiff completion bash > /etc/bash_completion.d/bailiff\n  bailiff completion zsh > \"${fpath[1]}/_bailiff\"\n  bailiff completion bash --help"
+			for _, sh := range c.Commands() {
+				sh.Example = completionExamples[sh.Name()]
+			}
+		}
+	}
 	return root
+}
+
+// completionExamples load each shell's script, as its help says.
+var completionExamples = map[string]string{
+	"bash":       "  source <(bailiff completion bash)\n  bailiff completion bash > /etc/bash_completion.d/bailiff",
+	"zsh":        "  source <(bailiff completion zsh)\n  bailiff completion zsh > \"${fpath[1]}/_bailiff\"",
+	"fish":       "  bailiff completion fish | source\n  bailiff completion fish > ~/.config/fish/completions/bailiff.fish",
+	"powershell": "  bailiff completion powershell | Out-String | Invoke-Expression",
 }
 
 // helpHint points at the help of the command that was run.
