@@ -111,7 +111,7 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 			return err
 		}
 		if len(rec.Secret) < 16 {
-			return usageErr(fmt.Errorf("secret %s holds %d bytes: a digest key needs at least 16", p.secret, len(rec.Secret)), "head -c 32 /dev/urandom > "+p.secret)
+			return usageErr(fmt.Errorf("secret %s holds %s: a digest key needs at least 16", p.secret, countOf(len(rec.Secret), "byte")), "head -c 32 /dev/urandom > "+p.secret)
 		}
 	}
 	if p.out == "-" {
