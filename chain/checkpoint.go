@@ -95,6 +95,10 @@ func OpenCheckpoint(msg []byte, vkey string) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("public key: %v", err)
 	}
 	n, err := note.Open(msg, note.VerifierList(v))
+	var un *note.UnverifiedNoteError
+	if errors.As(err, &un) {
+		return Checkpoint{}, wrongKey(v, un.Note.UnverifiedSigs)
+	}
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint signature: %v", err)
 	}
@@ -107,6 +111,24 @@ func OpenCheckpoint(msg []byte, vkey string) (Checkpoint, error) {
 	}
 	return c, nil
 }
+
+// wrongKey says whose key a checkpoint is signed with, when it is not the
+// one given: by the signers' names, with key ids when a name is shared
+// (two keys made for one log).
+func wrongKey(v note.Verifier, sigs []note.Signature) error {
+	id := func(name string, hash uint32) string { return fmt.Sprintf("%q (key id %08x)", name, hash) }
+	var by []string
+	for _, s := range sigs {
+		by = append(by, id(s.Name, s.Hash))
+	}
+	if len(by) == 0 {
+		return fmt.Errorf("%w %s: it holds no signature", ErrWrongKey, id(v.Name(), v.KeyHash()))
+	}
+	return fmt.Errorf("%w %s, but by %s", ErrWrongKey, id(v.Name(), v.KeyHash()), strings.Join(by, " and "))
+}
+
+// ErrWrongKey is a checkpoint not signed by the key it was opened with.
+var ErrWrongKey = errors.New("the checkpoint is not signed by key")
 
 // GenerateKey makes an Ed25519 key pair for signing checkpoints, in the
 // sumdb/note text form: skey is secret, vkey is published. It refuses a

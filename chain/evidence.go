@@ -143,6 +143,16 @@ func (e Evidence) MarkPurged(digest string) error {
 	return os.WriteFile(p+purgedSuffix, nil, 0o600)
 }
 
+// Has reports whether the store holds the content under digest.
+func (e Evidence) Has(digest string) bool {
+	p, err := e.path(digest)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(p)
+	return err == nil
+}
+
 // Purged reports whether the store holds the purge mark for digest.
 func (e Evidence) Purged(digest string) bool {
 	p, err := e.path(digest)

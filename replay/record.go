@@ -243,7 +243,9 @@ func (r *Recorder) grant(s *stepper, g *GrantEvent, now time.Time, fail func(str
 	if grant.Approver != chain.ElicitationApprover {
 		skey, ok := r.Approvers[grant.Approver]
 		if !ok {
-			return fail("grant %q by %q cannot be signed: recording needs %s's approver key", g.ID, grant.Approver, grant.Approver)
+			err := fail("grant %q by %q cannot be signed: recording needs %s's approver key", g.ID, grant.Approver, grant.Approver)
+			err.(*SyntaxError).NeedsKey = grant.Approver
+			return err
 		}
 		sig, err := chain.SignApproval(chain.Approval{ID: grant.ID, Kind: chain.ApproveCall, Session: s.state.Session, Server: grant.Server,
 			Tool: grant.Tool, Digest: grant.Digest, Answer: body.Answer, Time: now.UTC().Format(chain.TimeFormat)}, skey)

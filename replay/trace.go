@@ -121,6 +121,9 @@ type SyntaxError struct {
 	File   string
 	Line   int
 	Reason string
+	// NeedsKey is the approver whose private key recording a grant
+	// needs, when that is what is wrong.
+	NeedsKey string
 }
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }

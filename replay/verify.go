@@ -68,10 +68,13 @@ type Unevaluable struct {
 
 // LogReport is what verify found in one log.
 type LogReport struct {
-	File        string
-	Records     int64
-	Sessions    int
-	Calls       int
+	File     string
+	Records  int64
+	Sessions int
+	Calls    int
+	// Contents counts the result records that refer to stored content
+	// (semantics only): a log with none needs no evidence store.
+	Contents    int
 	Checked     bool // semantics were checked (not integrity only)
 	Checkpoint  *chain.Checkpoint
 	Findings    []Finding
@@ -217,6 +220,7 @@ func VerifyLog(name string, r io.Reader, ev chain.Evidence, opt VerifyOptions) (
 		rep.Unevaluable = append(rep.Unevaluable, set.unevaluable...)
 		rep.Sessions += len(set.sessions)
 		rep.Calls += set.calls
+		rep.Contents += set.contents
 	}
 	rep.Findings = append(rep.Findings, v.findings...)
 	sortReport(rep)
@@ -428,6 +432,7 @@ type sessionSet struct {
 	findings    []Finding
 	unevaluable []Unevaluable
 	calls       int
+	contents    int   // result records that refer to content
 	failed      error // an internal error: the set's results are incomplete
 	// fatal is a spill file that failed: decisions after it cannot be
 	// trusted either way, so the log cannot be verified.
@@ -794,6 +799,9 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 	var b chain.ResultBody
 	if err := chain.DecodeBody(rec.Body, &b); err != nil {
 		return err
+	}
+	if b.Content != "" {
+		set.contents++
 	}
 	switch b.Status {
 	case chain.StatusOK, chain.StatusError, chain.StatusFailed:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,35 @@ func TestVerifyLiveLog(t *testing.T) {
 	errb.Reset()
 	if code := run([]string{"verify", "--integrity-only", name}, &out, &errb); code != 1 || !strings.Contains(out.String(), "torn last line") {
 		t.Errorf("closed log with a torn tail: exit %d, stdout %q", code, out.String())
+	}
+}
+
+// TestKeygenModes: the private half is 0600, the public half 0644, with
+// -o and in the approver directory alike.
+func TestKeygenModes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix modes")
+	}
+	dir := t.TempDir()
+	t.Setenv("BAILIFF_APPROVER_DIR", filepath.Join(dir, "approvers"))
+	for _, args := range [][]string{
+		{"keygen", "--name", "audit.example/test", "-o", filepath.Join(dir, "k")},
+		{"keygen", "--approver", "lee"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+	}
+	for name, want := range map[string]os.FileMode{
+		"k.key": 0o600, "k.pub": 0o644, "approvers/lee.key": 0o600, "approvers/lee.pub": 0o644,
+	} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", name, fi.Mode().Perm(), want)
+		}
 	}
 }

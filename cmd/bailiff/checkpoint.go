@@ -27,7 +27,7 @@ func newKeygen(stderr io.Writer) *cobra.Command {
 		Use:   "keygen --name NAME -o PREFIX | --approver NAME [-o PREFIX]",
 		Short: "Make a key pair for signing checkpoints or approvals",
 		Long: `keygen makes an Ed25519 key pair in the signed-note text form and writes
-PREFIX.key (private, mode 0600) and PREFIX.pub (public).
+PREFIX.key (private, mode 0600) and PREFIX.pub (public, mode 0644).
 
 With --name NAME the key signs audit log checkpoints: NAME identifies the
 log, every checkpoint the key signs names it; keep the private key with
@@ -92,7 +92,19 @@ given count.`,
 			if err := p.output.write(out+".key", []byte(skey+"\n")); err != nil {
 				return err
 			}
-			if err := p.output.write(out+".pub", []byte(vkey+"\n")); err != nil {
+			// The public half is for others to read: 0644.
+			err = p.output.writeFrom(out+".pub", func(w io.Writer) error {
+				if f, ok := w.(*os.File); ok {
+					if err := f.Chmod(0o644); err != nil {
+						return usageErr(fmt.Errorf("cannot write %s.pub: %v", out, unwrapPath(err)), "")
+					}
+				}
+				if _, err := w.Write([]byte(vkey + "\n")); err != nil {
+					return usageErr(fmt.Errorf("cannot write %s.pub: %v", out, err), "")
+				}
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(stderr, "bailiff: wrote %s.key (private) and %s.pub (public)\n", out, out)
@@ -223,6 +235,6 @@ func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) er
 	if err := p.output.write(p.out, signed); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "bailiff: signed a checkpoint of %d records of %s to %s\n", sum.Records, name, p.out)
+	fmt.Fprintf(stderr, "bailiff: signed a checkpoint of %s of %s to %s\n", countOf(int(sum.Records), "record"), name, p.out)
 	return nil
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // TestExitCodes pins the exit code contract: 0 ok, 1 a finding, 2 usage
@@ -50,5 +53,29 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("error message ends with a period: %q", first)
 			}
 		})
+	}
+}
+
+// TestEveryCommandHasExamples: every command's --help shows examples,
+// cobra's help and completion (and completion's shells) included.
+func TestEveryCommandHasExamples(t *testing.T) {
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		if c.HasParent() && c.Example == "" {
+			t.Errorf("%s has no examples", c.CommandPath())
+		}
+		n++
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(newRoot(io.Discard, io.Discard))
+	var out, errb bytes.Buffer
+	if code := run([]string{"completion", "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Examples:") {
+		t.Errorf("completion --help: exit %d, no examples:\n%s%s", code, out.String(), errb.String())
+	}
+	if n < 25 {
+		t.Errorf("only %d commands walked", n)
 	}
 }

@@ -171,7 +171,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	if c.Principal.Subject == "" {
 		return noPrincipal()
 	}
-	approvers, keyFiles, err := loadApproverKeyFiles(c.ApproverKeys, filepath.Dir(config))
+	approvers, keyFiles, err := loadApproverKeyFiles(c.ApproverKeys, filepath.Dir(config), "gateway")
 	if err != nil {
 		return err
 	}

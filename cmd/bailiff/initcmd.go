@@ -295,7 +295,7 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	if auditDir == "" {
 		auditDir = stateDir()
 	}
-	keys, err := loadApproverKeys(p.keys, ".")
+	keys, err := loadApproverKeys(p.keys, ".", "init")
 	if err != nil {
 		return err
 	}

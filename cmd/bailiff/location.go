@@ -278,14 +278,15 @@ func protectedPaths(places []guarded) []string {
 // loadApproverKeys reads the approver public keys a gateway trusts: each
 // value is a key itself (name+hash+key) or a file holding one, relative to
 // dir.
-func loadApproverKeys(values []string, dir string) ([]string, error) {
-	keys, _, err := loadApproverKeyFiles(values, dir)
+func loadApproverKeys(values []string, dir, command string) ([]string, error) {
+	keys, _, err := loadApproverKeyFiles(values, dir, command)
 	return keys, err
 }
 
 // loadApproverKeyFiles is loadApproverKeys, also returning the files the
-// keys were read from, as locations to guard.
-func loadApproverKeyFiles(values []string, dir string) (out []string, files []guarded, err error) {
+// keys were read from, as locations to guard. command is the one run, as
+// an error names it.
+func loadApproverKeyFiles(values []string, dir, command string) (out []string, files []guarded, err error) {
 	for _, v := range values {
 		v = strings.TrimSpace(v)
 		if v == "" {
@@ -308,7 +309,7 @@ func loadApproverKeyFiles(values []string, dir string) (out []string, files []gu
 			files = append(files, guarded{"the approver key " + v, f, "an agent could put its own key there and approve its own calls"})
 		}
 		if strings.HasPrefix(key, "PRIVATE+KEY+") {
-			return nil, nil, usageErr(fmt.Errorf("approver key %s is a private key: the gateway needs only the public one (.pub)", v), "")
+			return nil, nil, usageErr(fmt.Errorf("approver key %s is a private key: bailiff %s needs only the public one (.pub)", v, command), "give the .pub file bailiff keygen wrote beside it; the private key stays with its approver")
 		}
 		if _, err := chain.CheckPublicKey(key); err != nil {
 			return nil, nil, usageErr(fmt.Errorf("approver key %s: %v", v, err), "")

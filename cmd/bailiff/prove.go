@@ -50,7 +50,12 @@ the log: hand it to a reviewer who needs one decision, not the whole file.`,
 func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) error {
 	seq, err := strconv.ParseInt(seqArg, 10, 64)
 	if err != nil || seq < 0 {
-		return usageErr(fmt.Errorf("SEQ %q is not a record number", seqArg), "")
+		hint := "SEQ is a record number of 0 or more: bailiff prove LOG SEQ"
+		if _, nerr := strconv.ParseInt(name, 10, 64); nerr == nil {
+			// The two arguments given the other way round.
+			hint = fmt.Sprintf("the log comes first: bailiff prove %s %s", seqArg, name)
+		}
+		return usageErr(fmt.Errorf("SEQ %q is not a record number", seqArg), hint)
 	}
 	signed, err := readInput(p.checkpoint, kindCheckpoint)
 	if err != nil {
@@ -89,7 +94,7 @@ func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) erro
 		return usageErr(fmt.Errorf("record %d is not covered by the checkpoint, which signs records 0 to %d", seq, cp.Size-1), "sign a newer checkpoint: bailiff checkpoint "+name+" --key PRIVATE")
 	}
 	if cp.Size > tree.Size() {
-		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s has %d records but the checkpoint signs %d: the log was truncated", name, tree.Size(), cp.Size)}
+		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s has %s but the checkpoint signs %d: the log was truncated", name, countOf(int(tree.Size()), "record"), cp.Size)}
 	}
 	b, err := tree.NewBundle(recs[seq], signed, cp)
 	if err != nil {
@@ -140,7 +145,11 @@ log. It prints the record and exits 0 if all hold, 1 otherwise.`,
 			}
 			rec, cp, err := chain.VerifyBundle(b, vkey)
 			if err != nil {
-				return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], err)}
+				hint := ""
+				if errors.Is(err, chain.ErrWrongKey) {
+					hint = checkpointHint(err)
+				}
+				return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], err), Hint: hint}
 			}
 			_, err = fmt.Fprintf(stdout, "ok: record %d (%s, session %q, %s) is in log %s as checkpointed at %d records\n%s\n",
 				rec.Seq, rec.Kind, rec.Session, rec.TS.Format(chain.TimeFormat), cp.Origin, cp.Size, b.Record)
@@ -149,4 +158,12 @@ log. It prints the record and exits 0 if all hold, 1 otherwise.`,
 	}
 	c.Flags().StringVar(&key, "key", "", "public key file of the log")
 	return c
+}
+
+// checkpointHint is the next step after a checkpoint that does not open.
+func checkpointHint(err error) string {
+	if errors.Is(err, chain.ErrWrongKey) {
+		return "--key takes the public key of the checkpoint's signer, named above; a checkpoint signed by another key proves nothing"
+	}
+	return "a checkpoint that does not verify proves nothing about the log"
 }

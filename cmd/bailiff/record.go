@@ -111,7 +111,7 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 			return err
 		}
 		if len(rec.Secret) < 16 {
-			return usageErr(fmt.Errorf("secret %s holds %d bytes: a digest key needs at least 16", p.secret, len(rec.Secret)), "head -c 32 /dev/urandom > "+p.secret)
+			return usageErr(fmt.Errorf("secret %s holds %s: a digest key needs at least 16", p.secret, countOf(len(rec.Secret), "byte")), "head -c 32 /dev/urandom > "+p.secret)
 		}
 	}
 	if p.out == "-" {
@@ -178,6 +178,9 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 		bar.Add(t.size)
 		if err := rec.Record(t.name, t.events); err != nil {
 			var se *replay.SyntaxError
+			if errors.As(err, &se) && se.NeedsKey != "" {
+				return usageErr(err, fmt.Sprintf("bailiff keygen --approver %s makes the key; give record its private half with --approver-key", se.NeedsKey))
+			}
 			if errors.As(err, &se) {
 				return usageErr(err, "")
 			}
@@ -202,6 +205,6 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	}
 	recorded = true
 	bar.Done()
-	fmt.Fprintf(stderr, "bailiff: recorded %d records to %s\n", rec.Log.Next(), p.out)
+	fmt.Fprintf(stderr, "bailiff: recorded %s to %s\n", countOf(int(rec.Log.Next()), "record"), p.out)
 	return nil
 }

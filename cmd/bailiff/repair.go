@@ -144,6 +144,7 @@ type purgeParams struct {
 	session string
 	before  string
 	out     string
+	force   bool
 }
 
 func newPurge(stderr io.Writer) *cobra.Command {
@@ -159,9 +160,13 @@ records hold only digests of content. Decisions that depended on purged
 content are reported by verify as unevaluable, never as clean.
 
 Content that another kept result shares is kept. OUT may be LOG itself:
-then the evidence is removed in place. Arguments in call records are part
-of the chain and cannot be purged; the policy's redact list keeps them
-out of the log in the first place.`,
+then the evidence is removed in place. Any other OUT, or an OUT.evidence/,
+that exists is replaced only with --force, and then OUT.evidence/ is
+replaced whole: nothing the old one held survives the purge. The count
+printed is what this run removed: a second purge of the same results
+removes nothing and says so. Arguments in call records are part of the
+chain and cannot be purged; the policy's redact list keeps them out of
+the log in the first place.`,
 		Example: `  bailiff purge audit.jsonl --session s-2026-11-03-ana -o audit.purged.jsonl
   bailiff purge audit.jsonl --before 2026-06-01T00:00:00Z -o audit.jsonl`,
 		Args: exactArgs(1),
@@ -181,6 +186,7 @@ out of the log in the first place.`,
 	c.Flags().StringVar(&p.session, "session", "", "purge the evidence of this session")
 	c.Flags().StringVar(&p.before, "before", "", "purge the evidence of results recorded before this RFC 3339 time")
 	c.Flags().StringVarP(&p.out, "output", "o", "", "where to write the log (may be LOG)")
+	c.Flags().BoolVar(&p.force, "force", false, "replace OUT and OUT.evidence/ when they exist and OUT is not LOG")
 	return c
 }
 
@@ -194,6 +200,21 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 	}
 	if err := checkFile(name, kindLog); err != nil {
 		return err
+	}
+	inPlace := sameFile(name, p.out)
+	if !inPlace {
+		// Checked before the log is read, so a refusal costs nothing.
+		if !p.force {
+			for _, f := range []string{p.out, chain.EvidenceDir(p.out)} {
+				if _, err := os.Lstat(f); err == nil {
+					return usageErr(fmt.Errorf("%s exists: purge replaces it only with --force, or when -o is the log itself", f), "")
+				}
+			}
+		}
+		o := output{force: p.force}
+		if err := o.check([]string{name}, p.out); err != nil {
+			return err
+		}
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -244,63 +265,93 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 	}
 	sort.Strings(gone)
 	src := chain.Evidence{Dir: chain.EvidenceDir(name)}
-	if sameFile(name, p.out) {
+	// What this run removes is what the log's store still holds: content
+	// an earlier purge removed is not counted again.
+	removed := 0
+	for _, d := range gone {
+		if src.Has(d) {
+			removed++
+		}
+	}
+	if inPlace {
 		for _, d := range gone {
 			if err := src.Remove(d); err != nil {
 				return usageErr(fmt.Errorf("cannot purge %s: %v", d, err), "")
 			}
 		}
-	} else {
-		for _, f := range []string{p.out, chain.EvidenceDir(p.out)} {
-			if _, err := os.Lstat(f); err == nil {
-				return usageErr(fmt.Errorf("%s exists: purge writes a new log unless -o is the log itself", f), "")
-			}
-		}
-		var o output
-		if err := o.check([]string{name}, p.out); err != nil {
-			return err
-		}
-		out := chain.Evidence{Dir: chain.EvidenceDir(p.out)}
-		// Nothing half-made is left behind: the new store goes if the
-		// copy fails.
-		done := false
-		defer func() {
-			if !done {
-				os.RemoveAll(out.Dir)
-			}
-		}()
-		kept := make([]string, 0, len(keep))
-		for d := range keep {
-			kept = append(kept, d)
-		}
-		sort.Strings(kept)
-		for _, d := range kept {
-			if err := src.CopyTo(out, d); err != nil {
-				return usageErr(fmt.Errorf("cannot copy evidence %s: %v", d, err), "")
-			}
-		}
-		// The marks let verify tell what this purge removed from what
-		// was lost.
-		for _, d := range gone {
-			if err := out.MarkPurged(d); err != nil {
-				return usageErr(fmt.Errorf("cannot purge %s: %v", d, err), "")
-			}
-		}
-		// The log is copied byte for byte: its records do not change.
-		err := writeOutputFrom(p.out, func(w io.Writer) error {
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
-			}
-			if _, err := io.Copy(w, f); err != nil {
-				return usageErr(fmt.Errorf("cannot copy %s: %v", name, err), "")
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		done = true
+	} else if err := purgeCopy(f, name, p, src, keep, gone); err != nil {
+		return err
 	}
-	fmt.Fprintf(stderr, "bailiff: purged the evidence of %d results (%d kept)\n", len(gone), len(keep))
+	kept := countOf(len(keep), "result") + " kept"
+	switch {
+	case len(purge) == 0 && p.session == "":
+		fmt.Fprintf(stderr, "bailiff: nothing to purge: no result with stored output was recorded before %s (%s)\n", p.before, kept)
+	case len(purge) == 0:
+		fmt.Fprintf(stderr, "bailiff: nothing to purge: session %q has no result with stored output (%s)\n", p.session, kept)
+	case len(gone) == 0:
+		fmt.Fprintf(stderr, "bailiff: nothing to purge: every output selected is shared with a kept result (%s)\n", kept)
+	case removed == 0:
+		fmt.Fprintf(stderr, "bailiff: nothing was left to purge: the evidence of the %s selected was purged already (%s)\n", countOf(len(gone), "result"), kept)
+	default:
+		fmt.Fprintf(stderr, "bailiff: purged the evidence of %s (%s)\n", countOf(removed, "result"), kept)
+	}
+	return nil
+}
+
+// purgeCopy writes the log f to p.out byte for byte, with a new evidence
+// store holding what is kept and the purge marks of what is gone. The
+// store is made beside OUT.evidence/ and renamed into place once the log
+// is written; with --force an old OUT.evidence/ is replaced whole.
+func purgeCopy(f *os.File, name string, p purgeParams, src chain.Evidence, keep map[string]bool, gone []string) error {
+	dir := chain.EvidenceDir(p.out)
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp*")
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot write %s: %v", dir, unwrapPath(err)), "")
+	}
+	// Nothing half-made is left behind: the new store goes if the copy
+	// fails, and once it is renamed this removes nothing.
+	defer os.RemoveAll(tmp)
+	out := chain.Evidence{Dir: tmp}
+	kept := make([]string, 0, len(keep))
+	for d := range keep {
+		kept = append(kept, d)
+	}
+	sort.Strings(kept)
+	for _, d := range kept {
+		if err := src.CopyTo(out, d); err != nil {
+			return usageErr(fmt.Errorf("cannot copy evidence %s: %v", d, err), "")
+		}
+	}
+	// The marks let verify tell what this purge removed from what was
+	// lost.
+	for _, d := range gone {
+		if err := out.MarkPurged(d); err != nil {
+			return usageErr(fmt.Errorf("cannot purge %s: %v", d, err), "")
+		}
+	}
+	// The log is copied byte for byte: its records do not change.
+	err = writeAtomic(p.out, !p.force, func(w io.Writer) error {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
+		}
+		if _, err := io.Copy(w, f); err != nil {
+			return usageErr(fmt.Errorf("cannot copy %s: %v", name, err), "")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		// Only with --force: the old store is moved aside, then removed.
+		old := tmp + ".old"
+		if err := os.Rename(dir, old); err != nil {
+			return usageErr(fmt.Errorf("cannot replace %s: %v", dir, unwrapPath(err)), "")
+		}
+		defer os.RemoveAll(old)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return usageErr(fmt.Errorf("cannot write %s: %v", dir, unwrapPath(err)), "")
+	}
 	return nil
 }

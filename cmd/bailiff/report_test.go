@@ -538,3 +538,31 @@ func TestReportEarlyTimesAreReal(t *testing.T) {
 		}
 	}
 }
+
+// TestReportNamesEveryFile: stderr names every file report wrote, and
+// counts one finding in the singular.
+func TestReportNamesEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	md, html, sarif := filepath.Join(dir, "p.md"), filepath.Join(dir, "p.html"), filepath.Join(dir, "p.sarif")
+	code, _, errs := reportRun(t, "--audit", fixtures+"/chain/good_mail.jsonl", "-o", md, "--html", html, "--sarif", sarif)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !regexp.MustCompile(`^bailiff: wrote the review pack to ` + regexp.QuoteMeta(md) + ` \((1 finding|[02-9]\d* findings)\), as HTML to ` +
+		regexp.QuoteMeta(html) + ` and its findings as SARIF to ` + regexp.QuoteMeta(sarif) + "\n$").MatchString(errs) {
+		t.Errorf("stderr does not name every file written: %q", errs)
+	}
+	for _, c := range []struct {
+		p    reportParams
+		n    int
+		want string
+	}{
+		{reportParams{out: "p.md"}, 1, "wrote the review pack to p.md (1 finding)"},
+		{reportParams{out: "-", sarif: "p.sarif"}, 2, "wrote the review pack to standard output (2 findings) and its findings as SARIF to p.sarif"},
+		{reportParams{out: "p.md", html: "-"}, 0, "wrote the review pack to p.md (0 findings) and as HTML to standard output"},
+	} {
+		if got := wroteReport(c.p, c.n); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}

@@ -182,7 +182,7 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 		}
 		c, err := chain.OpenCheckpoint(note, key)
 		if err != nil {
-			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: "a checkpoint that does not verify proves nothing about the log"}
+			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
 		}
 		in.Checkpoint = &c
 	}
@@ -216,10 +216,32 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 			return err
 		}
 	}
-	to := p.out
-	if to == "-" {
-		to = "standard output"
-	}
-	fmt.Fprintf(stderr, "bailiff: wrote the review pack to %s (%d findings)\n", to, len(pack.Findings))
+	fmt.Fprintf(stderr, "bailiff: %s\n", wroteReport(p, len(pack.Findings)))
 	return nil
+}
+
+// wroteReport names every file report wrote: the pack, and its HTML and
+// SARIF when asked for.
+func wroteReport(p reportParams, findings int) string {
+	where := func(f string) string {
+		if f == "-" {
+			return "standard output"
+		}
+		return f
+	}
+	msg := fmt.Sprintf("wrote the review pack to %s (%s)", where(p.out), countOf(findings, "finding"))
+	var also []string
+	if p.html != "" {
+		also = append(also, "as HTML to "+where(p.html))
+	}
+	if p.sarif != "" {
+		also = append(also, "its findings as SARIF to "+where(p.sarif))
+	}
+	switch len(also) {
+	case 1:
+		msg += " and " + also[0]
+	case 2:
+		msg += ", " + also[0] + " and " + also[1]
+	}
+	return msg
 }

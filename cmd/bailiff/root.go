@@ -68,6 +68,16 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		// cobra's own errors: unknown commands and argument counts, of
 		// the command cobra was running.
 		ee = &ExitError{Code: exitUsage, Err: err, Hint: helpHint(cmd)}
+		// cobra's "Did you mean this?" block is several lines; an
+		// error is one, and the suggestion is its hint.
+		if rest, ok := strings.CutPrefix(err.Error(), "unknown command "); ok && cmd != nil {
+			if typed, err := strconv.QuotedPrefix(rest); err == nil {
+				typed, _ = strconv.Unquote(typed)
+				if s := cmd.SuggestionsFor(typed); len(s) > 0 {
+					ee.Hint = "did you mean " + strings.Join(s, " or ") + "?"
+				}
+			}
+		}
 	}
 	if ee.Err != nil {
 		fmt.Fprintf(stderr, "bailiff: error: %s\n", strings.TrimSuffix(ee.Err.Error(), "."))
@@ -104,19 +114,55 @@ Put a real MCP server behind it:
   bailiff run --policy policy.yaml -- npx -y @modelcontextprotocol/server-filesystem /srv`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Suggestions are made in run, as a one-line hint.
+		DisableSuggestions:         true,
+		SuggestionsMinimumDistance: 2,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.Version = version()
 	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// A negative number reads to the flag parser as a shorthand
+		// flag ("unknown shorthand flag: '1' in -1"); for prove it is
+		// a SEQ, and the error says what a SEQ is.
+		if _, arg, ok := strings.Cut(err.Error(), "unknown shorthand flag: "); ok && c.Name() == "prove" {
+			if i := strings.LastIndex(arg, " in -"); i >= 0 {
+				if n := arg[i+len(" in "):]; strings.Trim(n[1:], "0123456789") == "" && len(n) > 1 {
+					return usageErr(fmt.Errorf("SEQ %q is not a record number", n), "SEQ is a record number of 0 or more: bailiff prove LOG SEQ")
+				}
+			}
+		}
 		return usageErr(err, helpHint(c))
 	})
 	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout),
 		newRecord(stdout, stderr), newVerify(stdout, stderr), newKeygen(stderr), newCheckpoint(stdout, stderr),
 		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr),
 		newRun(os.Stdin, stdout, stderr), newGateway(os.Stdin, stderr), newInit(os.Stdin, stdout), newShadow(stdout, stderr), newAblate(stdout, stderr), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"))
+	// cobra adds help and completion when the root runs; made here, they
+	// get examples like every other command.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  bailiff help verify\n  bailiff help policy lint"
+		case "completion":
+			c.Example = "  bailiff completion bash > /etc/bash_completion.d/bailiff\n  bailiff completion zsh > \"${fpath[1]}/_bailiff\"\n  bailiff completion bash --help"
+			for _, sh := range c.Commands() {
+				sh.Example = completionExamples[sh.Name()]
+			}
+		}
+	}
 	return root
+}
+
+// completionExamples load each shell's script, as its help says.
+var completionExamples = map[string]string{
+	"bash":       "  source <(bailiff completion bash)\n  bailiff completion bash > /etc/bash_completion.d/bailiff",
+	"zsh":        "  source <(bailiff completion zsh)\n  bailiff completion zsh > \"${fpath[1]}/_bailiff\"",
+	"fish":       "  bailiff completion fish | source\n  bailiff completion fish > ~/.config/fish/completions/bailiff.fish",
+	"powershell": "  bailiff completion powershell | Out-String | Invoke-Expression",
 }
 
 // helpHint points at the help of the command that was run.

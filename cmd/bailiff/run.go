@@ -127,7 +127,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	if err := checkStateOutside(audit, roots); err != nil {
 		return err
 	}
-	approvers, keyFiles, err := loadApproverKeyFiles(p.approvers, cwd)
+	approvers, keyFiles, err := loadApproverKeyFiles(p.approvers, cwd, "run")
 	if err != nil {
 		return err
 	}

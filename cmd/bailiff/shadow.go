@@ -151,15 +151,45 @@ func verifyLogs(inputs []shadow.Input, allow bool, tap io.Writer) ([]string, err
 		if len(rep.Findings) == 0 {
 			continue
 		}
+		for _, f := range rep.Findings {
+			if f.Kind != replay.FindIntegrity {
+				continue
+			}
+			// No flag reads past a broken chain: what follows the
+			// failure is not known to be the log at all.
+			err := fmt.Errorf("%s fails integrity at seq %d: %s: the log cannot be read past the failure", in.Name, f.Seq, oneLine(f.Reason))
+			if f.Torn {
+				return nil, usageErr(err, fmt.Sprintf("its last line is torn, as a crashed writer leaves it: bailiff repair %s -o %s cuts it", in.Name, in.Name))
+			}
+			return nil, usageErr(err, "run bailiff verify "+in.Name+"; --allow-unverified does not read past an integrity failure")
+		}
 		first := rep.Findings[0]
 		note := fmt.Sprintf("%s fails verify: %s, the first at seq %d: %s: %s", in.Name, countOf(len(rep.Findings), "finding"),
 			first.Seq, first.Kind, oneLine(first.Reason))
 		if !allow {
-			return nil, usageErr(errors.New(note), "run bailiff verify "+in.Name+" to see every finding; --allow-unverified uses the log anyway and says so in the output")
+			hint := "run bailiff verify " + in.Name + " to see every finding; --allow-unverified uses the log anyway and says so in the output"
+			if err := comparable(in); err != nil {
+				// Offered, the flag would end in exit 2 all the same.
+				hint = "run bailiff verify " + in.Name + " to see every finding; --allow-unverified cannot use it either: " + oneLine(strings.TrimSuffix(err.Error(), " (run bailiff verify)"))
+			}
+			return nil, usageErr(errors.New(note), hint)
 		}
 		notes = append(notes, note)
 	}
 	return notes, nil
+}
+
+// comparable reads a log's sessions as shadow and ablate do, and returns
+// what stops them: a log that fails verify may still be unusable (a
+// session whose policy does not load).
+func comparable(in shadow.Input) error {
+	f, err := os.Open(in.File())
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return replay.LogSessions(in.Name, bufio.NewReaderSize(f, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.File())},
+		func(replay.LogSession) error { return nil })
 }
 
 // oneLine keeps a reason taken from a log on the one line an error has.
@@ -237,6 +267,9 @@ pull-request comment.`,
 			}
 			if p.maxChange < 0 {
 				return usageErr(fmt.Errorf("--max-changed wants a count of 0 or more, not %d", p.maxChange), "")
+			}
+			if p.examples < 0 {
+				return usageErr(fmt.Errorf("--examples wants a count of 0 or more, not %d", p.examples), "")
 			}
 			_, err := p.format.get()
 			return err

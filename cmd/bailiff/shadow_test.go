@@ -194,3 +194,61 @@ func TestReadmeDemo(t *testing.T) {
 		t.Errorf("README.md does not quote the demo's table as it is now:\n%s", table)
 	}
 }
+
+// TestShadowAblateUnverifiedHint: the hint a refused log gets is true.
+// Where it offers --allow-unverified, the flag does use the log; a log
+// that fails integrity cannot be read past, so it is told so instead, and
+// a torn last line is pointed at repair; one whose sessions cannot be
+// read (a policy that does not load) says the flag cannot use it either.
+func TestShadowAblateUnverifiedHint(t *testing.T) {
+	const fx = "../../fixtures"
+	logs, _ := filepath.Glob(fx + "/chain/fail_*.jsonl")
+	integrity := 0
+	for _, log := range logs {
+		if strings.Contains(log, "truncated") {
+			continue
+		}
+		for _, args := range [][]string{
+			{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", log},
+			{"ablate", log},
+		} {
+			t.Run(args[0]+" "+filepath.Base(log), func(t *testing.T) {
+				var out, errb bytes.Buffer
+				if code := run(args, &out, &errb); code != 2 {
+					t.Fatalf("exit %d, want 2: %s", code, errb.String())
+				}
+				msg := errb.String()
+				if strings.Contains(msg, "--allow-unverified uses the log anyway") {
+					var out2, errb2 bytes.Buffer
+					if code := run(append([]string{args[0], "--allow-unverified"}, args[1:]...), &out2, &errb2); code == 2 {
+						t.Errorf("the hint offers --allow-unverified, but with it: exit 2: %s", errb2.String())
+					}
+					return
+				}
+				if strings.Contains(msg, "--allow-unverified cannot use it either: ") {
+					return
+				}
+				if !strings.Contains(msg, "cannot be read past the failure") {
+					t.Errorf("neither a usable hint nor an integrity failure: %s", msg)
+				}
+				integrity++
+				if strings.Contains(log, "torn") && !strings.Contains(msg, "bailiff repair "+log) {
+					t.Errorf("a torn log is not pointed at repair: %s", msg)
+				}
+			})
+		}
+	}
+	if integrity == 0 {
+		t.Error("no fixture fails integrity")
+	}
+}
+
+// TestShadowNegativeExamples: a negative --examples is refused, naming
+// the flag, before anything is read.
+func TestShadowNegativeExamples(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"shadow", "--examples", "-1", "--candidate", "../../fixtures/chain/src/candidate.yaml", "../../fixtures/chain/good_mail.jsonl"}, &out, &errb)
+	if code != 2 || out.Len() != 0 || errb.String() != "bailiff: error: --examples wants a count of 0 or more, not -1\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}

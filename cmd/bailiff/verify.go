@@ -243,7 +243,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	}
 	opt := replay.VerifyOptions{IntegrityOnly: p.integrityOnly}
 	if len(p.approvers) > 0 {
-		if opt.ApproverKeys, err = loadApproverKeys(p.approvers, "."); err != nil {
+		if opt.ApproverKeys, err = loadApproverKeys(p.approvers, ".", "verify"); err != nil {
 			return err
 		}
 	}
@@ -262,7 +262,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 		}
 		c, err := chain.OpenCheckpoint(note, opt.Key)
 		if err != nil {
-			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: "a checkpoint that does not verify proves nothing about the log"}
+			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
 		}
 		opt.Checkpoint = &c
 	}
@@ -345,7 +345,7 @@ func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions
 		// findings make it. JSON carries it as a "warning" line too.
 		fmt.Fprintf(stderr, "bailiff: warning: %s: record %d: %s\n", name, w.Seq, w.Reason)
 	}
-	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly && name != "-" {
+	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly && name != "-" && rep.Contents > 0 {
 		// Not an error: a log may be verified without its evidence, and
 		// every decision that needed it is then listed as unevaluable.
 		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", evidence)
