@@ -1,0 +1,319 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/replay"
+)
+
+// These tests run a real Go SDK server (testdata/sdkserver) behind the
+// proxy and a real Go SDK client in front of it, at revision 2026-07-28
+// (stateless: server/discover, no initialize, no initialized
+// notification) and at 2025-11-25 (the handshake).
+
+const sdkPolicy = `version: 1
+rules:
+  - {id: echo-ok, tool: echo, action: allow}
+  - {id: ask-ok, tool: ask, action: allow}
+  - {id: no-send, tool: send, action: deny}
+`
+
+const gatewaySDKPolicy = `version: 1
+rules:
+  - {id: echo-ok, server: go, tool: echo, action: allow}
+  - {id: ask-ok, server: go, tool: ask, action: allow}
+  - {id: no-send, server: go, tool: send, action: deny}
+`
+
+// sdkServer builds the Go SDK test server and returns its binary.
+func sdkServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "sdkserver")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/sdkserver")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build sdkserver: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// quickCall calls a tool with a deadline far below the minute the proxy
+// once waited for an initialized notification, but generous: it fails
+// only if the call waited on something that never comes.
+func quickCall(t *testing.T, s *session, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v\nstderr:\n%s", name, err, s.stderr.String())
+	}
+	return res
+}
+
+// checkSDKSession makes the calls every revision must serve the same
+// way: an allowed one returns the server's result, a denied one is
+// refused naming its rule and never reaches the server, and the log
+// verifies.
+func checkSDKSession(t *testing.T, s *session, prefix, ran string, wantVersion string) {
+	t.Helper()
+	if got := s.cs.InitializeResult().ProtocolVersion; got != wantVersion {
+		t.Errorf("negotiated %s, want %s", got, wantVersion)
+	}
+	r := quickCall(t, s, prefix+"echo", map[string]any{"text": "hi"})
+	if r.IsError || text(r) != "echo: hi" {
+		t.Errorf("echo: %v %q", r.IsError, text(r))
+	}
+	r = quickCall(t, s, prefix+"send", map[string]any{"text": "secret"})
+	if !r.IsError || !strings.Contains(text(r), "rule no-send") {
+		t.Errorf("send: %v %q, want a refusal naming rule no-send", r.IsError, text(r))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tools, err := s.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v\nstderr:\n%s", err, s.stderr.String())
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, ",") != prefix+"echo,"+prefix+"ask" && strings.Join(names, ",") != prefix+"ask,"+prefix+"echo" {
+		t.Errorf("tools/list: %v, want echo and ask only", names)
+	}
+	rep := s.verify()
+	if rep.Calls != 2 {
+		t.Errorf("the log holds %d calls, want 2", rep.Calls)
+	}
+	if b, err := os.ReadFile(ran); err == nil {
+		t.Errorf("a denied call reached the server: %q", b)
+	}
+}
+
+func TestGoSDKStateless(t *testing.T) {
+	bin := sdkServer(t)
+	ran := filepath.Join(t.TempDir(), "ran")
+	s := start(t, setup{policy: sdkPolicy, server: "go", command: []string{bin, "-ran", ran}, version: "2026-07-28"})
+	checkSDKSession(t, s, "", ran, "2026-07-28")
+}
+
+func TestGoSDKHandshake(t *testing.T) {
+	bin := sdkServer(t)
+	ran := filepath.Join(t.TempDir(), "ran")
+	s := start(t, setup{policy: sdkPolicy, server: "go", command: []string{bin, "-ran", ran}, version: "2025-11-25"})
+	checkSDKSession(t, s, "", ran, "2025-11-25")
+}
+
+// TestGoSDKInputRequired: a result that asks for more input
+// (resultType input_required) is not a finished tool result: the call
+// fails, closed, and the log says it never completed.
+func TestGoSDKInputRequired(t *testing.T) {
+	bin := sdkServer(t)
+	s := start(t, setup{policy: sdkPolicy, server: "go", command: []string{bin}, version: "2026-07-28"})
+	r := quickCall(t, s, "ask", map[string]any{"text": "x"})
+	if !r.IsError || !strings.Contains(text(r), "input_required") {
+		t.Errorf("ask: %v %q, want a refusal naming input_required", r.IsError, text(r))
+	}
+	s.verify()
+	b, err := os.ReadFile(s.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"kind":"result","call":"c1","server":"go","tool":"ask","status":"failed"`) {
+		t.Errorf("the ask is not recorded as failed:\n%s", b)
+	}
+}
+
+func TestGoSDKGateway(t *testing.T) {
+	for _, tc := range []struct {
+		name, client string
+		serverArgs   []string
+	}{
+		{"stateless client", "2026-07-28", nil},
+		{"handshake client", "2025-11-25", nil},
+		{"stateless-only server", "2026-07-28", []string{"-only-stateless"}},
+		{"handshake client, stateless-only server", "2025-11-25", []string{"-only-stateless"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := sdkServer(t)
+			ran := filepath.Join(t.TempDir(), "ran")
+			args := append([]string{"-ran", ran}, tc.serverArgs...)
+			s := start(t, setup{policy: gatewaySDKPolicy, server: "gateway", version: tc.client,
+				upstreams: []Upstream{{Name: "go", Cmd: exec.Command(bin, args...)}}})
+			checkSDKSession(t, s, "go.", ran, tc.client)
+		})
+	}
+}
+
+// rawSession is the proxy between a test speaking raw JSON-RPC lines and
+// the Go SDK server.
+type rawSession struct {
+	t    *testing.T
+	w    io.WriteCloser
+	r    *bufio.Scanner
+	log  string
+	ev   chain.Evidence
+	done chan struct{}
+}
+
+func startRaw(t *testing.T, gateway bool) *rawSession {
+	t.Helper()
+	bin := sdkServer(t)
+	pol, err := engine.Load("test policy", []byte(sdkPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := chain.Open(logPath, chain.Sync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
+	opt := Options{Policy: pol, Log: w, Evidence: ev, Server: "go", Session: "raw", Stderr: io.Discard,
+		CallTimeout: 30 * time.Second}
+	clientR, proxyW := io.Pipe()
+	proxyR, clientW := io.Pipe()
+	rs := &rawSession{t: t, w: clientW, r: bufio.NewScanner(clientR), log: logPath, ev: ev, done: make(chan struct{})}
+	rs.r.Buffer(nil, 1<<20)
+	go func() {
+		defer close(rs.done)
+		if gateway {
+			opt.Policy, _ = engine.Load("test policy", []byte(gatewaySDKPolicy))
+			opt.Server = "gateway"
+			RunGateway(context.Background(), opt, proxyR, proxyW, []Upstream{{Name: "go", Cmd: exec.Command(bin)}})
+		} else {
+			Run(context.Background(), opt, proxyR, proxyW, exec.Command(bin))
+		}
+		proxyW.Close()
+		w.Close()
+	}()
+	t.Cleanup(rs.close)
+	return rs
+}
+
+func (rs *rawSession) close() {
+	rs.w.Close()
+	<-rs.done
+}
+
+// roundTrip sends one request and returns the response with its id,
+// skipping notifications.
+func (rs *rawSession) roundTrip(id int, method string, params any) map[string]any {
+	rs.t.Helper()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if _, err := rs.w.Write(append(b, '\n')); err != nil {
+		rs.t.Fatal(err)
+	}
+	got := make(chan map[string]any, 1)
+	go func() {
+		for rs.r.Scan() {
+			var m map[string]any
+			if json.Unmarshal(rs.r.Bytes(), &m) == nil && m["id"] == float64(id) {
+				got <- m
+				return
+			}
+		}
+		got <- nil
+	}()
+	select {
+	case m := <-got:
+		if m == nil {
+			rs.t.Fatalf("%s: the proxy closed without answering", method)
+		}
+		return m
+	case <-time.After(20 * time.Second):
+		rs.t.Fatalf("%s: no answer", method)
+	}
+	return nil
+}
+
+func stateless(extra map[string]any) map[string]any {
+	meta := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "0"}}
+	for k, v := range extra {
+		meta[k] = v
+	}
+	return meta
+}
+
+func errorCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+// TestStatelessMetaRequired: once a session speaks 2026-07-28, a request
+// without the revision's _meta gets -32602 and a malformed record, in a
+// proxy and a gateway alike; one with it is served.
+func TestStatelessMetaRequired(t *testing.T) {
+	for _, gateway := range []bool{false, true} {
+		t.Run(fmt.Sprint("gateway=", gateway), func(t *testing.T) {
+			rs := startRaw(t, gateway)
+			prefix := ""
+			if gateway {
+				prefix = "go."
+			}
+			// server/discover without its _meta is refused outright.
+			if m := rs.roundTrip(1, "server/discover", map[string]any{}); errorCode(m) != -32602 {
+				t.Errorf("server/discover without _meta: %v, want -32602", m)
+			}
+			m := rs.roundTrip(2, "server/discover", map[string]any{"_meta": stateless(nil)})
+			res, _ := m["result"].(map[string]any)
+			if vs, _ := res["supportedVersions"].([]any); len(vs) == 0 || vs[0] != "2026-07-28" {
+				t.Fatalf("server/discover: %v", m)
+			}
+			if m := rs.roundTrip(3, "tools/list", map[string]any{}); errorCode(m) != -32602 {
+				t.Errorf("tools/list without _meta: %v, want -32602", m)
+			}
+			noCaps := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+			if m := rs.roundTrip(4, "tools/call", map[string]any{"name": prefix + "echo", "arguments": map[string]any{"text": "a"}, "_meta": noCaps}); errorCode(m) != -32602 {
+				t.Errorf("tools/call without clientCapabilities: %v, want -32602", m)
+			}
+			if m := rs.roundTrip(5, "tools/call", map[string]any{"name": prefix + "echo", "arguments": map[string]any{"text": "a"}}); errorCode(m) != -32602 {
+				t.Errorf("tools/call without _meta: %v, want -32602", m)
+			}
+			m = rs.roundTrip(6, "tools/call", map[string]any{"name": prefix + "echo", "arguments": map[string]any{"text": "ok"}, "_meta": stateless(nil)})
+			res, _ = m["result"].(map[string]any)
+			if b, _ := json.Marshal(res); res == nil || res["isError"] == true || !strings.Contains(string(b), "echo: ok") {
+				t.Errorf("tools/call with _meta: %v", m)
+			}
+			rs.close()
+			b, err := os.ReadFile(rs.log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(b), `"kind":"malformed"`); n != 4 {
+				t.Errorf("the log holds %d malformed records, want 4:\n%s", n, b)
+			}
+			f, err := os.Open(rs.log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			rep, err := replay.VerifyLog(rs.log, f, rs.ev, replay.VerifyOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range rep.Findings {
+				t.Errorf("verify finding: %+v", f)
+			}
+			if rep.Calls != 1 {
+				t.Errorf("the log holds %d calls, want 1", rep.Calls)
+			}
+		})
+	}
+}
