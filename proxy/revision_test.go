@@ -103,10 +103,17 @@ func checkSDKSession(t *testing.T, s *session, prefix, ran string, wantVersion s
 	}
 }
 
+// listens makes the client open subscriptions/listen under 2026-07-28
+// (the SDK does when it has a list_changed handler and the server
+// offers list_changed), which a gateway must answer.
+func listens(o *mcp.ClientOptions) {
+	o.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {}
+}
+
 func TestGoSDKStateless(t *testing.T) {
 	bin := sdkServer(t)
 	ran := filepath.Join(t.TempDir(), "ran")
-	s := start(t, setup{policy: sdkPolicy, server: "go", command: []string{bin, "-ran", ran}, version: "2026-07-28"})
+	s := start(t, setup{policy: sdkPolicy, server: "go", command: []string{bin, "-ran", ran}, version: "2026-07-28", client: listens})
 	checkSDKSession(t, s, "", ran, "2026-07-28")
 }
 
@@ -146,12 +153,13 @@ func TestGoSDKGateway(t *testing.T) {
 		{"handshake client", "2025-11-25", nil},
 		{"stateless-only server", "2026-07-28", []string{"-only-stateless"}},
 		{"handshake client, stateless-only server", "2025-11-25", []string{"-only-stateless"}},
+		{"server refusing initialize", "2026-07-28", []string{"-only-stateless", "-refuse-initialize"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := sdkServer(t)
 			ran := filepath.Join(t.TempDir(), "ran")
 			args := append([]string{"-ran", ran}, tc.serverArgs...)
-			s := start(t, setup{policy: gatewaySDKPolicy, server: "gateway", version: tc.client,
+			s := start(t, setup{policy: gatewaySDKPolicy, server: "gateway", version: tc.client, client: listens,
 				upstreams: []Upstream{{Name: "go", Cmd: exec.Command(bin, args...)}}})
 			checkSDKSession(t, s, "go.", ran, tc.client)
 		})
@@ -315,5 +323,34 @@ func TestStatelessMetaRequired(t *testing.T) {
 				t.Errorf("the log holds %d calls, want 1", rep.Calls)
 			}
 		})
+	}
+}
+
+// TestStatelessCallFirst: a stateless client need not discover: its
+// first message may be the call. The call starts the pin, whose own
+// tools/list carries the client's _meta (the server knows nothing of
+// the client but what each request says), and is served.
+func TestStatelessCallFirst(t *testing.T) {
+	rs := startRaw(t, false)
+	m := rs.roundTrip(1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "first"}, "_meta": stateless(nil)})
+	res, _ := m["result"].(map[string]any)
+	if b, _ := json.Marshal(res); res == nil || res["isError"] == true || !strings.Contains(string(b), "echo: first") {
+		t.Errorf("tools/call as the first message: %v", m)
+	}
+	rs.close()
+	f, err := os.Open(rs.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := replay.VerifyLog(rs.log, f, rs.ev, replay.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		t.Errorf("verify finding: %+v", f)
+	}
+	if rep.Calls != 1 {
+		t.Errorf("the log holds %d calls, want 1", rep.Calls)
 	}
 }

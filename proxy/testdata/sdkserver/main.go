@@ -1,6 +1,7 @@
 // Command sdkserver is a real MCP server on the official Go SDK, for the
 // proxy's tests: it speaks every revision the SDK does (2026-07-28 among
-// them), or, with -only-stateless, 2026-07-28 alone.
+// them), or, with -only-stateless, 2026-07-28 alone; with
+// -refuse-initialize it refuses the old handshake.
 //
 // Tools: echo (returns its text), send (records that it ran: a denied
 // call must never reach it), ask (answers input_required, a
@@ -13,6 +14,7 @@ import (
 	"log"
 	"os"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,6 +24,7 @@ type textArgs struct {
 
 func main() {
 	only := flag.Bool("only-stateless", false, "speak revision 2026-07-28 only")
+	noInit := flag.Bool("refuse-initialize", false, "answer initialize with an error (as a server of the stateless revision alone may)")
 	ran := flag.String("ran", "", "file that send appends to when it runs")
 	flag.Parse()
 	var opts mcp.ServerOptions
@@ -29,6 +32,16 @@ func main() {
 		opts.SupportedProtocolVersions = []string{"2026-07-28"}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "sdkserver", Version: "1"}, &opts)
+	if *noInit {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "initialize" {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "initialize is not supported in the new protocol"}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo the text back"},
 		func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + a.Text}}}, nil, nil
