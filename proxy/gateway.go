@@ -159,7 +159,9 @@ func (p *Proxy) gatewayRequest(ctx context.Context, m *jsonrpc.Request) {
 	var result map[string]any
 	switch m.Method {
 	case "server/discover":
-		p.toClient(p.discoverResult(m))
+		r := p.discoverResult(m)
+		p.discovered(ctx, r)
+		p.toClient(r)
 		return
 	case "subscriptions/listen":
 		// The revision's stream for notifications. The gateway agrees to

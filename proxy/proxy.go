@@ -18,8 +18,8 @@
 //     request that cannot be read gets -32602 and a malformed record.
 //   - tools/list answers lose the tools the policy denies outright, and
 //     every tool whose definition is not the one pinned (pins.go).
-//   - on the first of the client's initialized notification, its
-//     server/discover, its first tools/list or its first tools/call, the
+//   - on the first of the client's initialized notification, the
+//     server's result for its server/discover, its first tools/list or its first tools/call, the
 //     proxy lists the server's tools itself and pins them (the session
 //     record), and re-lists on list_changed. Under revision 2026-07-28
 //     every client request must carry the revision's _meta (revision.go).
@@ -131,6 +131,9 @@ type Proxy struct {
 	// which the proxy's own requests upstream carry (revision.go).
 	stateless  bool
 	clientMeta map[string]any
+	// discovering are the client's server/discover requests the server
+	// has yet to answer, with the _meta each would make the session's.
+	discovering map[string]map[string]any
 }
 
 // upstream is one server behind the proxy.
@@ -419,10 +422,10 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 			p.mu.Unlock()
 		}
 		p.startPin(ctx)
-	case "notifications/initialized", "server/discover":
+	case "notifications/initialized":
 		// Relayed first, so that the server has what it needs to serve
-		// the pin's own tools/list before that is sent.
-		p.relaying(u, m)
+		// the pin's own tools/list before that is sent. (A discover
+		// starts the pin when the server has answered it: discovered.)
 		p.toServer(u, m)
 		p.startPin(ctx)
 		return
@@ -493,6 +496,7 @@ func (p *Proxy) fromServerLoop(ctx context.Context, u *upstream) {
 			case isList:
 				p.relayList(ctx, m)
 			case !p.gateway && relayed:
+				p.discovered(ctx, m)
 				p.toClient(m)
 			case !p.gateway:
 				// An answer to no request the client is waiting on: a

@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -117,6 +119,26 @@ func (p *Proxy) checkRevision(m *jsonrpc.Request) bool {
 		}
 		own[metaClientInfo] = info
 	}
+	if m.Method == "server/discover" {
+		// A discover is the client's question whether the server speaks
+		// the revision: until the server says it does, the session is
+		// not stateless (a client refused falls back to initialize,
+		// without the revision's _meta).
+		p.mu.Lock()
+		if p.discovering == nil {
+			p.discovering = map[string]map[string]any{}
+		}
+		p.discovering[key(m.ID)] = own
+		p.mu.Unlock()
+		return true
+	}
+	p.goStateless(own)
+	return true
+}
+
+// goStateless makes the session one of the stateless revision, its
+// client's _meta own.
+func (p *Proxy) goStateless(own map[string]any) {
 	p.mu.Lock()
 	p.stateless = true
 	// The proxy's own requests (its tools/list) go out as this client's:
@@ -128,7 +150,30 @@ func (p *Proxy) checkRevision(m *jsonrpc.Request) bool {
 	// speak that yet, so an ask waits for an out-of-band approval.
 	p.canElicit = false
 	p.mu.Unlock()
-	return true
+}
+
+// discovered reads the answer (the server's, or a gateway's own) to a
+// client request: an answer to server/discover that is a result naming
+// the revision the client asked for makes the session stateless and
+// starts the pin, which the server can now serve. Any other answer
+// leaves the session as it was: the SDK client then falls back to
+// initialize (or asks again), and the next request says what it is.
+func (p *Proxy) discovered(ctx context.Context, r *jsonrpc.Response) {
+	p.mu.Lock()
+	own, ok := p.discovering[key(r.ID)]
+	delete(p.discovering, key(r.ID))
+	p.mu.Unlock()
+	if !ok || r.Error != nil {
+		return
+	}
+	var res struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if json.Unmarshal(r.Result, &res) != nil || !slices.Contains(res.SupportedVersions, own[metaProtocolVersion].(string)) {
+		return
+	}
+	p.goStateless(own)
+	p.startPin(ctx)
 }
 
 // ownMeta is the _meta the proxy's own requests to u carry: the

@@ -354,3 +354,30 @@ func TestStatelessCallFirst(t *testing.T) {
 		t.Errorf("the log holds %d calls, want 1", rep.Calls)
 	}
 }
+
+// TestGoSDKLatestClientOldServer: a Go SDK client offering 2026-07-28
+// in front of a server of the handshake (the TypeScript reference
+// server) asks server/discover, is refused, and falls back to
+// initialize without the revision's _meta: the refused discover must
+// not make the session stateless, nor start a pin the server cannot
+// answer yet.
+func TestGoSDKLatestClientOldServer(t *testing.T) {
+	server := peer(t, "@modelcontextprotocol/server-memory/dist/index.js")
+	policy := `version: 1
+rules:
+  - {id: read, tool: read_graph, action: allow}
+  - {id: no-delete, tool: delete_entities, action: deny}
+`
+	s := start(t, setup{policy: policy, server: "memory", command: []string{"node", server},
+		env: []string{"MEMORY_FILE_PATH=" + filepath.Join(t.TempDir(), "memory.jsonl")}, version: "2026-07-28", client: listens})
+	if v := s.cs.InitializeResult().ProtocolVersion; v >= "2026-07-28" {
+		t.Fatalf("negotiated %s with a server of the handshake", v)
+	}
+	if r := quickCall(t, s, "read_graph", nil); r.IsError {
+		t.Errorf("read_graph: %q", text(r))
+	}
+	if r := quickCall(t, s, "delete_entities", map[string]any{"entityNames": []any{"x"}}); !r.IsError || !strings.Contains(text(r), "rule no-delete") {
+		t.Errorf("delete_entities: %q, want a refusal naming rule no-delete", text(r))
+	}
+	s.verify()
+}
