@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,56 @@ func TestGoSDKStateless(t *testing.T) {
 	ran := filepath.Join(t.TempDir(), "ran")
 	s := start(t, setup{policy: sdkPolicy, server: "go", command: []string{bin, "-ran", ran}, version: "2026-07-28", client: listens})
 	checkSDKSession(t, s, "", ran, "2026-07-28")
+}
+
+// TestGoSDKStatelessRelist: under 2026-07-28 the server announces a new
+// tool with list_changed on the client's subscriptions/listen stream;
+// bailiff re-lists (its own tools/list carrying the client's _meta),
+// and the new tool becomes callable. Before that it is denied by
+// pinning.
+func TestGoSDKStatelessRelist(t *testing.T) {
+	bin := sdkServer(t)
+	changed := make(chan struct{}, 10)
+	policy := sdkPolicy + `  - {id: grow-ok, tool: grow, action: allow}
+  - {id: late-ok, tool: late, action: allow}
+`
+	s := start(t, setup{policy: policy, server: "go", command: []string{bin}, version: "2026-07-28",
+		client: func(o *mcp.ClientOptions) {
+			o.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
+		}})
+	if r := quickCall(t, s, "late", nil); !r.IsError || !strings.Contains(text(r), "check pinning") {
+		t.Errorf("late before it exists: %q, want a pinning refusal", text(r))
+	}
+	if r := quickCall(t, s, "grow", map[string]any{"text": "x"}); r.IsError {
+		t.Fatalf("grow: %q", text(r))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatalf("no list_changed reached the client\nstderr:\n%s", s.stderr.String())
+	}
+	// The client heard of the change before bailiff's re-list has
+	// finished (it is relayed at once): wait for the new pin to show.
+	for {
+		tools, err := s.cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		if slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "late" }) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("late was never re-pinned\nstderr:\n%s", s.stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if r := quickCall(t, s, "late", map[string]any{"text": "x"}); r.IsError || text(r) != "late: x" {
+		t.Errorf("late after list_changed: %v %q", r.IsError, text(r))
+	}
+	s.verify()
 }
 
 func TestGoSDKHandshake(t *testing.T) {

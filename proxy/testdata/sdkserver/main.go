@@ -5,7 +5,8 @@
 //
 // Tools: echo (returns its text), send (records that it ran: a denied
 // call must never reach it), ask (answers input_required, a
-// multi-round-trip ask, under 2026-07-28).
+// multi-round-trip ask, under 2026-07-28), grow (adds the tool late,
+// which the SDK announces with list_changed).
 package main
 
 import (
@@ -65,6 +66,14 @@ func main() {
 				}}, nil, nil
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "asked"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "adds the tool late"},
+		func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "late", Description: "a tool added during the session"},
+				func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late: " + a.Text}}}, nil, nil
+				})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown"}}}, nil, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
