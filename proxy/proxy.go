@@ -19,10 +19,12 @@
 //   - tools/list answers lose the tools the policy denies outright, and
 //     every tool whose definition is not the one pinned (pins.go).
 //   - on the first of the client's initialized notification, the
-//     server's result for its server/discover, its first tools/list or its first tools/call, the
-//     proxy lists the server's tools itself and pins them (the session
-//     record), and re-lists on list_changed. Under revision 2026-07-28
-//     every client request must carry the revision's _meta (revision.go).
+//     server's result for its server/discover, its first tools/list or
+//     its first tools/call, the proxy lists the server's tools itself and
+//     pins them (the session record), and re-lists on list_changed.
+//     Under revision 2026-07-28 every client request must carry the
+//     revision's _meta, and a result that is not complete is no tool
+//     result (revision.go).
 //   - an ask goes to the human through elicitation when the client
 //     supports it, and otherwise is refused with the id of a pending
 //     approval that `bailiff approve` can grant for a retry.
