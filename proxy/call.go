@@ -190,6 +190,9 @@ func (p *Proxy) route(name string) (u *upstream, server, tool string) {
 // records what comes back, and answers the client.
 func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engine.Call, meta any) {
 	params := map[string]any{"name": c.Tool, "arguments": c.Args}
+	if p.gateway {
+		meta = p.gatewayCallMeta(u, meta)
+	}
 	if meta != nil {
 		params["_meta"] = meta
 	}
@@ -243,6 +246,20 @@ func (p *Proxy) result(id jsonrpc.ID, c *engine.Call, r *jsonrpc.Response) {
 	m, ok := v.(map[string]any)
 	if err != nil || !ok {
 		p.failed(id, c, "the server's result is not a JSON object")
+		return
+	}
+	// A result that is not complete (input_required: the server asks the
+	// client for more before it answers) is no tool result: relayed, the
+	// client would answer the server's question and retry outside what
+	// was decided; recorded as one, verify would count a call as done
+	// that never was. Until bailiff relays multi-round-trip asks, the
+	// call fails, closed.
+	if rt, ok := resultType(m); !ok || rt != "complete" {
+		why := "the server's result has a resultType that is not a string"
+		if ok {
+			why = fmt.Sprintf("the server asked for more input (resultType %q), which bailiff does not relay yet", rt)
+		}
+		p.failed(id, c, why)
 		return
 	}
 	isError, _ := m["isError"].(bool)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -20,9 +21,20 @@ type Upstream struct {
 	Cmd  *exec.Cmd
 }
 
-// gatewayVersions are the protocol versions a gateway answers with: the
-// client's if it is one of them, else the newest.
-var gatewayVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// gatewayVersions are the protocol versions a gateway speaks, newest
+// first: those of the Go SDK it is built on.
+var gatewayVersions = []string{revStateless, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// handshakeVersion is the newest revision with the initialize handshake:
+// an initialize is answered with the client's version if it is one of
+// the handshake's, else this one (as the SDK server does: a stateless
+// revision is never negotiated by initialize).
+const handshakeVersion = "2025-11-25"
+
+// gatewayInfo is how the gateway names itself to clients and servers.
+var gatewayInfo = map[string]any{"name": "bailiff-gateway", "version": "1"}
+
+const gatewayInstructions = "Tools are named <server>.<tool>. Every call is checked by bailiff's policy before it reaches the server."
 
 // RunGateway starts every upstream and serves one client in front of all
 // of them, as a single MCP server whose tools are "<server>.<tool>". All
@@ -57,33 +69,85 @@ func RunGateway(ctx context.Context, opt Options, in io.Reader, out io.Writer, u
 	return err
 }
 
-// initialize opens the gateway's own session with one upstream.
+// initialize opens the gateway's own session with one upstream. It tries
+// the initialize handshake first: on stdio that session carries the
+// server's list_changed notifications, which the stateless revision
+// sends only on a subscriptions/listen stream bailiff does not open yet,
+// and every SDK server still speaks it. A server that refuses it (one
+// of the stateless revision only) is asked server/discover, and is then
+// sent the revision's _meta on every request.
 func (p *Proxy) initialize(ctx context.Context, u *upstream) error {
 	params := map[string]any{
-		"protocolVersion": gatewayVersions[0],
+		"protocolVersion": handshakeVersion,
 		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "bailiff-gateway", "version": "1"},
+		"clientInfo":      gatewayInfo,
 	}
-	if _, err := p.request(ctx, u, "initialize", params, p.opt.CallTimeout); err != nil {
-		return err
+	_, err := p.request(ctx, u, "initialize", params, p.opt.CallTimeout)
+	if err == nil {
+		n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+		return u.wire.sendRaw(n)
 	}
-	n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-	return u.wire.sendRaw(n)
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) {
+		return err // no answer at all: asking again would wait as long
+	}
+	meta := map[string]any{metaProtocolVersion: revStateless, metaClientInfo: gatewayInfo, metaClientCapabilities: map[string]any{}}
+	r, derr := p.request(ctx, u, "server/discover", map[string]any{"_meta": meta}, p.opt.CallTimeout)
+	if derr != nil {
+		return fmt.Errorf("%v; server/discover: %v", err, derr)
+	}
+	var res struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if json.Unmarshal(r.Result, &res) != nil || !slices.Contains(res.SupportedVersions, revStateless) {
+		return fmt.Errorf("%v; server/discover names no revision bailiff speaks (%v)", err, res.SupportedVersions)
+	}
+	p.mu.Lock()
+	u.meta = meta
+	p.mu.Unlock()
+	return nil
 }
 
 // initializeResult is the gateway's answer to the client's initialize.
 func (p *Proxy) initializeResult(id jsonrpc.ID, asked string) *jsonrpc.Response {
-	version := gatewayVersions[0]
-	if slices.Contains(gatewayVersions, asked) {
+	version := handshakeVersion
+	if slices.Contains(gatewayVersions, asked) && asked < revStateless {
 		version = asked
 	}
 	res, _ := json.Marshal(map[string]any{
 		"protocolVersion": version,
-		"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
-		"serverInfo":      map[string]any{"name": "bailiff-gateway", "version": "1"},
-		"instructions":    "Tools are named <server>.<tool>. Every call is checked by bailiff's policy before it reaches the server.",
+		"capabilities":    gatewayCapabilities(),
+		"serverInfo":      gatewayInfo,
+		"instructions":    gatewayInstructions,
 	})
 	return &jsonrpc.Response{ID: id, Result: res}
+}
+
+func gatewayCapabilities() map[string]any {
+	return map[string]any{"tools": map[string]any{"listChanged": true}}
+}
+
+// discoverResult is the gateway's answer to server/discover, shaped as
+// the SDK server's: every revision it speaks, its capabilities, its
+// identity in _meta. checkRevision has already required the _meta.
+func (p *Proxy) discoverResult(m *jsonrpc.Request) *jsonrpc.Response {
+	meta, _ := requestMeta(m.Params)
+	var asked string
+	_ = json.Unmarshal(meta[metaProtocolVersion], &asked)
+	if !slices.Contains(gatewayVersions, asked) {
+		data, _ := json.Marshal(map[string]any{"supported": gatewayVersions, "requested": asked})
+		return &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: codeUnsupportedVersion, Message: "unsupported protocol version", Data: data}}
+	}
+	res, _ := json.Marshal(map[string]any{
+		"resultType":        "complete",
+		"_meta":             map[string]any{metaServerInfo: gatewayInfo},
+		"ttlMs":             0,
+		"cacheScope":        "public",
+		"supportedVersions": gatewayVersions,
+		"capabilities":      gatewayCapabilities(),
+		"instructions":      gatewayInstructions,
+	})
+	return &jsonrpc.Response{ID: m.ID, Result: res}
 }
 
 // gatewayRequest answers what a gateway answers itself. It serves tools
@@ -92,8 +156,25 @@ func (p *Proxy) gatewayRequest(ctx context.Context, m *jsonrpc.Request) {
 	if !m.ID.IsValid() {
 		return // notifications: initialized, cancelled, roots changed
 	}
-	var result any
+	var result map[string]any
 	switch m.Method {
+	case "server/discover":
+		r := p.discoverResult(m)
+		p.discovered(ctx, r)
+		p.toClient(r)
+		return
+	case "subscriptions/listen":
+		// The revision's stream for notifications. The gateway agrees to
+		// none yet (its list_changed goes out unsolicited, as under the
+		// handshake), and says so as the SDK server does: an
+		// acknowledgement naming nothing, then at once the result.
+		sub := map[string]any{metaSubscriptionID: m.ID.Raw()}
+		ack, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+			"params": map[string]any{"_meta": sub, "notifications": map[string]any{}}})
+		if err := p.down.sendRaw(ack); err != nil {
+			p.logf("cannot write to the client: %v", err)
+		}
+		result = map[string]any{"_meta": sub}
 	case "ping":
 		result = map[string]any{}
 	case "tools/list":
@@ -111,6 +192,12 @@ func (p *Proxy) gatewayRequest(ctx context.Context, m *jsonrpc.Request) {
 	default:
 		p.toClient(&jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "bailiff gateway does not serve " + m.Method}})
 		return
+	}
+	p.mu.Lock()
+	stateless := p.stateless
+	p.mu.Unlock()
+	if stateless && m.Method != "ping" {
+		result["resultType"] = "complete"
 	}
 	res, _ := json.Marshal(result)
 	p.toClient(&jsonrpc.Response{ID: m.ID, Result: res})

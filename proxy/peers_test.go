@@ -93,6 +93,9 @@ type setup struct {
 	// client, when set, adds to the test client's options (handlers for
 	// sampling, logging, …).
 	client func(*mcp.ClientOptions)
+	// version is the newest revision the client offers (default
+	// 2025-11-25).
+	version string
 }
 
 func start(t *testing.T, s setup) *session {
@@ -148,7 +151,11 @@ func start(t *testing.T, s setup) *session {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bailiff-test", Version: "0"}, copts)
 	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer ccancel()
-	cs, err := client.Connect(cctx, &mcp.IOTransport{Reader: clientR, Writer: clientW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	version := s.version
+	if version == "" {
+		version = "2025-11-25"
+	}
+	cs, err := client.Connect(cctx, &mcp.IOTransport{Reader: clientR, Writer: clientW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		cancel()
 		t.Fatalf("connect through the proxy: %v\nstderr:\n%s", err, stderr.String())

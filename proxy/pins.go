@@ -57,6 +57,9 @@ func (p *Proxy) checkList(ctx context.Context, r *jsonrpc.Response) *jsonrpc.Res
 	if !ok {
 		return p.unreadable(r.ID, errors.New("the result is not an object"))
 	}
+	if rt, ok := resultType(res); !ok || rt != "complete" {
+		return p.unreadable(r.ID, fmt.Errorf("the result is not complete (resultType %v)", res["resultType"]))
+	}
 	tools, ok := res["tools"].([]any)
 	if !ok {
 		return p.unreadable(r.ID, errors.New(`"tools" is not a list`))

@@ -18,9 +18,13 @@
 //     request that cannot be read gets -32602 and a malformed record.
 //   - tools/list answers lose the tools the policy denies outright, and
 //     every tool whose definition is not the one pinned (pins.go).
-//   - after the client's initialized notification the proxy lists the
-//     server's tools itself and pins them (the session record), and
-//     re-lists on list_changed.
+//   - on the first of the client's initialized notification, the
+//     server's result for its server/discover, its first tools/list or
+//     its first tools/call, the proxy lists the server's tools itself and
+//     pins them (the session record), and re-lists on list_changed.
+//     Under revision 2026-07-28 every client request must carry the
+//     revision's _meta, and a result that is not complete is no tool
+//     result (revision.go).
 //   - an ask goes to the human through elicitation when the client
 //     supports it, and otherwise is refused with the id of a pending
 //     approval that `bailiff approve` can grant for a retry.
@@ -99,11 +103,12 @@ type Proxy struct {
 	// path arguments are resolved before deciding (paths.go).
 	resolveLinks bool
 
-	pinned  chan struct{}
-	pinOnce sync.Once
-	pinErr  error
-	work    sync.WaitGroup // every goroutine the session started
-	inCalls sync.WaitGroup // the client's calls being handled
+	pinned   chan struct{}
+	pinOnce  sync.Once
+	pinStart sync.Once
+	pinErr   error
+	work     sync.WaitGroup // every goroutine the session started
+	inCalls  sync.WaitGroup // the client's calls being handled
 
 	mu        sync.Mutex // guards everything below, and each upstream's maps
 	state     *engine.State
@@ -123,6 +128,14 @@ type Proxy struct {
 	// to answer; serverDir is the server's directory (roots.go).
 	rootsReqs map[string]bool
 	serverDir string
+	// stateless is set once the client speaks revision 2026-07-28 or
+	// later; clientMeta is the revision's _meta of its latest request,
+	// which the proxy's own requests upstream carry (revision.go).
+	stateless  bool
+	clientMeta map[string]any
+	// discovering are the client's server/discover requests the server
+	// has yet to answer, with the _meta each would make the session's.
+	discovering map[string]map[string]any
 }
 
 // upstream is one server behind the proxy.
@@ -135,6 +148,9 @@ type upstream struct {
 	relayed  map[string]string                 // other relayed client requests: id -> method
 	tools    []json.RawMessage                 // its tools as listed (gateway)
 	dropped  bool                              // left out of the session: it could not be pinned
+	// meta is the _meta of a gateway's own stateless session with it
+	// (nil: a session of the old handshake).
+	meta map[string]any
 }
 
 // Run starts the upstream command and pumps messages between it and the
@@ -229,7 +245,7 @@ func (p *Proxy) Serve(ctx context.Context) error {
 		}()
 	}
 	if p.gateway {
-		p.spawn(func() { p.pin(ctx) })
+		p.startPin(ctx)
 	}
 	clientDone := make(chan struct{})
 	go func() {
@@ -362,12 +378,18 @@ func (p *Proxy) fromClientLoop(ctx context.Context) {
 }
 
 func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
+	if !p.checkRevision(m) {
+		return
+	}
 	switch m.Method {
 	case "tools/call":
 		if !m.ID.IsValid() {
 			p.malformed(m.ID, m.Params, "tools/call sent as a notification", 0)
 			return
 		}
+		// A call that comes before any handshake (there is none in the
+		// stateless revision) starts the pin and waits only for it.
+		p.startPin(ctx)
 		p.inCalls.Add(1)
 		if !p.spawn(func() { defer p.inCalls.Done(); p.call(ctx, m) }) {
 			p.inCalls.Done()
@@ -401,13 +423,23 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 			u.listReqs[key(m.ID)] = true
 			p.mu.Unlock()
 		}
+		p.startPin(ctx)
 	case "notifications/initialized":
+		// Relayed first, so that the server has what it needs to serve
+		// the pin's own tools/list before that is sent. (A discover
+		// starts the pin when the server has answered it: discovered.)
 		p.toServer(u, m)
-		p.spawn(func() { p.pin(ctx) })
+		p.startPin(ctx)
 		return
 	}
 	p.relaying(u, m)
 	p.toServer(u, m)
+}
+
+// startPin starts the pin, once: on the first message that shows the
+// session has started or needs the server's tools.
+func (p *Proxy) startPin(ctx context.Context) {
+	p.pinStart.Do(func() { p.spawn(func() { p.pin(ctx) }) })
 }
 
 func (p *Proxy) toServer(u *upstream, m jsonrpc.Message) {
@@ -466,6 +498,7 @@ func (p *Proxy) fromServerLoop(ctx context.Context, u *upstream) {
 			case isList:
 				p.relayList(ctx, m)
 			case !p.gateway && relayed:
+				p.discovered(ctx, m)
 				p.toClient(m)
 			case !p.gateway:
 				// An answer to no request the client is waiting on: a
@@ -588,7 +621,7 @@ func (p *Proxy) request(ctx context.Context, u *upstream, method string, params 
 func (p *Proxy) listTools(ctx context.Context, u *upstream) ([]engine.ToolDef, []json.RawMessage, error) {
 	var defs []engine.ToolDef
 	var raws []json.RawMessage
-	params := map[string]any{}
+	params := p.withOwnMeta(u, map[string]any{})
 	for page := 0; page < 100; page++ {
 		r, err := p.request(ctx, u, "tools/list", params, 30*time.Second)
 		if err != nil {
@@ -597,9 +630,13 @@ func (p *Proxy) listTools(ctx context.Context, u *upstream) ([]engine.ToolDef, [
 		var res struct {
 			Tools      []json.RawMessage `json:"tools"`
 			NextCursor string            `json:"nextCursor"`
+			ResultType *string           `json:"resultType"`
 		}
 		if err := json.Unmarshal(r.Result, &res); err != nil {
 			return nil, nil, fmt.Errorf("tools/list result: %v", err)
+		}
+		if res.ResultType != nil && *res.ResultType != "complete" {
+			return nil, nil, fmt.Errorf("tools/list result is not complete (resultType %q)", *res.ResultType)
 		}
 		for _, t := range res.Tools {
 			def, err := engine.ParseTool(t)
@@ -617,7 +654,7 @@ func (p *Proxy) listTools(ctx context.Context, u *upstream) ([]engine.ToolDef, [
 		if res.NextCursor == "" {
 			return defs, raws, nil
 		}
-		params = map[string]any{"cursor": res.NextCursor}
+		params = p.withOwnMeta(u, map[string]any{"cursor": res.NextCursor})
 	}
 	return nil, nil, errors.New("tools/list paginates without end")
 }
@@ -731,13 +768,14 @@ func (p *Proxy) relist(ctx context.Context, u *upstream) {
 }
 
 // started waits for the session to be pinned; false if it never will be.
+// It waits on the pin alone, which is bounded by its own requests'
+// timeouts: whoever needs the pin has started it (startPin), so there is
+// no notification to wait for.
 func (p *Proxy) started(ctx context.Context) bool {
 	select {
 	case <-p.pinned:
 		return p.pinErr == nil
 	case <-ctx.Done():
-		return false
-	case <-time.After(time.Minute):
 		return false
 	}
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestRunGoSDKStateless: the measured failure, end to end. A Go SDK
+// client negotiating 2026-07-28 (server/discover, no initialized
+// notification) with a Go SDK server through the bailiff run process:
+// the allowed call is answered without waiting on a notification, the
+// denied one is refused naming its rule, and bailiff verify passes the
+// log. Then the same for a client capped to 2025-11-25, and through
+// bailiff gateway.
+func TestRunGoSDKStateless(t *testing.T) {
+	dir := t.TempDir()
+	server := filepath.Join(dir, "sdkserver")
+	if out, err := exec.Command("go", "build", "-o", server, "../../proxy/testdata/sdkserver").CombinedOutput(); err != nil {
+		t.Fatalf("go build sdkserver: %v\n%s", err, out)
+	}
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte(`version: 1
+rules:
+  - {id: echo-ok, tool: echo, action: allow}
+  - {id: no-send, tool: send, action: deny}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gpolicy := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(gpolicy, []byte(`version: 1
+rules:
+  - {id: echo-ok, server: go, tool: echo, action: allow}
+  - {id: no-send, server: go, tool: send, action: deny}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gwAudit := filepath.Join(dir, "gw.audit.jsonl")
+	config := filepath.Join(dir, "gw.yaml")
+	if err := os.WriteFile(config, []byte("policy: "+gpolicy+"\naudit: "+gwAudit+"\nprincipal: {subject: ana}\nservers:\n  go:\n    command: "+server+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, version, prefix string
+		args                  []string
+	}{
+		{"run stateless", "2026-07-28", "", []string{"run", "--policy", policy, "--", server}},
+		{"run handshake", "2025-11-25", "", []string{"run", "--policy", policy, "--", server}},
+		{"gateway stateless", "2026-07-28", "go.", []string{"gateway", "--config", config}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			audit, args := gwAudit, tc.args
+			if tc.args[0] == "run" {
+				audit = filepath.Join(t.TempDir(), "audit.jsonl")
+				args = append([]string{"run", "--audit", audit}, tc.args[1:]...)
+			}
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), childEnv+"=1", "USER=tester")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			client := mcp.NewClient(&mcp.Implementation{Name: "stateless-test", Version: "0"}, nil)
+			// Far below the minute a call once waited for an initialized
+			// notification that never comes, but generous.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
+			if err != nil {
+				t.Fatalf("connect: %v\n%s", err, stderr.String())
+			}
+			if v := cs.InitializeResult().ProtocolVersion; v != tc.version {
+				t.Errorf("negotiated %s, want %s", v, tc.version)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.prefix + "echo", Arguments: map[string]any{"text": "hi"}})
+			if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "echo: hi" {
+				t.Fatalf("echo: %v %+v\n%s", err, res, stderr.String())
+			}
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.prefix + "send", Arguments: map[string]any{"text": "x"}})
+			if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "rule no-send") {
+				t.Fatalf("send: %v %+v, want a refusal naming rule no-send", err, res)
+			}
+			cs.Close()
+			var out strings.Builder
+			if code := run([]string{"verify", "--format", "json", audit}, &out, &out); code != 0 || !strings.Contains(out.String(), `"calls":2`) {
+				t.Errorf("verify: exit %d\n%s", code, out.String())
+			}
+		})
+	}
+}
