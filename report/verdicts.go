@@ -9,6 +9,11 @@ import (
 
 // verdictLine is the JSON form of one call's verdict, one per line.
 type verdictLine struct {
+	// File, session and line place the call: ids are unique only in a
+	// session, and a run may replay several traces.
+	File    string `json:"file"`
+	Session string `json:"session"`
+	Line    int    `json:"line"`
 	ID      string `json:"id"`
 	Tool    string `json:"tool"`
 	Verdict string `json:"verdict"`
@@ -24,7 +29,7 @@ func Verdicts(w io.Writer, f Format, results []replay.Result) error {
 		enc.SetEscapeHTML(false)
 		for _, r := range results {
 			d := r.Decision
-			if err := enc.Encode(verdictLine{ID: r.ID, Tool: r.Tool, Verdict: r.Verdict(), Check: string(d.Check), Rule: d.Rule, Reason: d.Reason}); err != nil {
+			if err := enc.Encode(verdictLine{File: r.File, Session: r.Session, Line: r.Line, ID: r.ID, Tool: r.Tool, Verdict: r.Verdict(), Check: string(d.Check), Rule: d.Rule, Reason: d.Reason}); err != nil {
 				return err
 			}
 		}
