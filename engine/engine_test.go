@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -434,5 +436,43 @@ func TestNegativeZeroIsZero(t *testing.T) {
 		if v != versions[0] {
 			t.Errorf("-0 and 0 give different policy versions: %v", versions)
 		}
+	}
+}
+
+// TestLintCanonicalAsFile: linting the canonical form a log embeds finds
+// what linting the policy file finds (packs expanded or not).
+func TestLintCanonicalAsFile(t *testing.T) {
+	files, _ := filepath.Glob("../fixtures/policies/*.yaml")
+	files = append(files, "../fixtures/chain/src/policy.yaml")
+	packed := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Load(f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte("packs:")) {
+			packed++
+		}
+		summary := func(name string, b []byte) []string {
+			fs, err := Lint(name, b, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, x := range fs {
+				out = append(out, x.Kind+" "+x.Subject)
+			}
+			return out
+		}
+		if a, b := summary(f, data), summary("canonical", p.Canonical()); !slices.Equal(a, b) {
+			t.Errorf("%s: the file lints as %v, its canonical form as %v", f, a, b)
+		}
+	}
+	if packed == 0 {
+		t.Fatal("no fixture policy names a pack: the test checks nothing")
 	}
 }

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -95,4 +97,27 @@ func mergeContract(base, over *Contract) *Contract {
 		c.ArgPatterns = over.ArgPatterns
 	}
 	return &c
+}
+
+// packContract reports whether c is exactly the contract a built-in pack
+// gives tool.
+func packContract(tool string, c *Contract) bool {
+	want, err := json.Marshal(c)
+	if err != nil {
+		return false
+	}
+	for _, name := range Packs() {
+		text, err := Pack(name)
+		if err != nil {
+			continue
+		}
+		pf, _, err := decodeFile("pack "+name, text)
+		if err != nil || pf.Tools[tool] == nil {
+			continue
+		}
+		if got, err := json.Marshal(pf.Tools[tool]); err == nil && bytes.Equal(got, want) {
+			return true
+		}
+	}
+	return false
 }
