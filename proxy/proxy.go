@@ -136,6 +136,12 @@ type Proxy struct {
 	// discovering are the client's server/discover requests the server
 	// has yet to answer, with the _meta each would make the session's.
 	discovering map[string]map[string]any
+	// stateSecret keys the requestState of asks put to a stateless
+	// client; asks are those waiting for their retry, by nonce, and
+	// usedNonces the states already tried (mrtr.go).
+	stateSecret []byte
+	asks        map[string]pendingAsk
+	usedNonces  map[string]bool
 }
 
 // upstream is one server behind the proxy.
@@ -218,7 +224,7 @@ func newProxy(opt Options, clientIn io.Reader, clientOut io.Writer) *Proxy {
 	}
 	return &Proxy{
 		opt: opt, down: newWire(clientIn, clientOut), byName: map[string]*upstream{},
-		pinned:  make(chan struct{}),
+		pinned: make(chan struct{}), stateSecret: newStateSecret(),
 		ownDown: map[string]chan *jsonrpc.Response{}, waiting: map[string]*engine.Call{}, repins: map[string]engine.ToolDef{},
 	}
 }
