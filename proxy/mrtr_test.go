@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -302,5 +303,26 @@ func TestGoSDKStatelessAskWire(t *testing.T) {
 	}
 	if b, err := os.ReadFile(ran); err == nil {
 		t.Errorf("an unanswered ask reached the server: %q", b)
+	}
+}
+
+// TestGoSDKGatewayStatelessAsk: a gateway asks a stateless client the
+// same way, and the retry reaches the server it routes to.
+func TestGoSDKGatewayStatelessAsk(t *testing.T) {
+	bin := sdkServer(t)
+	ran := filepath.Join(t.TempDir(), "ran")
+	s := start(t, setup{policy: "version: 1\nrules:\n  - {id: send-asks, server: go, tool: send, action: ask}\n", server: "gateway", version: "2026-07-28",
+		upstreams: []Upstream{{Name: "go", Cmd: exec.Command(bin, "-ran", ran)}},
+		elicit: func(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		}})
+	if r := quickCall(t, s, "go.send", map[string]any{"text": "hello"}); r.IsError || text(r) != "sent" {
+		t.Errorf("approved send: %v %q", r.IsError, text(r))
+	}
+	if rep := s.verify(); rep.Calls != 1 {
+		t.Errorf("the log holds %d calls, want 1", rep.Calls)
+	}
+	if b, _ := os.ReadFile(ran); string(b) != "hello\n" {
+		t.Errorf("the server ran %q", b)
 	}
 }
