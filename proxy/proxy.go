@@ -26,8 +26,10 @@
 //     revision's _meta, and a result that is not complete is no tool
 //     result (revision.go).
 //   - an ask goes to the human through elicitation when the client
-//     supports it, and otherwise is refused with the id of a pending
-//     approval that `bailiff approve` can grant for a retry.
+//     supports it (elicitation/create, or under 2026-07-28 an
+//     input_required result the client retries: mrtr.go), and otherwise
+//     is refused with the id of a pending approval that `bailiff
+//     approve` can grant for a retry.
 //   - nothing else is changed, but every text the server sends the
 //     client (resources, prompts, errors, log messages, sampling and
 //     elicitation requests) is recorded and taints before it is relayed
