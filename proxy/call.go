@@ -82,6 +82,27 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 			p.internalError(req, c, recorded, r)
 		}
 	}()
+	// A retry of an ask put to a stateless client as input_required
+	// settles that ask, if its state is authentic and bound to this very
+	// call; otherwise it is a new call, and its answer counts for
+	// nothing (badState).
+	var badState error
+	if state, present, responses := retryParams(req.Params); present && p.isStateless() {
+		p.digest(c)
+		pend, err := p.takeState(state, c)
+		if err == nil {
+			c, recorded = pend.call, true
+			d := p.settle(c, pend.asked, approved(responses))
+			if d.Verdict == engine.Allow {
+				p.forward(ctx, u, req.ID, c, meta)
+				return
+			}
+			p.toClient(refusal(req.ID, describe(d)))
+			return
+		}
+		p.logf("a retry of %s carried a requestState that approves nothing: %v", name, err)
+		badState = err
+	}
 	d, written, canElicit, err := p.decide(c, resolved)
 	if err != nil {
 		p.logf("cannot write the audit log: %v", err)
@@ -103,6 +124,17 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 			p.askLater(req.ID, c, written, d)
 			return
 		}
+		if badState != nil {
+			// Recorded as the human's decline: the client answered a
+			// question it was not asked (or no longer may answer).
+			d = p.settle(c, d, false)
+			p.toClient(refusal(req.ID, fmt.Sprintf("bailiff denied this call: the %v. %s", badState, describe(d))))
+			return
+		}
+		if p.isStateless() {
+			p.askInBand(req.ID, c, d)
+			return
+		}
 		d = p.elicit(ctx, c, d)
 		if d.Verdict == engine.Allow {
 			p.forward(ctx, u, req.ID, c, meta)
@@ -117,11 +149,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 // be written forwards nothing. The lock is released on the way out, panic
 // or not, so a recovered panic leaves the session usable.
 func (p *Proxy) decide(c *engine.Call, resolved map[string]string) (d engine.Decision, written map[string]any, canElicit bool, err error) {
-	written, removed := engine.Redact(c.Args, p.opt.Policy.Redact())
-	c.Digest = engine.ArgsDigest(c.Args)
-	if len(removed) > 0 {
-		c.Digest = engine.ArgsHMAC(p.opt.Secret, c.Args)
-	}
+	written, removed := p.digest(c)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls++
@@ -149,6 +177,24 @@ func (p *Proxy) decide(c *engine.Call, resolved map[string]string) (d engine.Dec
 		p.state.Apply(p.opt.Policy, c, d)
 	}
 	return d, written, p.canElicit, nil
+}
+
+// digest sets the digest grants bind c to: keyed when the policy redacts
+// any of its arguments, so a redacted value cannot be confirmed by
+// guessing. It returns the arguments as recorded and what was removed.
+func (p *Proxy) digest(c *engine.Call) (written map[string]any, removed []engine.Path) {
+	written, removed = engine.Redact(c.Args, p.opt.Policy.Redact())
+	c.Digest = engine.ArgsDigest(c.Args)
+	if len(removed) > 0 {
+		c.Digest = engine.ArgsHMAC(p.opt.Secret, c.Args)
+	}
+	return written, removed
+}
+
+func (p *Proxy) isStateless() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stateless
 }
 
 // internalError refuses a call whose handling panicked. Before its call
@@ -311,20 +357,8 @@ func (p *Proxy) record(c *engine.Call, status string, evidence []byte, text stri
 // call by the request id the client must answer, which only the proxy
 // knows; a client cannot answer a question it was not asked.
 func (p *Proxy) elicit(ctx context.Context, c *engine.Call, asked engine.Decision) engine.Decision {
-	args, _ := json.Marshal(c.Args)
-	msg := fmt.Sprintf("bailiff: the agent wants to call %q on %s with %s.\n%s\nApprove this one call?", c.Tool, c.Server, args, asked.Reason)
-	params := map[string]any{
-		"message": msg,
-		"requestedSchema": map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"approve": map[string]any{"type": "boolean", "title": "Approve", "description": "Allow this call once"},
-			},
-			"required": []string{"approve"},
-		},
-	}
 	approve := false
-	r, err := p.request(ctx, nil, "elicitation/create", params, p.opt.AskTimeout)
+	r, err := p.request(ctx, nil, "elicitation/create", approvalQuestion(c, asked), p.opt.AskTimeout)
 	if err != nil {
 		p.logf("elicitation for call %s failed: %v", c.ID, err)
 	} else {
@@ -337,6 +371,13 @@ func (p *Proxy) elicit(ctx context.Context, c *engine.Call, asked engine.Decisio
 			approve = res.Action == "accept" && yes
 		}
 	}
+	return p.settle(c, asked, approve)
+}
+
+// settle records the human's in-band answer to asked call c, given
+// through elicitation/create or an input_required retry alike: an
+// unsigned grant by "elicitation", carrying the final decision.
+func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engine.Decision {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.opt.Now()

@@ -26,8 +26,10 @@
 //     revision's _meta, and a result that is not complete is no tool
 //     result (revision.go).
 //   - an ask goes to the human through elicitation when the client
-//     supports it, and otherwise is refused with the id of a pending
-//     approval that `bailiff approve` can grant for a retry.
+//     supports it (elicitation/create, or under 2026-07-28 an
+//     input_required result the client retries: mrtr.go), and otherwise
+//     is refused with the id of a pending approval that `bailiff
+//     approve` can grant for a retry.
 //   - nothing else is changed, but every text the server sends the
 //     client (resources, prompts, errors, log messages, sampling and
 //     elicitation requests) is recorded and taints before it is relayed
@@ -136,6 +138,12 @@ type Proxy struct {
 	// discovering are the client's server/discover requests the server
 	// has yet to answer, with the _meta each would make the session's.
 	discovering map[string]map[string]any
+	// stateSecret keys the requestState of asks put to a stateless
+	// client; asks are those waiting for their retry, by nonce, and
+	// usedNonces the states already tried (mrtr.go).
+	stateSecret []byte
+	asks        map[string]pendingAsk
+	usedNonces  map[string]bool
 }
 
 // upstream is one server behind the proxy.
@@ -218,7 +226,7 @@ func newProxy(opt Options, clientIn io.Reader, clientOut io.Writer) *Proxy {
 	}
 	return &Proxy{
 		opt: opt, down: newWire(clientIn, clientOut), byName: map[string]*upstream{},
-		pinned:  make(chan struct{}),
+		pinned: make(chan struct{}), stateSecret: newStateSecret(),
 		ownDown: map[string]chan *jsonrpc.Response{}, waiting: map[string]*engine.Call{}, repins: map[string]engine.ToolDef{},
 	}
 }

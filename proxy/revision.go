@@ -146,9 +146,11 @@ func (p *Proxy) goStateless(own map[string]any) {
 	// request says, and should see the same client bailiff relays.
 	p.clientMeta = own
 	// The revision asks the human through the call's own result
-	// (input_required), not a request of the server's: bailiff does not
-	// speak that yet, so an ask waits for an out-of-band approval.
-	p.canElicit = false
+	// (input_required, mrtr.go), not a request of the server's, and only
+	// a client that says it can elicit can put the question to a human;
+	// any other waits for an out-of-band approval. Each request says
+	// anew what the client can do.
+	_, p.canElicit = own[metaClientCapabilities].(map[string]any)["elicitation"]
 	p.mu.Unlock()
 }
 

@@ -230,8 +230,15 @@ type rawSession struct {
 
 func startRaw(t *testing.T, gateway bool) *rawSession {
 	t.Helper()
+	return startRawWith(t, gateway, sdkPolicy)
+}
+
+// startRawWith is startRaw with a policy of the test's own and arguments
+// for the server (not in a gateway).
+func startRawWith(t *testing.T, gateway bool, policy string, serverArgs ...string) *rawSession {
+	t.Helper()
 	bin := sdkServer(t)
-	pol, err := engine.Load("test policy", []byte(sdkPolicy))
+	pol, err := engine.Load("test policy", []byte(policy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +261,7 @@ func startRaw(t *testing.T, gateway bool) *rawSession {
 			opt.Server = "gateway"
 			RunGateway(context.Background(), opt, proxyR, proxyW, []Upstream{{Name: "go", Cmd: exec.Command(bin)}})
 		} else {
-			Run(context.Background(), opt, proxyR, proxyW, exec.Command(bin))
+			Run(context.Background(), opt, proxyR, proxyW, exec.Command(bin, serverArgs...))
 		}
 		proxyW.Close()
 		w.Close()

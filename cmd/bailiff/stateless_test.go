@@ -92,3 +92,62 @@ rules:
 		})
 	}
 }
+
+// TestRunGoSDKStatelessAsk: a policy ask through the bailiff run process
+// reaches the human whichever revision the client speaks (input_required
+// at 2026-07-28, elicitation/create before): the approved call reaches
+// the server, the declined one does not, and bailiff verify passes the
+// log.
+func TestRunGoSDKStatelessAsk(t *testing.T) {
+	dir := t.TempDir()
+	server := filepath.Join(dir, "sdkserver")
+	if out, err := exec.Command("go", "build", "-o", server, "../../proxy/testdata/sdkserver").CombinedOutput(); err != nil {
+		t.Fatalf("go build sdkserver: %v\n%s", err, out)
+	}
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte(`version: 1
+rules:
+  - {id: send-asks, tool: send, action: ask}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			ran := filepath.Join(t.TempDir(), "ran")
+			cmd := exec.Command(os.Args[0], "run", "--audit", audit, "--policy", policy, "--", server, "-ran", ran)
+			cmd.Env = append(os.Environ(), childEnv+"=1", "USER=tester")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			client := mcp.NewClient(&mcp.Implementation{Name: "stateless-test", Version: "0"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					if strings.Contains(r.Params.Message, `"yes"`) {
+						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+					}
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				}})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatalf("connect: %v\n%s", err, stderr.String())
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"text": "yes"}})
+			if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "sent" {
+				t.Fatalf("approved send: %v %+v\n%s", err, res, stderr.String())
+			}
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"text": "no"}})
+			if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "declined by elicitation") {
+				t.Fatalf("declined send: %v %+v", err, res)
+			}
+			cs.Close()
+			if b, _ := os.ReadFile(ran); string(b) != "yes\n" {
+				t.Errorf("the server ran %q, want the approved call only", b)
+			}
+			var out strings.Builder
+			if code := run([]string{"verify", "--format", "json", audit}, &out, &out); code != 0 || !strings.Contains(out.String(), `"calls":2`) {
+				t.Errorf("verify: exit %d\n%s", code, out.String())
+			}
+		})
+	}
+}
