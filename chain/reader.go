@@ -1,7 +1,10 @@
 package chain
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -336,4 +339,29 @@ func notATear(line []byte, seq int64, prev tlog.Hash) string {
 		}
 	}
 	return ""
+}
+
+// FirstLineHash is the SHA-256 (hex) of a log's first line, however long
+// (a session record holds the whole policy), or "" when r does not begin
+// with a record. With the record count it names a log's content without
+// a second full read: two logs share a first record only if one is a
+// copy of the other, as it holds its time, session and policy.
+func FirstLineHash(r io.Reader) (string, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if head, _ := br.Peek(len(linePrefix + "0,")); string(head) != linePrefix+"0," {
+		return "", nil
+	}
+	h := sha256.New()
+	for n := int64(0); n <= MaxLine; {
+		chunk, err := br.ReadSlice('\n')
+		h.Write(chunk)
+		n += int64(len(chunk))
+		if err != bufio.ErrBufferFull {
+			if err != nil && err != io.EOF {
+				return "", err
+			}
+			break
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

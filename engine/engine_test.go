@@ -49,6 +49,7 @@ func TestLoadErrors(t *testing.T) {
 		{"negative infinite bound", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: allow\n    when:\n      - {arg: n, gte: -.Inf}\n", "a bound must be a finite number"},
 		{"infinite equals", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: deny\n    when:\n      - {arg: n, equals: .inf}\n", ".inf is not a finite number"},
 		{"nan in list", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: deny\n    when:\n      - {arg: n, in: [1, .NaN]}\n", ".NaN is not a finite number"},
+		{"null in list by alias", "version: 1\nname: &n ~\nrules:\n  - id: a\n    tool: x\n    action: deny\n    when:\n      - {arg: n, in: [*n, 1]}\n", `an in list holds a null (~)`},
 		{"empty in", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: deny\n    when:\n      - {arg: n, in: []}\n", `predicate on "n": in lists no values, so it could never hold`},
 		{"null in list", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: deny\n    when:\n      - {arg: n, in: [~, 1]}\n", `test.yaml:7: an in list holds a null (~)`},
 		{"ttl past a log's years", "version: 1\nrules: []\napproval:\n  ttl: 1000000h\n", `is longer than 87600h0m0s (ten years)`},
@@ -436,6 +437,17 @@ func TestNegativeZeroIsZero(t *testing.T) {
 		if v != versions[0] {
 			t.Errorf("-0 and 0 give different policy versions: %v", versions)
 		}
+	}
+}
+
+// TestLintRefusesWhatLoadRefuses: a CI gate on lint must not pass a
+// policy the gateway cannot start with (here: a tool name whose canonical
+// form loads as another policy).
+func TestLintRefusesWhatLoadRefuses(t *testing.T) {
+	data := []byte("version: 1\nrules:\n  - {id: a, tool: !!binary /w==, action: allow}\n")
+	_, lerr := Load("p.yaml", data)
+	if _, err := Lint("p.yaml", data, nil); err == nil || lerr == nil || err.Error() != lerr.Error() {
+		t.Errorf("lint: %v; load: %v; want the same refusal", err, lerr)
 	}
 }
 

@@ -33,6 +33,11 @@ const (
 // listed tool are findings too. The policy must load; lint does not repeat
 // the loader's errors.
 func Lint(name string, data []byte, tools []string) ([]Finding, error) {
+	// What lint passes must load everywhere else too: Load also refuses a
+	// policy whose canonical form would load as another.
+	if _, err := Load(name, data); err != nil {
+		return nil, err
+	}
 	f, root, err := decodeFile(name, data)
 	if err != nil {
 		return nil, err

@@ -227,15 +227,23 @@ func decodeFile(name string, data []byte) (*File, *yaml.Node, error) {
 	return &f, &root, nil
 }
 
+// deref follows an alias to the node it names (`*n` for `&n ~`).
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 64; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
 // nullInList finds a null in an `in` list. The decoder drops it without
 // a word, so `in: [~, 1]` would load as `in: [1]`, not what was written.
 func nullInList(n *yaml.Node) *yaml.Node {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
+			k, v := n.Content[i], deref(n.Content[i+1])
 			if k.Value == "in" && v.Kind == yaml.SequenceNode {
 				for _, e := range v.Content {
-					if e.Kind == yaml.ScalarNode && e.Tag == "!!null" {
+					if d := deref(e); d.Kind == yaml.ScalarNode && d.Tag == "!!null" {
 						return e
 					}
 				}

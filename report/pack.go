@@ -87,6 +87,7 @@ type Pack struct {
 	spanFirst, spanLast time.Time
 	read                int
 	sessionIn           map[string]string // session id -> the log it is in
+	refs                []InputRef        // the logs read, as results name their inputs
 	dup                 error
 	Untimed             int // records in range that carry no time
 	Logs                []LogStatus
@@ -156,6 +157,22 @@ func BuildPack(in PackInput) (*Pack, error) {
 		}
 		if p.dup != nil {
 			return nil, p.dup
+		}
+	}
+	// A result about other inputs would sit in the pack as if about these
+	// logs: its calls and rates would contradict the pack's own counts.
+	for _, r := range []struct {
+		flag, file, head string
+		data             []byte
+	}{
+		{"--shadow", in.ShadowFile, "summary", in.Shadow},
+		{"--ablate", in.AblateFile, "policy", in.Ablate},
+	} {
+		if r.data == nil {
+			continue
+		}
+		if err := p.sameInputs(r.flag, r.file, r.head, r.data); err != nil {
+			return nil, err
 		}
 	}
 	p.Versions = sortedKeys(p.policies)
@@ -369,6 +386,14 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 	}
 	st := LogStatus{File: name, Result: VerifyResult(rep), Records: rep.Records, Findings: len(rep.Findings), Unevaluable: len(rep.Unevaluable)}
 	p.Logs = append(p.Logs, st)
+	if _, err := f.Seek(0, 0); err != nil {
+		return err
+	}
+	head, err := chain.FirstLineHash(f)
+	if err != nil {
+		return err
+	}
+	p.refs = append(p.refs, InputRef{File: name, First: head, Records: rep.Records})
 	for _, x := range rep.Findings {
 		p.Findings = append(p.Findings, PackFinding{Rule: "verify-" + x.Kind, Severity: SevHigh, Where: name, Line: int(x.Seq) + 1,
 			Message: fmt.Sprintf("record %d (%s): %s", x.Seq, x.Kind, x.Reason)})
@@ -683,4 +708,63 @@ func rangeText(since, until time.Time) string {
 		return "--until " + until.UTC().Format(time.RFC3339)
 	}
 	return "--since " + since.UTC().Format(time.RFC3339) + " --until " + until.UTC().Format(time.RFC3339)
+}
+
+// sameInputs refuses a shadow or ablation result computed over inputs
+// other than the pack's logs: a trace, another log, or one of these logs
+// at another length.
+func (p *Pack) sameInputs(flag, file, head string, data []byte) error {
+	var theirs []InputRef
+	found := false
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var h struct {
+			Type   string      `json:"type"`
+			Inputs *[]InputRef `json:"inputs"`
+		}
+		if json.Unmarshal(line, &h) != nil || h.Type != head {
+			continue
+		}
+		if h.Inputs == nil {
+			return fmt.Errorf("%s %s: its %s line does not name its inputs: give the output of this bailiff's --format json", flag, file, head)
+		}
+		theirs, found = *h.Inputs, true
+		break
+	}
+	if !found {
+		return fmt.Errorf("%s %s: no %s line", flag, file, head)
+	}
+	key := func(r InputRef) string {
+		if r.Trace {
+			return "trace " + r.File
+		}
+		return fmt.Sprintf("%s/%d", r.First, r.Records)
+	}
+	count := map[string]int{}
+	for _, r := range p.refs {
+		count[key(r)]++
+	}
+	for _, r := range theirs {
+		count[key(r)]--
+	}
+	for _, n := range count {
+		if n != 0 {
+			return fmt.Errorf("%s %s was computed over other inputs than the pack's logs: it covers %s; the pack reads %s", flag, file, refNames(theirs), refNames(p.refs))
+		}
+	}
+	return nil
+}
+
+func refNames(refs []InputRef) string {
+	if len(refs) == 0 {
+		return "nothing"
+	}
+	var out []string
+	for _, r := range refs {
+		if r.Trace {
+			out = append(out, r.File+" (a trace)")
+		} else {
+			out = append(out, fmt.Sprintf("%s (%d records)", r.File, r.Records))
+		}
+	}
+	return strings.Join(out, ", ")
 }

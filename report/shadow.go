@@ -38,10 +38,34 @@ type shadowSummary struct {
 type unverifiedFields struct {
 	Verified   bool     `json:"verified"`
 	Unverified []string `json:"unverified,omitempty"`
+	// Inputs name what the result was computed over, so a review pack
+	// given it can tell whether it is about the pack's own logs.
+	Inputs []InputRef `json:"inputs"`
 }
 
-func unverifiedOf(notes []string) unverifiedFields {
-	return unverifiedFields{Verified: len(notes) == 0, Unverified: notes}
+// Provenance is what a shadow or ablation result was computed over: the
+// notes of logs that failed verify and were used anyway, and the inputs.
+type Provenance struct {
+	Unverified []string
+	Inputs     []InputRef
+}
+
+// InputRef names one input of a result: a log by the hash of its first
+// line and its record count (which together tell it from any other log,
+// and from itself grown or cut), a trace as a trace.
+type InputRef struct {
+	File    string `json:"file"`
+	First   string `json:"first,omitempty"`
+	Records int64  `json:"records,omitempty"`
+	Trace   bool   `json:"trace,omitempty"`
+}
+
+func unverifiedOf(p Provenance) unverifiedFields {
+	inputs := p.Inputs
+	if inputs == nil {
+		inputs = []InputRef{}
+	}
+	return unverifiedFields{Verified: len(p.Unverified) == 0, Unverified: p.Unverified, Inputs: inputs}
 }
 
 // writeUnverified puts the statement first, where nobody reads the
@@ -105,7 +129,7 @@ type shadowExample struct {
 // tool, rule and check (the candidate's) of every group where something
 // changed, and example calls of each changed category. unverified, when
 // not empty, says which logs failed verify and were used anyway.
-func Shadow(w io.Writer, f Format, d *shadow.Diff, unverified []string) error {
+func Shadow(w io.Writer, f Format, d *shadow.Diff, prov Provenance) error {
 	cats := shadow.Categories()
 	counts := func(m map[string]int) map[string]int {
 		out := map[string]int{}
@@ -128,7 +152,7 @@ func Shadow(w io.Writer, f Format, d *shadow.Diff, unverified []string) error {
 	if f == JSON {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: counts(d.Counts), unverifiedFields: unverifiedOf(unverified)}); err != nil {
+		if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: counts(d.Counts), unverifiedFields: unverifiedOf(prov)}); err != nil {
 			return err
 		}
 		for _, g := range groups {
@@ -151,7 +175,7 @@ func Shadow(w io.Writer, f Format, d *shadow.Diff, unverified []string) error {
 		write = writeMarkdown
 		fmt.Fprintf(&b, "## Policy change: %d of %s decided otherwise\n\n", d.Changed(), counted(d.Calls, "call"))
 	}
-	writeUnverified(&b, f, unverified)
+	writeUnverified(&b, f, prov.Unverified)
 	head := append([]string{"CALLS"}, upper(cats)...)
 	row := []string{fmt.Sprint(d.Calls)}
 	for _, c := range cats {
@@ -242,13 +266,13 @@ type ablationTotals struct {
 // still stopped without it, the benign calls it costs, and whether it is
 // dead; then the whole policy's block rate and benign loss. unverified,
 // when not empty, says which logs failed verify and were used anyway.
-func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, unverified []string) error {
+func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, prov Provenance) error {
 	if f == JSON {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(ablationTotals{Type: "policy", Calls: t.Calls, Attacks: t.Attacks, AttacksStopped: t.AttacksStopped,
 			BlockRate: t.BlockRate(), Benign: t.Benign, BenignStopped: t.BenignStopped, BenignLoss: t.BenignLoss(),
-			unverifiedFields: unverifiedOf(unverified)}); err != nil {
+			unverifiedFields: unverifiedOf(prov)}); err != nil {
 			return err
 		}
 		for _, s := range scores {
@@ -265,7 +289,7 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, unv
 		write = writeMarkdown
 		b.WriteString("## Ablation: what each check earns\n\n")
 	}
-	writeUnverified(&b, f, unverified)
+	writeUnverified(&b, f, prov.Unverified)
 	var rows [][]string
 	for _, s := range scores {
 		dead := "-"

@@ -88,7 +88,18 @@ func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(replay
 	// A session id names one session: the same id in two logs is one
 	// session counted twice (a copy), or ids reused, and either way a
 	// count over both is wrong.
+	// Traces may reuse ids among themselves (each is written by hand),
+	// but a log and the trace it was recorded from are one session too.
 	seen := map[string]string{}
+	for _, in := range inputs {
+		for _, e := range in.Trace {
+			if e.Start != nil {
+				if _, ok := seen[e.Start.Session]; !ok {
+					seen[e.Start.Session] = in.Name
+				}
+			}
+		}
+	}
 	for _, in := range inputs {
 		if in.Trace != nil {
 			if base == nil {

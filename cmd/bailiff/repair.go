@@ -215,6 +215,11 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 		if err := o.check([]string{name}, p.out); err != nil {
 			return err
 		}
+		// --force replaces OUT.evidence/ whole: the log read, or its own
+		// store, must not be inside it.
+		if dst := chain.EvidenceDir(p.out); lands(name, dst) || lands(filepath.Join(chain.EvidenceDir(name), "x"), dst) {
+			return usageErr(fmt.Errorf("%s is inside %s, which purge would replace: an output store cannot hold the input", name, dst), "")
+		}
 	}
 	f, err := os.Open(name)
 	if err != nil {

@@ -249,7 +249,7 @@ func TestReportGolden(t *testing.T) {
 		"clean": {"--policy", pol, "--audit", fixtures + "/chain/good_web.jsonl", "--tools", fixtures + "/mcp-tools/curl-tools.json"},
 		"incident": {"--policy", pol, "--audit", fixtures + "/chain/good_mail.jsonl", "--tools", fixtures + "/mcp-tools/mail-tools.json",
 			"--checkpoint", fixtures + "/chain/good_mail.ckpt", "--key", fixtures + "/chain/src/test.pub",
-			"--shadow", "../../golden/shadow/logs.json", "--ablate", "../../golden/ablate/logs.json"},
+			"--shadow", "../../golden/shadow/mail.json", "--ablate", "../../golden/ablate/mail.json"},
 		"tampered":  {"--policy", pol, "--audit", fixtures + "/chain/fail_forged_verdict.jsonl", "--audit", fixtures + "/chain/fail_edited_web.jsonl"},
 		"candidate": {"--policy", loosen, "--audit", fixtures + "/chain/good_mail.jsonl", "--tools", fixtures + "/mcp-tools/mail-tools.json"},
 	}
@@ -564,5 +564,33 @@ func TestReportNamesEveryFile(t *testing.T) {
 		if got := wroteReport(c.p, c.n); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
 		}
+	}
+}
+
+// TestReportResultsOfOtherInputs: a shadow or ablation result computed
+// over other inputs than the pack's logs is refused: its calls would sit
+// beside the pack's own counts as if about them.
+func TestReportResultsOfOtherInputs(t *testing.T) {
+	mail := fixtures + "/chain/good_mail.jsonl"
+	for _, c := range []struct{ flag, file, err string }{
+		{"--shadow", "../../golden/shadow/logs.json", "--shadow ../../golden/shadow/logs.json was computed over other inputs than the pack's logs: it covers ../../fixtures/chain/good_purged.jsonl (21 records), ../../fixtures/chain/good_web.jsonl (6 records); the pack reads ../../fixtures/chain/good_mail.jsonl (21 records)"},
+		{"--ablate", "../../golden/ablate/corpus.json", "was computed over other inputs than the pack's logs"},
+		{"--shadow", "../../golden/shadow/traces.json", "(a trace)"},
+	} {
+		code, _, errs := reportRun(t, "--audit", mail, c.flag, c.file, "-o", "-")
+		if code != 2 || !strings.Contains(errs, c.err) {
+			t.Errorf("%s %s: exit %d, %q; want 2 and %q", c.flag, c.file, code, errs, c.err)
+		}
+	}
+	// A result that does not name its inputs cannot be matched.
+	old := filepath.Join(t.TempDir(), "old.json")
+	os.WriteFile(old, []byte(`{"type":"summary","calls":10,"counts":{"unchanged":10},"verified":true}`+"\n"), 0o644)
+	code, _, errs := reportRun(t, "--audit", mail, "--shadow", old, "-o", "-")
+	if code != 2 || !strings.Contains(errs, "does not name its inputs") {
+		t.Errorf("a result naming no inputs: exit %d, %q", code, errs)
+	}
+	code, _, errs = reportRun(t, "--audit", mail, "--shadow", "../../golden/shadow/mail.json", "--ablate", "../../golden/ablate/mail.json", "-o", "-")
+	if code != 0 {
+		t.Errorf("results over the pack's own log: exit %d, %s", code, errs)
 	}
 }

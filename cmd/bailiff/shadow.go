@@ -133,21 +133,32 @@ func spool(want ...fileKind) (path string, kind fileKind, done func(), err error
 // believed by whoever reads the comparison, and a forged one would pass
 // for a policy change. A log that fails is refused, or with allow named in
 // the notes that every output format carries.
-func verifyLogs(inputs []shadow.Input, allow bool, tap io.Writer) ([]string, error) {
-	var notes []string
+func verifyLogs(stderr io.Writer, inputs []shadow.Input, allow bool, tap io.Writer) (report.Provenance, error) {
+	var prov report.Provenance
 	for _, in := range inputs {
 		if in.Trace != nil {
+			prov.Inputs = append(prov.Inputs, report.InputRef{File: in.Name, Trace: true})
 			continue
 		}
 		f, err := os.Open(in.File())
 		if err != nil {
-			return nil, usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
+			return prov, usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
 		}
 		rep, err := replay.VerifyLog(in.Name, io.TeeReader(f, tap), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, replay.VerifyOptions{})
 		f.Close()
 		if err != nil {
-			return nil, usageErr(err, "")
+			return prov, usageErr(err, "")
 		}
+		if _, err := os.Stat(chain.EvidenceDir(in.File())); err != nil && rep.Contents > 0 && in.Path == "" {
+			// As verify says it: the comparison then stands on no output,
+			// and every decision that needed one is unevaluable.
+			fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", chain.EvidenceDir(in.File()))
+		}
+		head, err := firstLineHash(in.File())
+		if err != nil {
+			return prov, usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
+		}
+		prov.Inputs = append(prov.Inputs, report.InputRef{File: in.Name, First: head, Records: rep.Records})
 		if len(rep.Findings) == 0 {
 			continue
 		}
@@ -159,9 +170,9 @@ func verifyLogs(inputs []shadow.Input, allow bool, tap io.Writer) ([]string, err
 			// failure is not known to be the log at all.
 			err := fmt.Errorf("%s fails integrity at seq %d: %s: the log cannot be read past the failure", in.Name, f.Seq, oneLine(f.Reason))
 			if f.Torn {
-				return nil, usageErr(err, fmt.Sprintf("its last line is torn, as a crashed writer leaves it: bailiff repair %s -o %s cuts it", in.Name, in.Name))
+				return prov, usageErr(err, fmt.Sprintf("its last line is torn, as a crashed writer leaves it: bailiff repair %s -o %s cuts it", in.Name, in.Name))
 			}
-			return nil, usageErr(err, "run bailiff verify "+in.Name+"; --allow-unverified does not read past an integrity failure")
+			return prov, usageErr(err, "run bailiff verify "+in.Name+"; --allow-unverified does not read past an integrity failure")
 		}
 		first := rep.Findings[0]
 		note := fmt.Sprintf("%s fails verify: %s, the first at seq %d: %s: %s", in.Name, countOf(len(rep.Findings), "finding"),
@@ -172,11 +183,11 @@ func verifyLogs(inputs []shadow.Input, allow bool, tap io.Writer) ([]string, err
 				// Offered, the flag would end in exit 2 all the same.
 				hint = "run bailiff verify " + in.Name + " to see every finding; --allow-unverified cannot use it either: " + oneLine(strings.TrimSuffix(err.Error(), " (run bailiff verify)"))
 			}
-			return nil, usageErr(errors.New(note), hint)
+			return prov, usageErr(errors.New(note), hint)
 		}
-		notes = append(notes, note)
+		prov.Unverified = append(prov.Unverified, note)
 	}
-	return notes, nil
+	return prov, nil
 }
 
 // comparable reads a log's sessions as shadow and ablate do, and returns
@@ -316,7 +327,7 @@ func runShadow(stdout, stderr io.Writer, p shadowParams, args []string) error {
 	}
 	bar := logProgress(stderr, inputs, 2, "shadow")
 	defer bar.Done()
-	notes, err := verifyLogs(inputs, p.unverified, bar)
+	prov, err := verifyLogs(stderr, inputs, p.unverified, bar)
 	if err != nil {
 		return err
 	}
@@ -330,7 +341,7 @@ func runShadow(stdout, stderr io.Writer, p shadowParams, args []string) error {
 	}
 	f, _ := p.format.get()
 	var out bytes.Buffer
-	if err := report.Shadow(&out, f, d, notes); err != nil {
+	if err := report.Shadow(&out, f, d, prov); err != nil {
 		return err
 	}
 	if _, err := stdout.Write(out.Bytes()); err != nil {
@@ -453,7 +464,7 @@ func runAblate(stdout, stderr io.Writer, p ablateParams, args []string) error {
 	}
 	bar := logProgress(stderr, inputs, 1+len(engine.Switchable())+len(rules), "ablate")
 	defer bar.Done()
-	notes, err := verifyLogs(inputs, p.unverified, bar)
+	prov, err := verifyLogs(stderr, inputs, p.unverified, bar)
 	if err != nil {
 		return err
 	}
@@ -467,7 +478,7 @@ func runAblate(stdout, stderr io.Writer, p ablateParams, args []string) error {
 	}
 	f, _ := p.format.get()
 	var out bytes.Buffer
-	if err := report.Ablation(&out, f, scores, tot, notes); err != nil {
+	if err := report.Ablation(&out, f, scores, tot, prov); err != nil {
 		return err
 	}
 	if _, err := stdout.Write(out.Bytes()); err != nil {

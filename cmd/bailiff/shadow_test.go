@@ -25,6 +25,9 @@ func TestShadowAblateGolden(t *testing.T) {
 		"shadow/logs":   append([]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml"}, logs...),
 		"ablate/corpus": {"ablate", "--policy", fx + "/corpus/policy.yaml", "--rules", fx + "/corpus"},
 		"ablate/logs":   append([]string{"ablate", "--labels", fx + "/chain/src/labels.jsonl"}, logs...),
+		// The results the incident review pack is given: over its one log.
+		"shadow/mail": {"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/good_mail.jsonl"},
+		"ablate/mail": {"ablate", "--labels", fx + "/chain/src/labels-mail.jsonl", fx + "/chain/good_mail.jsonl"},
 		// A call, not "1 calls".
 		"shadow/one-call": {"shadow", "--baseline", fx + "/policies/main.yaml", "--candidate", fx + "/policies/ask-on-taint.yaml", fx + "/traces/main/allow_rules_everything_echo.jsonl"},
 		// Rates over nothing are not measurements.
@@ -174,7 +177,7 @@ func TestShadowAblateUnverified(t *testing.T) {
 	if code := run([]string{"shadow", "--allow-unverified", "--candidate", fx + "/chain/src/candidate.yaml", "--format", "json", fx + "/chain/good_mail.jsonl"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(out.String(), `"verified":true}`) || strings.Contains(out.String(), "UNVERIFIED") {
+	if !strings.Contains(out.String(), `"verified":true,"inputs":[`) || strings.Contains(out.String(), "UNVERIFIED") {
 		t.Errorf("a clean log reads as unverified:\n%s", out.String())
 	}
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -152,29 +149,14 @@ func distinctLogs(names []string, files map[string]string) error {
 	return nil
 }
 
-// firstLineHash is the SHA-256 of a log's first line, however long (a
-// session record holds the whole policy), or "" when the file does not
-// begin with a record.
+// firstLineHash is chain.FirstLineHash of the named file.
 func firstLineHash(name string) (string, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	if head, _ := br.Peek(len(`{"v":1,"seq":0,`)); string(head) != `{"v":1,"seq":0,` {
-		return "", nil
-	}
-	h := sha256.New()
-	for n := int64(0); n <= chain.MaxLine; {
-		chunk, err := br.ReadSlice('\n')
-		h.Write(chunk)
-		n += int64(len(chunk))
-		if err != bufio.ErrBufferFull {
-			break
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return chain.FirstLineHash(f)
 }
 
 // readPrivateKey and readPublicKey read a key file and check its kind
