@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -40,7 +41,10 @@ type gatewayConfig struct {
 	Servers      map[string]*serverCommand `yaml:"servers"`
 }
 
+// serverCommand is one server: a command to start, or the URL of a
+// Streamable HTTP endpoint bailiff connects to as a client.
 type serverCommand struct {
+	URL     string            `yaml:"url"`
 	Command string            `yaml:"command"`
 	Args    []string          `yaml:"args"`
 	Env     map[string]string `yaml:"env"`
@@ -65,8 +69,10 @@ func loadGatewayConfig(name string) (*gatewayConfig, error) {
 		switch {
 		case n == "" || strings.ContainsAny(n, ". \t"):
 			return nil, usageErr(fmt.Errorf("%s: server name %q must be non-empty, with no dot or space: tools are routed on the first dot", name, n), "")
-		case s == nil || s.Command == "":
-			return nil, usageErr(fmt.Errorf("%s: server %q needs a command", name, n), "")
+		case s == nil || (s.Command == "" && s.URL == ""):
+			return nil, usageErr(fmt.Errorf("%s: server %q needs a command or a url", name, n), "")
+		case s.URL != "" && (s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != ""):
+			return nil, usageErr(fmt.Errorf("%s: server %q has a url and a command (or args, env, cwd): it is one or the other", name, n), "")
 		}
 	}
 	dir := filepath.Dir(name)
@@ -82,7 +88,14 @@ func loadGatewayConfig(name string) (*gatewayConfig, error) {
 	}
 	// ${VAR} in a server's command, arguments, environment and directory
 	// comes from bailiff's environment, so secrets stay out of the file.
-	for _, s := range c.Servers {
+	for n, s := range c.Servers {
+		if s.URL != "" {
+			s.URL = os.ExpandEnv(s.URL)
+			if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, usageErr(fmt.Errorf("%s: server %q: url %q is not an http or https URL", name, n, s.URL), "")
+			}
+			continue
+		}
 		s.Command = os.ExpandEnv(s.Command)
 		for i, a := range s.Args {
 			s.Args[i] = os.ExpandEnv(a)
@@ -121,7 +134,9 @@ env and cwd comes from the environment):
       env: {SMTP_HOST: smtp.example.com}
     fs:
       command: npx
-      args: [-y, "@modelcontextprotocol/server-filesystem", /srv/share]`,
+      args: [-y, "@modelcontextprotocol/server-filesystem", /srv/share]
+    notes:                     # a Streamable HTTP server, instead of a command
+      url: http://127.0.0.1:8080/mcp`,
 		Example: `  bailiff gateway --config gateway.yaml`,
 		Args:    noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
@@ -184,6 +199,9 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	var roots []writable
 	for _, n := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[n]
+		if s.URL != "" {
+			continue // nothing of it runs here, nothing it is given is a path here
+		}
 		dir := s.Cwd
 		if dir == "" {
 			dir, _ = os.Getwd()
@@ -215,6 +233,10 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	var ups []proxy.Upstream
 	for _, n := range names {
 		s := c.Servers[n]
+		if s.URL != "" {
+			ups = append(ups, proxy.Upstream{Name: n, URL: s.URL})
+			continue
+		}
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Dir = s.Cwd
 		cmd.Env = os.Environ()
