@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -108,16 +109,31 @@ func loadGatewayConfig(name string) (*gatewayConfig, error) {
 	return &c, nil
 }
 
+// listenParams are gateway's flags for serving Streamable HTTP.
+type listenParams struct {
+	addr        string
+	allowRemote bool
+	maxBytes    int64
+}
+
 func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 	var config string
+	var lp listenParams
 	c := &cobra.Command{
 		Use:   "gateway --config gateway.yaml",
-		Short: "Serve several MCP servers as one, behind bailiff, on stdio",
+		Short: "Serve several MCP servers as one, behind bailiff, on stdio or HTTP",
 		Long: `gateway starts every server in the config and serves the client that
 started bailiff as one MCP server whose tools are named <server>.<tool>;
 a call is routed on the first dot. All calls share one session and one
 audit log, so output read from one server taints what is sent through
 another. Tools only: the servers' resources and prompts are not merged.
+
+With --listen ADDR it serves Streamable HTTP at http://ADDR/ instead of
+stdio, to any number of clients, all in the one session: stateless for
+clients of revision 2026-07-28, sessions for older ones. ADDR must be a
+loopback address unless --allow-remote; a request whose Origin is not on
+this machine, or whose Host is not (DNS rebinding), is refused, as is a
+body over --max-request-bytes.
 
 gateway.yaml (paths relative to it; ${VAR} in a server's command, args,
 env and cwd comes from the environment):
@@ -137,8 +153,9 @@ env and cwd comes from the environment):
       args: [-y, "@modelcontextprotocol/server-filesystem", /srv/share]
     notes:                     # a Streamable HTTP server, instead of a command
       url: http://127.0.0.1:8080/mcp`,
-		Example: `  bailiff gateway --config gateway.yaml`,
-		Args:    noArgs(),
+		Example: `  bailiff gateway --config gateway.yaml
+  bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931`,
+		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if config == "" {
 				return usageErr(errors.New("gateway needs --config"), "bailiff gateway --config gateway.yaml")
@@ -146,17 +163,43 @@ env and cwd comes from the environment):
 			if config == "-" {
 				return usageErr(errors.New("--config cannot be -: standard input and output carry the MCP session"), "")
 			}
+			if lp.addr != "" {
+				return checkListen(lp)
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGateway(stdin, cmd.OutOrStdout(), stderr, config)
+			return runGateway(stdin, cmd.OutOrStdout(), stderr, config, lp)
 		},
 	}
 	c.Flags().StringVar(&config, "config", "", "gateway configuration (YAML)")
+	c.Flags().StringVar(&lp.addr, "listen", "", "serve Streamable HTTP on this address (host:port, loopback) instead of stdio")
+	c.Flags().BoolVar(&lp.allowRemote, "allow-remote", false, "let --listen bind to an address other machines can reach")
+	c.Flags().Int64Var(&lp.maxBytes, "max-request-bytes", 4<<20, "the largest HTTP request body --listen reads")
 	return c
 }
 
-func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error {
+// checkListen refuses an address off this machine unless asked for:
+// the gateway has no authentication of its own.
+func checkListen(lp listenParams) error {
+	host, _, err := net.SplitHostPort(lp.addr)
+	if err != nil {
+		return usageErr(fmt.Errorf("--listen %q is not host:port: %v", lp.addr, err), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931")
+	}
+	if lp.maxBytes <= 0 {
+		return usageErr(fmt.Errorf("--max-request-bytes must be positive"), "")
+	}
+	if lp.allowRemote {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return usageErr(fmt.Errorf("--listen %s is reachable from other machines, and the gateway authenticates no one: listen on 127.0.0.1, or add --allow-remote", lp.addr), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931")
+	}
+	return nil
+}
+
+func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp listenParams) error {
 	c, err := loadGatewayConfig(config)
 	if err != nil {
 		return err
@@ -259,6 +302,17 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
 	}
 	fmt.Fprintf(stderr, "bailiff: session %s: gateway for %s behind policy %s, audit log %s\n", session, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
+	if lp.addr != "" {
+		ln, err := net.Listen("tcp", lp.addr)
+		if err != nil {
+			return usageErr(fmt.Errorf("--listen: %v", err), "")
+		}
+		fmt.Fprintf(stderr, "bailiff: serving Streamable HTTP at http://%s/\n", ln.Addr())
+		if err := proxy.ServeGatewayHTTP(ctx, opt, ln, ups, proxy.HTTPOptions{MaxRequestBytes: lp.maxBytes}); err != nil {
+			return usageErr(err, "")
+		}
+		return nil
+	}
 	if err := proxy.RunGateway(ctx, opt, stdin, stdout, ups); err != nil {
 		return usageErr(err, "")
 	}
