@@ -13,7 +13,7 @@ import (
 
 // httpSDKServer starts the Go SDK test server on Streamable HTTP, on a
 // loopback port of its own choosing, and returns its URL.
-func httpSDKServer(t *testing.T, args ...string) string {
+func httpSDKServer(t testing.TB, args ...string) string {
 	t.Helper()
 	bin := sdkServer(t)
 	cmd := exec.Command(bin, append([]string{"-listen", "127.0.0.1:0"}, args...)...)
