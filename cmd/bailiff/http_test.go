@@ -53,10 +53,13 @@ rules:
 	for _, tc := range []struct {
 		name, version, prefix string
 		args                  []string
+		env                   []string
 	}{
-		{"run stateless", "2026-07-28", "", []string{"run", "--policy", policy, "--url", url}},
-		{"run handshake", "2025-11-25", "", []string{"run", "--policy", policy, "--url", url}},
-		{"gateway", "2025-11-25", "go.", []string{"gateway", "--config", config}},
+		{"run stateless", "2026-07-28", "", []string{"run", "--policy", policy, "--url", url}, nil},
+		{"run handshake", "2025-11-25", "", []string{"run", "--policy", policy, "--url", url}, nil},
+		// as bailiff init wraps a "url" entry
+		{"run BAILIFF_URL", "2025-11-25", "", []string{"run", "--policy", policy}, []string{"BAILIFF_URL=" + url}},
+		{"gateway", "2025-11-25", "go.", []string{"gateway", "--config", config}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			audit, args := gwAudit, tc.args
@@ -65,7 +68,7 @@ rules:
 				args = append([]string{"run", "--audit", audit}, tc.args[1:]...)
 			}
 			cmd := exec.Command(os.Args[0], args...)
-			cmd.Env = append(os.Environ(), childEnv+"=1", "USER=tester")
+			cmd.Env = append(append(os.Environ(), childEnv+"=1", "USER=tester"), tc.env...)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "0"}, nil)

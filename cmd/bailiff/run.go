@@ -70,8 +70,11 @@ stderr go to stderr.`,
   bailiff run --policy fs.yaml --server fs -- npx -y @modelcontextprotocol/server-filesystem /srv/share
   bailiff run --policy policy.yaml --server notes --url http://127.0.0.1:8080/mcp`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if p.url != "" && len(args) > 0 {
+				return usageErr(errors.New("run takes a server command or --url (or $BAILIFF_URL), not both"), "bailiff run --url http://127.0.0.1:8080/mcp")
+			}
 			if p.url != "" {
-				return noArgs()(cmd, args)
+				return nil
 			}
 			return minArgs(1)(cmd, args)
 		},
@@ -102,7 +105,7 @@ stderr go to stderr.`,
 	}
 	// Everything from the command on is the command's, flags included.
 	c.Flags().SetInterspersed(false)
-	// BAILIFF_POLICY, BAILIFF_AUDIT and BAILIFF_SERVER stand in for the
+	// BAILIFF_POLICY, BAILIFF_AUDIT, BAILIFF_SERVER and BAILIFF_URL stand in for the
 	// flags: bailiff init writes them into a client config's env, where no
 	// client mistakes them for its own options.
 	c.Flags().StringVar(&p.policy, "policy", os.Getenv("BAILIFF_POLICY"), "policy file (default $BAILIFF_POLICY, else deny every call)")
@@ -115,7 +118,7 @@ stderr go to stderr.`,
 	c.Flags().StringVar(&p.secret, "secret", "", "file keying the digests of redacted calls (default: a fresh random key)")
 	c.Flags().StringVar(&p.durability, "durability", "sync", "when records reach the disk: sync, batch or none")
 	c.Flags().DurationVar(&p.callTimeout, "call-timeout", 2*time.Minute, "how long the server may take to answer a call")
-	c.Flags().StringVar(&p.url, "url", "", "the server's Streamable HTTP endpoint, instead of a command")
+	c.Flags().StringVar(&p.url, "url", os.Getenv("BAILIFF_URL"), "the server's Streamable HTTP endpoint, instead of a command (default $BAILIFF_URL)")
 	return c
 }
 
