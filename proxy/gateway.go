@@ -49,8 +49,8 @@ func RunGateway(ctx context.Context, opt Options, in io.Reader, out io.Writer, u
 func runGateway(ctx context.Context, p *Proxy, ups []Upstream) error {
 	opt := p.opt
 	p.gateway = true
-	// Paths are resolved on this machine only when every server runs on
-	// it: a symlink here says nothing of a path on a server elsewhere.
+	// Paths are resolved for the servers started here (resolve skips
+	// those reached over HTTP).
 	p.resolveLinks = true
 	var stdins []io.Closer
 	var cmds []*exec.Cmd
@@ -62,7 +62,6 @@ func runGateway(ctx context.Context, p *Proxy, ups []Upstream) error {
 	}()
 	for _, u := range ups {
 		if u.URL != "" {
-			p.resolveLinks = false
 			s, err := dialHTTP(u.URL, nil)
 			if err != nil {
 				return fmt.Errorf("%s: %w", u.Name, err)

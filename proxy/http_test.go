@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bailiff/engine"
 )
 
 // httpSDKServer starts the Go SDK test server on Streamable HTTP, on a
@@ -112,5 +116,38 @@ rules:
 	rep := s.verify()
 	if rep.Calls != 2 {
 		t.Errorf("the log holds %d calls, want 2", rep.Calls)
+	}
+}
+
+// TestHTTPUpstreamPathsNotResolved: in a gateway with a server started
+// here and one reached over HTTP, a confined path is resolved through
+// this machine's symlinks for the first only; the other may run
+// anywhere, so its path is decided as written.
+func TestHTTPUpstreamPathsNotResolved(t *testing.T) {
+	root := symlinkTree(t)
+	pub, priv := filepath.Join(root, "public"), filepath.Join(root, "private")
+	pol, err := engine.Load("test", []byte(fmt.Sprintf(`version: 1
+packs: [filesystem]
+rules:
+  - {id: write, tool: write_file, action: allow}
+tools:
+  write_file:
+    allowed_path_prefixes: [%s]
+`, pub)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(Options{Policy: pol}, strings.NewReader(""), io.Discard)
+	p.gateway, p.resolveLinks = true, true
+	p.addUpstream("local", strings.NewReader(""), io.Discard)
+	p.addUpstreamOn("remote", &connStream{})
+	path := pub + "/cache/x.txt"
+	got, _, err := p.resolve("local.write_file", map[string]any{"path": path})
+	if err != nil || got["path"] != priv+"/x.txt" {
+		t.Errorf("local: %v %v, want the path resolved into private", got, err)
+	}
+	got, _, err = p.resolve("remote.write_file", map[string]any{"path": path})
+	if err != nil || got["path"] != path {
+		t.Errorf("remote: %v %v, want the path as written", got, err)
 	}
 }

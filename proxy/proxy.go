@@ -188,8 +188,8 @@ func RunURL(ctx context.Context, opt Options, in io.Reader, out io.Writer, url s
 	defer s.close()
 	p := newProxy(opt, in, out)
 	p.addUpstreamOn(opt.Server, s)
-	// The server may run anywhere: a symlink on this machine says
-	// nothing of its paths, so none is resolved here.
+	// resolveLinks stays unset: the server may run anywhere, and a
+	// symlink on this machine says nothing of its paths.
 	return p.Serve(ctx)
 }
 
