@@ -27,7 +27,7 @@ type listening struct {
 	stop func()
 }
 
-func startListening(t *testing.T, policy string, ups []Upstream, hopt HTTPOptions) *listening {
+func startListening(t *testing.T, policy string, ups []Upstream, hopt HTTPOptions, edit ...func(o *Options, log string)) *listening {
 	t.Helper()
 	pol, err := engine.Load("test policy", []byte(policy))
 	if err != nil {
@@ -42,6 +42,9 @@ func startListening(t *testing.T, policy string, ups []Upstream, hopt HTTPOption
 	opt := Options{Policy: pol, Log: w, Evidence: ev, Server: "gateway", Session: "test-session",
 		Principal: engine.Principal{Subject: "ana"}, Secret: []byte("0123456789abcdef0123456789abcdef"),
 		Stderr: &lockedBuffer{}, CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second}
+	for _, e := range edit {
+		e(&opt, logPath)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -204,4 +207,47 @@ func TestListenRefuses(t *testing.T) {
 	if rep.Calls != 0 {
 		t.Errorf("the log holds %d calls, want none", rep.Calls)
 	}
+}
+
+// TestListenAskOutOfBand: an ask is never put to an HTTP client, even one
+// that can elicit (which of the session's clients would answer?): it is
+// refused at once with a pending approval.
+func TestListenAskOutOfBand(t *testing.T) {
+	bin := sdkServer(t)
+	policy := `version: 1
+rules:
+  - {id: ask-echo, server: go, tool: echo, action: ask}
+`
+	var approvals *Approvals
+	l := startListening(t, policy, []Upstream{{Name: "go", Cmd: exec.Command(bin)}}, HTTPOptions{}, func(o *Options, log string) {
+		approvals = &Approvals{Dir: ApprovalsDir(log)}
+		o.Approvals = approvals
+	})
+	asked := make(chan struct{}, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "0"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- struct{}{}
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: l.url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "go.echo", Arguments: map[string]any{"text": "hi"}})
+	if err != nil || !r.IsError || !strings.Contains(text(r), "bailiff approve") {
+		t.Fatalf("go.echo: %v %+v, want a refusal naming a pending approval", err, r)
+	}
+	select {
+	case <-asked:
+		t.Error("the HTTP client was asked in-band")
+	default:
+	}
+	if list, err := approvals.List(); err != nil || len(list) != 1 {
+		t.Errorf("pending approvals: %v %v, want one", list, err)
+	}
+	cs.Close()
+	l.verify(t)
 }
