@@ -15,10 +15,12 @@ import (
 )
 
 // Upstream is one server behind a gateway: its name (the prefix of its
-// tools) and the command that starts it.
+// tools) and either the command that starts it or the URL of its
+// Streamable HTTP endpoint.
 type Upstream struct {
 	Name string
 	Cmd  *exec.Cmd
+	URL  string
 }
 
 // gatewayVersions are the protocol versions a gateway speaks, newest
@@ -41,11 +43,33 @@ const gatewayInstructions = "Tools are named <server>.<tool>. Every call is chec
 // calls share one session, one audit log and one taint state: output read
 // from one server taints destinations sent to through another.
 func RunGateway(ctx context.Context, opt Options, in io.Reader, out io.Writer, ups []Upstream) error {
-	p := newProxy(opt, in, out)
+	return runGateway(ctx, newProxy(opt, in, out), ups)
+}
+
+func runGateway(ctx context.Context, p *Proxy, ups []Upstream) error {
+	opt := p.opt
 	p.gateway = true
-	p.resolveLinks = true // every upstream is a command on this machine
+	// Paths are resolved for the servers started here (resolve skips
+	// those reached over HTTP).
+	p.resolveLinks = true
 	var stdins []io.Closer
+	var cmds []*exec.Cmd
+	defer func() {
+		for i, c := range cmds {
+			stdins[i].Close()
+			stop(c)
+		}
+	}()
 	for _, u := range ups {
+		if u.URL != "" {
+			s, err := dialHTTP(u.URL, nil)
+			if err != nil {
+				return fmt.Errorf("%s: %w", u.Name, err)
+			}
+			defer s.close()
+			p.addUpstreamOn(u.Name, s)
+			continue
+		}
 		upIn, err := u.Cmd.StdinPipe()
 		if err != nil {
 			return err
@@ -60,47 +84,70 @@ func RunGateway(ctx context.Context, opt Options, in io.Reader, out io.Writer, u
 		}
 		p.addUpstream(u.Name, upOut, upIn)
 		stdins = append(stdins, upIn)
+		cmds = append(cmds, u.Cmd)
 	}
-	err := p.Serve(ctx)
-	for i, u := range ups {
-		stdins[i].Close()
-		stop(u.Cmd)
-	}
-	return err
+	return p.Serve(ctx)
 }
 
-// initialize opens the gateway's own session with one upstream. It tries
-// the initialize handshake first: on stdio that session carries the
-// server's list_changed notifications, which the stateless revision
+// initialize opens the gateway's own session with one upstream. On
+// stdio it tries the initialize handshake first: that session carries
+// the server's list_changed notifications, which the stateless revision
 // sends only on a subscriptions/listen stream bailiff does not open yet,
-// and every SDK server still speaks it. A server that refuses it (one
-// of the stateless revision only) is asked server/discover, and is then
-// sent the revision's _meta on every request.
+// and every SDK server still speaks it. A server that refuses it (one of
+// the stateless revision only) is asked server/discover, and is then
+// sent the revision's _meta on every request. Over HTTP the order is the
+// other way round, as the SDK client's: the SDK's stateless handler
+// answers initialize for a revision it then refuses, and an HTTP session
+// carries no list_changed for bailiff either way (no standalone stream).
 func (p *Proxy) initialize(ctx context.Context, u *upstream) error {
+	if _, isHTTP := u.wire.(*connStream); isHTTP {
+		derr := p.discover(ctx, u)
+		if derr == nil {
+			return nil
+		}
+		if err := p.handshake(ctx, u); err != nil {
+			return fmt.Errorf("server/discover: %v; initialize: %v", derr, err)
+		}
+		return nil
+	}
+	err := p.handshake(ctx, u)
+	var rpcErr *jsonrpc.Error
+	if err == nil || !errors.As(err, &rpcErr) {
+		return err // no answer at all: asking again would wait as long
+	}
+	if derr := p.discover(ctx, u); derr != nil {
+		return fmt.Errorf("%v; server/discover: %v", err, derr)
+	}
+	return nil
+}
+
+// handshake is the initialize handshake at handshakeVersion.
+func (p *Proxy) handshake(ctx context.Context, u *upstream) error {
 	params := map[string]any{
 		"protocolVersion": handshakeVersion,
 		"capabilities":    map[string]any{},
 		"clientInfo":      gatewayInfo,
 	}
-	_, err := p.request(ctx, u, "initialize", params, p.opt.CallTimeout)
-	if err == nil {
-		n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-		return u.wire.sendRaw(n)
+	if _, err := p.request(ctx, u, "initialize", params, p.opt.CallTimeout); err != nil {
+		return err
 	}
-	var rpcErr *jsonrpc.Error
-	if !errors.As(err, &rpcErr) {
-		return err // no answer at all: asking again would wait as long
-	}
+	n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return u.wire.sendRaw(n)
+}
+
+// discover asks server/discover at the stateless revision and, if the
+// server speaks it, makes the session one of that revision.
+func (p *Proxy) discover(ctx context.Context, u *upstream) error {
 	meta := map[string]any{metaProtocolVersion: revStateless, metaClientInfo: gatewayInfo, metaClientCapabilities: map[string]any{}}
-	r, derr := p.request(ctx, u, "server/discover", map[string]any{"_meta": meta}, p.opt.CallTimeout)
-	if derr != nil {
-		return fmt.Errorf("%v; server/discover: %v", err, derr)
+	r, err := p.request(ctx, u, "server/discover", map[string]any{"_meta": meta}, p.opt.CallTimeout)
+	if err != nil {
+		return err
 	}
 	var res struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
 	if json.Unmarshal(r.Result, &res) != nil || !slices.Contains(res.SupportedVersions, revStateless) {
-		return fmt.Errorf("%v; server/discover names no revision bailiff speaks (%v)", err, res.SupportedVersions)
+		return fmt.Errorf("server/discover names no revision bailiff speaks (%v)", res.SupportedVersions)
 	}
 	p.mu.Lock()
 	u.meta = meta

@@ -118,12 +118,18 @@ func split(p string) []string {
 
 // resolve resolves the symlinks in a call's confined path arguments when
 // the server runs on this machine, and returns the arguments to decide on
-// and forward, with what each rewritten one was.
+// and forward, with what each rewritten one was. A server reached over
+// HTTP may run anywhere: a link here says nothing of its paths.
 func (p *Proxy) resolve(name string, args map[string]any) (map[string]any, map[string]string, error) {
 	if !p.resolveLinks {
 		return args, nil, nil
 	}
-	_, _, tool := p.route(name)
+	u, _, tool := p.route(name)
+	if u != nil {
+		if _, remote := u.wire.(*connStream); remote {
+			return args, nil, nil
+		}
+	}
 	out, from, err := p.opt.Policy.ResolvePaths(tool, args, resolvePath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("a path argument cannot be resolved: %v", err)

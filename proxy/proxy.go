@@ -92,7 +92,7 @@ type Options struct {
 // for bailiff run (a transparent pump), several for bailiff gateway.
 type Proxy struct {
 	opt  Options
-	down *wire // the client
+	down stream // the client
 
 	// gateway is set when the proxy fronts several servers as one: it
 	// answers initialize and tools/list itself, names tools
@@ -149,7 +149,7 @@ type Proxy struct {
 // upstream is one server behind the proxy.
 type upstream struct {
 	name     string
-	wire     *wire
+	wire     stream
 	ownUp    map[string]chan *jsonrpc.Response // our requests to it
 	inflight map[string]chan *jsonrpc.Response // forwarded tools/call by id
 	listReqs map[string]bool                   // the client's tools/list requests
@@ -186,6 +186,21 @@ func Run(ctx context.Context, opt Options, in io.Reader, out io.Writer, cmd *exe
 	return err
 }
 
+// RunURL is Run for a server at a Streamable HTTP endpoint: bailiff is
+// its client, and pumps between it and the client on in/out.
+func RunURL(ctx context.Context, opt Options, in io.Reader, out io.Writer, url string) error {
+	s, err := dialHTTP(url, nil)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	p := newProxy(opt, in, out)
+	p.addUpstreamOn(opt.Server, s)
+	// resolveLinks stays unset: the server may run anywhere, and a
+	// symlink on this machine says nothing of its paths.
+	return p.Serve(ctx)
+}
+
 // stop waits for a server whose stdin is closed to exit, and makes it.
 func stop(cmd *exec.Cmd) {
 	done := make(chan error, 1)
@@ -212,6 +227,11 @@ func New(opt Options, clientIn io.Reader, clientOut io.Writer, serverOut io.Read
 }
 
 func newProxy(opt Options, clientIn io.Reader, clientOut io.Writer) *Proxy {
+	return newProxyOn(opt, newWire(clientIn, clientOut))
+}
+
+// newProxyOn makes a proxy whose client is down.
+func newProxyOn(opt Options, down stream) *Proxy {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
@@ -225,14 +245,18 @@ func newProxy(opt Options, clientIn io.Reader, clientOut io.Writer) *Proxy {
 		opt.AskTimeout = 5 * time.Minute
 	}
 	return &Proxy{
-		opt: opt, down: newWire(clientIn, clientOut), byName: map[string]*upstream{},
+		opt: opt, down: down, byName: map[string]*upstream{},
 		pinned: make(chan struct{}), stateSecret: newStateSecret(),
 		ownDown: map[string]chan *jsonrpc.Response{}, waiting: map[string]*engine.Call{}, repins: map[string]engine.ToolDef{},
 	}
 }
 
 func (p *Proxy) addUpstream(name string, serverOut io.Reader, serverIn io.Writer) *upstream {
-	u := &upstream{name: name, wire: newWire(serverOut, serverIn), ownUp: map[string]chan *jsonrpc.Response{},
+	return p.addUpstreamOn(name, newWire(serverOut, serverIn))
+}
+
+func (p *Proxy) addUpstreamOn(name string, s stream) *upstream {
+	u := &upstream{name: name, wire: s, ownUp: map[string]chan *jsonrpc.Response{},
 		inflight: map[string]chan *jsonrpc.Response{}, listReqs: map[string]bool{}}
 	p.ups = append(p.ups, u)
 	p.byName[name] = u

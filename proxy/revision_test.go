@@ -41,7 +41,7 @@ rules:
 `
 
 // sdkServer builds the Go SDK test server and returns its binary.
-func sdkServer(t *testing.T) string {
+func sdkServer(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "sdkserver")
 	cmd := exec.Command("go", "build", "-o", bin, "./testdata/sdkserver")

@@ -13,6 +13,18 @@ import (
 // maxMessage is the longest JSON-RPC line read from either side.
 const maxMessage = 64 << 20
 
+// stream is one side of the proxy, as the pump sees it: whole JSON-RPC
+// messages in, whole messages out. The stdio transport is a wire; a
+// Streamable HTTP peer is a connStream (http.go) or, downstream, a
+// muxStream (listen.go).
+type stream interface {
+	// read returns the next message's bytes; errTooLong for one that was
+	// skipped, any other error once the stream has ended.
+	read() ([]byte, error)
+	send(m jsonrpc.Message) error
+	sendRaw(b []byte) error
+}
+
 // wire is one side of the proxy: newline-delimited JSON-RPC messages (the
 // MCP stdio transport) read and written as whole lines. Writes are
 // serialized so two messages never interleave on the stream.

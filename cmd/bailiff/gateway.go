@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -40,7 +42,10 @@ type gatewayConfig struct {
 	Servers      map[string]*serverCommand `yaml:"servers"`
 }
 
+// serverCommand is one server: a command to start, or the URL of a
+// Streamable HTTP endpoint bailiff connects to as a client.
 type serverCommand struct {
+	URL     string            `yaml:"url"`
 	Command string            `yaml:"command"`
 	Args    []string          `yaml:"args"`
 	Env     map[string]string `yaml:"env"`
@@ -65,8 +70,10 @@ func loadGatewayConfig(name string) (*gatewayConfig, error) {
 		switch {
 		case n == "" || strings.ContainsAny(n, ". \t"):
 			return nil, usageErr(fmt.Errorf("%s: server name %q must be non-empty, with no dot or space: tools are routed on the first dot", name, n), "")
-		case s == nil || s.Command == "":
-			return nil, usageErr(fmt.Errorf("%s: server %q needs a command", name, n), "")
+		case s == nil || (s.Command == "" && s.URL == ""):
+			return nil, usageErr(fmt.Errorf("%s: server %q needs a command or a url", name, n), "")
+		case s.URL != "" && (s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != ""):
+			return nil, usageErr(fmt.Errorf("%s: server %q has a url and a command (or args, env, cwd): it is one or the other", name, n), "")
 		}
 	}
 	dir := filepath.Dir(name)
@@ -82,7 +89,14 @@ func loadGatewayConfig(name string) (*gatewayConfig, error) {
 	}
 	// ${VAR} in a server's command, arguments, environment and directory
 	// comes from bailiff's environment, so secrets stay out of the file.
-	for _, s := range c.Servers {
+	for n, s := range c.Servers {
+		if s.URL != "" {
+			s.URL = os.ExpandEnv(s.URL)
+			if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, usageErr(fmt.Errorf("%s: server %q: url %q is not an http or https URL", name, n, s.URL), "")
+			}
+			continue
+		}
 		s.Command = os.ExpandEnv(s.Command)
 		for i, a := range s.Args {
 			s.Args[i] = os.ExpandEnv(a)
@@ -95,16 +109,31 @@ func loadGatewayConfig(name string) (*gatewayConfig, error) {
 	return &c, nil
 }
 
+// listenParams are gateway's flags for serving Streamable HTTP.
+type listenParams struct {
+	addr        string
+	allowRemote bool
+	maxBytes    int64
+}
+
 func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 	var config string
+	var lp listenParams
 	c := &cobra.Command{
 		Use:   "gateway --config gateway.yaml",
-		Short: "Serve several MCP servers as one, behind bailiff, on stdio",
+		Short: "Serve several MCP servers as one, behind bailiff, on stdio or HTTP",
 		Long: `gateway starts every server in the config and serves the client that
 started bailiff as one MCP server whose tools are named <server>.<tool>;
 a call is routed on the first dot. All calls share one session and one
 audit log, so output read from one server taints what is sent through
 another. Tools only: the servers' resources and prompts are not merged.
+
+With --listen ADDR it serves Streamable HTTP at http://ADDR/ instead of
+stdio, to any number of clients, all in the one session: stateless for
+clients of revision 2026-07-28, sessions for older ones. ADDR must be a
+loopback address unless --allow-remote; a request whose Origin is not on
+this machine, or whose Host is not (DNS rebinding), is refused, as is a
+body over --max-request-bytes.
 
 gateway.yaml (paths relative to it; ${VAR} in a server's command, args,
 env and cwd comes from the environment):
@@ -121,9 +150,12 @@ env and cwd comes from the environment):
       env: {SMTP_HOST: smtp.example.com}
     fs:
       command: npx
-      args: [-y, "@modelcontextprotocol/server-filesystem", /srv/share]`,
-		Example: `  bailiff gateway --config gateway.yaml`,
-		Args:    noArgs(),
+      args: [-y, "@modelcontextprotocol/server-filesystem", /srv/share]
+    notes:                     # a Streamable HTTP server, instead of a command
+      url: http://127.0.0.1:8080/mcp`,
+		Example: `  bailiff gateway --config gateway.yaml
+  bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931`,
+		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if config == "" {
 				return usageErr(errors.New("gateway needs --config"), "bailiff gateway --config gateway.yaml")
@@ -131,17 +163,43 @@ env and cwd comes from the environment):
 			if config == "-" {
 				return usageErr(errors.New("--config cannot be -: standard input and output carry the MCP session"), "")
 			}
+			if lp.addr != "" {
+				return checkListen(lp)
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGateway(stdin, cmd.OutOrStdout(), stderr, config)
+			return runGateway(stdin, cmd.OutOrStdout(), stderr, config, lp)
 		},
 	}
 	c.Flags().StringVar(&config, "config", "", "gateway configuration (YAML)")
+	c.Flags().StringVar(&lp.addr, "listen", "", "serve Streamable HTTP on this address (host:port, loopback) instead of stdio")
+	c.Flags().BoolVar(&lp.allowRemote, "allow-remote", false, "let --listen bind to an address other machines can reach")
+	c.Flags().Int64Var(&lp.maxBytes, "max-request-bytes", 4<<20, "the largest HTTP request body --listen reads")
 	return c
 }
 
-func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error {
+// checkListen refuses an address off this machine unless asked for:
+// the gateway has no authentication of its own.
+func checkListen(lp listenParams) error {
+	host, _, err := net.SplitHostPort(lp.addr)
+	if err != nil {
+		return usageErr(fmt.Errorf("--listen %q is not host:port: %v", lp.addr, err), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931")
+	}
+	if lp.maxBytes <= 0 {
+		return usageErr(fmt.Errorf("--max-request-bytes must be positive"), "")
+	}
+	if lp.allowRemote {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return usageErr(fmt.Errorf("--listen %s is reachable from other machines, and the gateway authenticates no one: listen on 127.0.0.1, or add --allow-remote", lp.addr), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931")
+	}
+	return nil
+}
+
+func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp listenParams) error {
 	c, err := loadGatewayConfig(config)
 	if err != nil {
 		return err
@@ -184,6 +242,9 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	var roots []writable
 	for _, n := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[n]
+		if s.URL != "" {
+			continue // nothing of it runs here, nothing it is given is a path here
+		}
 		dir := s.Cwd
 		if dir == "" {
 			dir, _ = os.Getwd()
@@ -215,6 +276,10 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 	var ups []proxy.Upstream
 	for _, n := range names {
 		s := c.Servers[n]
+		if s.URL != "" {
+			ups = append(ups, proxy.Upstream{Name: n, URL: s.URL})
+			continue
+		}
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Dir = s.Cwd
 		cmd.Env = os.Environ()
@@ -237,6 +302,17 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string) error 
 		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
 	}
 	fmt.Fprintf(stderr, "bailiff: session %s: gateway for %s behind policy %s, audit log %s\n", session, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
+	if lp.addr != "" {
+		ln, err := net.Listen("tcp", lp.addr)
+		if err != nil {
+			return usageErr(fmt.Errorf("--listen: %v", err), "")
+		}
+		fmt.Fprintf(stderr, "bailiff: serving Streamable HTTP at http://%s/\n", ln.Addr())
+		if err := proxy.ServeGatewayHTTP(ctx, opt, ln, ups, proxy.HTTPOptions{MaxRequestBytes: lp.maxBytes}); err != nil {
+			return usageErr(err, "")
+		}
+		return nil
+	}
 	if err := proxy.RunGateway(ctx, opt, stdin, stdout, ups); err != nil {
 		return usageErr(err, "")
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,7 +44,10 @@ Code's .mcp.json, Cursor's mcp.json, Claude Desktop's
 claude_desktop_config.json) so that each chosen stdio server starts
 through 'bailiff run'. The original entry (command, args, env, cwd and the
 rest) is kept under "` + upstreamKey + `"; --undo puts every one back.
-Servers reached over HTTP cannot be wrapped and are left as they are.
+A server reached over Streamable HTTP ("url") is wrapped too: the client
+starts 'bailiff run' with BAILIFF_URL, and bailiff is the server's HTTP
+client. One with "headers", or of the older SSE transport, is left as it
+is (bailiff would not send the headers).
 
 The wrapped servers start this bailiff binary by its absolute path, so a
 client that does not share the shell's PATH still finds it; a binary
@@ -69,7 +73,7 @@ the original bytes.`,
 		},
 	}
 	c.Flags().StringVar(&p.config, "config", "", "client configuration file with an mcpServers block")
-	c.Flags().StringArrayVar(&p.servers, "server", nil, "wrap only this server (repeatable; default every stdio server)")
+	c.Flags().StringArrayVar(&p.servers, "server", nil, "wrap only this server (repeatable; default every stdio and Streamable HTTP server)")
 	c.Flags().StringVar(&p.policy, "policy", "", "policy file the wrapped servers run under (default: deny every call)")
 	c.Flags().StringVar(&p.audit, "audit-dir", "", "directory for the audit logs, outside the project (default: the user's state directory)")
 	c.Flags().StringArrayVar(&p.keys, "approver-key", nil, "an approver's public key (or .pub file) the wrapped servers trust (repeatable)")
@@ -339,20 +343,32 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 			}
 			continue
 		}
+		if orig != nil {
+			continue // already wrapped
+		}
 		var command string
-		if orig != nil || json.Unmarshal(entry.get("command"), &command) != nil || command == "" {
-			continue // already wrapped, or not a stdio server
-		}
-		var args []string
-		if a := entry.get("args"); a != nil {
-			if err := json.Unmarshal(a, &args); err != nil {
-				return usageErr(fmt.Errorf("%s: server %q: args: %v", p.config, m.Key, chain.PlainJSON(err, "")), "")
-			}
-		}
-		// bailiff's settings go in the environment, not the arguments:
-		// some clients read every --flag in a server's arguments as theirs.
-		run := append([]string{"run", command}, args...)
+		var run []string
 		env := map[string]any{}
+		// The keys of the original that the wrapped entry does not keep:
+		// they say how to reach the server, which is now bailiff's job.
+		replaced := []string{"command", "args", "env"}
+		if json.Unmarshal(entry.get("command"), &command) == nil && command != "" {
+			var args []string
+			if a := entry.get("args"); a != nil {
+				if err := json.Unmarshal(a, &args); err != nil {
+					return usageErr(fmt.Errorf("%s: server %q: args: %v", p.config, m.Key, chain.PlainJSON(err, "")), "")
+				}
+			}
+			// bailiff's settings go in the environment, not the arguments:
+			// some clients read every --flag in a server's arguments as theirs.
+			run = append([]string{"run", command}, args...)
+		} else if u, ok := httpServer(entry); ok {
+			run = []string{"run"}
+			env["BAILIFF_URL"] = u
+			replaced = append(replaced, "url", "type")
+		} else {
+			continue // neither a command nor a Streamable HTTP server bailiff can reach
+		}
 		if e := entry.get("env"); e != nil {
 			if err := json.Unmarshal(e, &env); err != nil {
 				return usageErr(fmt.Errorf("%s: server %q: env: %v", p.config, m.Key, chain.PlainJSON(err, "")), "")
@@ -371,9 +387,7 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 		envJSON, _ := json.Marshal(env)
 		wrapped := object{{Key: "command", Val: cmdJSON}, {Key: "args", Val: argsJSON}, {Key: "env", Val: envJSON}}
 		for _, f := range entry {
-			switch f.Key {
-			case "command", "args", "env":
-			default:
+			if !slices.Contains(replaced, f.Key) {
 				wrapped = append(wrapped, f)
 			}
 		}
@@ -419,6 +433,27 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	}
 	_, err = fmt.Fprintf(stdout, "bailiff: wrote %s\n", p.config)
 	return err
+}
+
+// httpServer reports the URL of an entry that names a Streamable HTTP
+// server bailiff run --url can reach in its place. One with headers is
+// left alone: bailiff would not send them (a token, typically), and the
+// wrapped server would stop working. So is one of the older HTTP+SSE
+// transport ("type": "sse"), which bailiff does not speak.
+func httpServer(entry object) (string, bool) {
+	var u, typ string
+	if json.Unmarshal(entry.get("url"), &u) != nil || u == "" || entry.get("headers") != nil {
+		return "", false
+	}
+	if t := entry.get("type"); t != nil {
+		if json.Unmarshal(t, &typ) != nil || (typ != "http" && typ != "streamable-http" && typ != "streamableHttp") {
+			return "", false
+		}
+	}
+	if parsed, err := url.Parse(u); err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+		return "", false
+	}
+	return u, true
 }
 
 // diffContext is the number of unchanged lines shown around a change, as

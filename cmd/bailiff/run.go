@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -33,6 +34,7 @@ type runParams struct {
 	durability  string
 	callTimeout time.Duration
 	approvers   []string
+	url         string // a Streamable HTTP server instead of a command
 }
 
 // denyAll is the policy without --policy: nothing is allowed until a
@@ -42,7 +44,7 @@ const denyAll = "version: 1\nname: deny-all\nrules: []\n"
 func newRun(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var p runParams
 	c := &cobra.Command{
-		Use:   "run [flags] -- COMMAND [ARG...]",
+		Use:   "run [flags] {-- COMMAND [ARG...] | --url URL}",
 		Short: "Run an MCP server behind bailiff, on stdio",
 		Long: `run starts an MCP server (COMMAND) and stands between it and the client
 that started bailiff: every tools/call is decided by the policy before the
@@ -57,14 +59,34 @@ about go to the client as an elicitation; a client that cannot ask gets a
 refusal naming a pending approval, which 'bailiff approve' grants for one
 retry of the same call.
 
+With --url instead of a command, the server is the Streamable HTTP
+endpoint at URL and bailiff is its client; the client that started bailiff
+still speaks stdio. Path arguments are then not resolved on this machine:
+the server may run elsewhere.
+
 stdout carries MCP messages only; bailiff's own messages and the server's
 stderr go to stderr.`,
 		Example: `  bailiff run --policy policy.yaml --audit mail.audit.jsonl -- npx -y mcp-mail-server
-  bailiff run --policy fs.yaml --server fs -- npx -y @modelcontextprotocol/server-filesystem /srv/share`,
-		Args: minArgs(1),
+  bailiff run --policy fs.yaml --server fs -- npx -y @modelcontextprotocol/server-filesystem /srv/share
+  bailiff run --policy policy.yaml --server notes --url http://127.0.0.1:8080/mcp`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if p.url != "" && len(args) > 0 {
+				return usageErr(errors.New("run takes a server command or --url (or $BAILIFF_URL), not both"), "bailiff run --url http://127.0.0.1:8080/mcp")
+			}
+			if p.url != "" {
+				return nil
+			}
+			return minArgs(1)(cmd, args)
+		},
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if n := cmd.ArgsLenAtDash(); n > 0 {
 				return usageErr(errors.New("the server command goes after bailiff's flags (and an optional --)"), "bailiff run --policy policy.yaml -- COMMAND [ARG...]")
+			}
+			if p.url != "" {
+				u, err := url.Parse(p.url)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return usageErr(fmt.Errorf("--url %q is not an http or https URL", p.url), "bailiff run --url http://127.0.0.1:8080/mcp")
+				}
 			}
 			_, err := chain.ParseDurability(p.durability)
 			if err != nil {
@@ -83,7 +105,7 @@ stderr go to stderr.`,
 	}
 	// Everything from the command on is the command's, flags included.
 	c.Flags().SetInterspersed(false)
-	// BAILIFF_POLICY, BAILIFF_AUDIT and BAILIFF_SERVER stand in for the
+	// BAILIFF_POLICY, BAILIFF_AUDIT, BAILIFF_SERVER and BAILIFF_URL stand in for the
 	// flags: bailiff init writes them into a client config's env, where no
 	// client mistakes them for its own options.
 	c.Flags().StringVar(&p.policy, "policy", os.Getenv("BAILIFF_POLICY"), "policy file (default $BAILIFF_POLICY, else deny every call)")
@@ -96,6 +118,7 @@ stderr go to stderr.`,
 	c.Flags().StringVar(&p.secret, "secret", "", "file keying the digests of redacted calls (default: a fresh random key)")
 	c.Flags().StringVar(&p.durability, "durability", "sync", "when records reach the disk: sync, batch or none")
 	c.Flags().DurationVar(&p.callTimeout, "call-timeout", 2*time.Minute, "how long the server may take to answer a call")
+	c.Flags().StringVar(&p.url, "url", os.Getenv("BAILIFF_URL"), "the server's Streamable HTTP endpoint, instead of a command (default $BAILIFF_URL)")
 	return c
 }
 
@@ -112,6 +135,11 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		fmt.Fprintln(stderr, "bailiff: warning: no --policy: every call is denied")
 	}
 	server := p.server
+	if server == "" && p.url != "" {
+		// PreRunE has parsed it.
+		u, _ := url.Parse(p.url)
+		server = u.Hostname()
+	}
 	if server == "" {
 		server = filepath.Base(command[0])
 		if (server == "npx" || server == "node" || server == "uvx") && len(command) > 1 {
@@ -123,7 +151,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		audit = filepath.Join(stateDir(), "bailiff-"+server+".audit.jsonl")
 	}
 	cwd, _ := os.Getwd()
-	roots := writableRoots(pol, server, cwd, command)
+	roots := writableRoots(pol, server, cwd, command) // no command: the policy's alone
 	if err := checkStateOutside(audit, roots); err != nil {
 		return err
 	}
@@ -167,16 +195,25 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cmd := exec.Command(command[0], command[1:]...)
 	opt := proxy.Options{
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(audit)}, EvidenceSync: dur == chain.Sync,
 		Server: server, Session: session, Principal: principal, Secret: secret,
 		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}, ApproverKeys: approvers, Stderr: stderr, CallTimeout: p.callTimeout,
 		Protected: protectedPaths(append(stateGuarded(audit), trust...)),
 	}
-	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, audit log %s\n", session, strings.Join(command, " "), shortVersion(pol.Version()), audit)
-	if err := proxy.Run(ctx, opt, stdin, stdout, cmd); err != nil {
-		return usageErr(err, "")
+	what := strings.Join(command, " ")
+	if p.url != "" {
+		what = p.url
+	}
+	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, audit log %s\n", session, what, shortVersion(pol.Version()), audit)
+	var err2 error
+	if p.url != "" {
+		err2 = proxy.RunURL(ctx, opt, stdin, stdout, p.url)
+	} else {
+		err2 = proxy.Run(ctx, opt, stdin, stdout, exec.Command(command[0], command[1:]...))
+	}
+	if err2 != nil {
+		return usageErr(err2, "")
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 // Command sdkserver is a real MCP server on the official Go SDK, for the
 // proxy's tests: it speaks every revision the SDK does (2026-07-28 among
 // them), or, with -only-stateless, 2026-07-28 alone; with
-// -refuse-initialize it refuses the old handshake.
+// -refuse-initialize it refuses the old handshake; with -listen it
+// serves Streamable HTTP instead of stdio.
 //
 // Tools: echo (returns its text), send (records that it ran: a denied
 // call must never reach it), ask (answers input_required, a
@@ -12,7 +13,10 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
+	"net"
+	"net/http"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -27,6 +31,7 @@ func main() {
 	only := flag.Bool("only-stateless", false, "speak revision 2026-07-28 only")
 	noInit := flag.Bool("refuse-initialize", false, "answer initialize with an error (as a server of the stateless revision alone may)")
 	ran := flag.String("ran", "", "file that send appends to when it runs")
+	listen := flag.String("listen", "", "serve Streamable HTTP on this address instead of stdio, and print the URL on stdout (stateless with -only-stateless)")
 	flag.Parse()
 	var opts mcp.ServerOptions
 	if *only {
@@ -75,6 +80,15 @@ func main() {
 				})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown"}}}, nil, nil
 		})
+	if *listen != "" {
+		ln, err := net.Listen("tcp", *listen)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("http://%s/mcp\n", ln.Addr())
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: *only})
+		log.Fatal(http.Serve(ln, h))
+	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}

@@ -1,0 +1,294 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A gateway served on Streamable HTTP (bailiff gateway --listen) is the
+// SDK's own HTTP handler around an SDK server, which does what the
+// transport needs: the revisions and their headers, sessions and
+// stateless requests, event streams, DNS-rebinding protection, the body
+// limit. The server's tools/list and tools/call are not its own: a
+// middleware hands each to the gateway's one pump (muxStream), which
+// decides, logs and routes it exactly as for a client on stdio. Every
+// HTTP client shares that one session, its log and its taint: what one
+// client read taints what another sends, as across one gateway's
+// servers.
+
+// HTTPOptions configure a gateway served on Streamable HTTP.
+type HTTPOptions struct {
+	// MaxRequestBytes bounds an HTTP request's body (default 4 MiB);
+	// a longer one is refused with 413.
+	MaxRequestBytes int64
+	// SessionTimeout ends a session of the handshake revisions idle this
+	// long (default 30 minutes).
+	SessionTimeout time.Duration
+}
+
+const defaultMaxRequestBytes = 4 << 20
+
+// ServeGatewayHTTP serves a gateway in front of ups on ln until ctx ends.
+// The caller chooses ln; it binds to loopback unless told otherwise.
+func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []Upstream, hopt HTTPOptions) error {
+	if hopt.MaxRequestBytes <= 0 {
+		hopt.MaxRequestBytes = defaultMaxRequestBytes
+	}
+	if hopt.SessionTimeout <= 0 {
+		hopt.SessionTimeout = 30 * time.Minute
+	}
+	mux := newMuxStream()
+	p := newProxyOn(opt, mux)
+	// The pump's timeouts bound the server's write side: a call may take
+	// CallTimeout, an answer to an ask as long again.
+	opt = p.opt
+	writeTimeout := opt.CallTimeout + opt.AskTimeout + time.Minute
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "bailiff-gateway", Version: "1"}, &mcp.ServerOptions{
+		Instructions: gatewayInstructions,
+		// list_changed would need a stream to every client; the pump's
+		// is not relayed (docs/proxy.md), so none is promised.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/list", "tools/call":
+				return mux.forward(ctx, method, req.GetParams())
+			}
+			return next(ctx, method, req)
+		}
+	})
+	get := func(*http.Request) *mcp.Server { return server }
+	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Stateless: true, MaxRequestBodyBytes: hopt.MaxRequestBytes})
+	sessions := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		MaxRequestBodyBytes: hopt.MaxRequestBytes, SessionTimeout: hopt.SessionTimeout,
+		EventStore: mcp.NewMemoryEventStore(nil)})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
+			// A page in a browser may reach a loopback port; only pages
+			// served from this machine may talk to the gateway.
+			http.Error(w, "Forbidden: Origin "+strconv.Quote(o)+" is not on this machine", http.StatusForbidden)
+			return
+		}
+		// The stateless revision lives in the SDK's stateless handler,
+		// the handshake in its stateful one; a request says which by its
+		// header (revisions order as strings).
+		if r.Header.Get("Mcp-Protocol-Version") >= revStateless {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		sessions.ServeHTTP(w, r)
+	})
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	pumped := make(chan error, 1)
+	go func() {
+		pumped <- runGateway(ctx, p, ups)
+		cancel()
+	}()
+	var err error
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+	}
+	shut, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	_ = srv.Shutdown(shut)
+	mux.close()
+	if perr := <-pumped; perr != nil {
+		return perr
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// loopbackOrigin reports whether an Origin names this machine.
+func loopbackOrigin(o string) bool {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// muxStream is the pump's client when the clients are HTTP requests:
+// each forwarded request gets an id of its own (two clients' ids would
+// collide in the pump), and the pump's answer goes back to the request
+// that waits for it.
+type muxStream struct {
+	in   chan []byte
+	done chan struct{}
+	once sync.Once
+
+	mu      sync.Mutex
+	next    int
+	waiting map[string]chan *jsonrpc.Response
+}
+
+func newMuxStream() *muxStream {
+	return &muxStream{in: make(chan []byte, 64), done: make(chan struct{}), waiting: map[string]chan *jsonrpc.Response{}}
+}
+
+func (m *muxStream) close() { m.once.Do(func() { close(m.done) }) }
+
+func (m *muxStream) read() ([]byte, error) {
+	select {
+	case b := <-m.in:
+		return b, nil
+	case <-m.done:
+		return nil, io.EOF
+	}
+}
+
+func (m *muxStream) sendRaw(b []byte) error {
+	msg, err := jsonrpc.DecodeMessage(b)
+	if err != nil {
+		return err
+	}
+	return m.send(msg)
+}
+
+func (m *muxStream) send(msg jsonrpc.Message) error {
+	switch r := msg.(type) {
+	case *jsonrpc.Response:
+		m.mu.Lock()
+		ch, ok := m.waiting[key(r.ID)]
+		delete(m.waiting, key(r.ID))
+		m.mu.Unlock()
+		if ok {
+			ch <- r
+		}
+	case *jsonrpc.Request:
+		// A request of the pump's own to the client (it sends none to an
+		// HTTP client that has not said it can elicit) is refused at
+		// once, so nothing waits on an answer that cannot come.
+		if r.ID.IsValid() {
+			b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "an HTTP client of the gateway is not asked " + r.Method}})
+			select {
+			case m.in <- b:
+			case <-m.done:
+			}
+		}
+		// Notifications (list_changed, servers' log messages) have no
+		// stream to go on: see docs/proxy.md.
+	}
+	return nil
+}
+
+// forward hands one client request to the pump and returns its answer
+// as the SDK server's result for that method.
+func (m *muxStream) forward(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
+	raw, err := forwardParams(params)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	ch := make(chan *jsonrpc.Response, 1)
+	m.mu.Lock()
+	m.next++
+	id, _ := jsonrpc.MakeID("http-" + strconv.Itoa(m.next))
+	m.waiting[key(id)] = ch
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.waiting, key(id))
+		m.mu.Unlock()
+	}()
+	b, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: method, Params: raw})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case m.in <- b:
+	case <-m.done:
+		return nil, errors.New("the gateway is closing")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var r *jsonrpc.Response
+	select {
+	case r = <-ch:
+	case <-m.done:
+		return nil, errors.New("the gateway is closing")
+	case <-ctx.Done():
+		// The pump still finishes the call and records it.
+		return nil, ctx.Err()
+	}
+	if r.Error != nil {
+		return nil, r.Error
+	}
+	var res mcp.Result
+	switch method {
+	case "tools/list":
+		res = &mcp.ListToolsResult{}
+	default:
+		res = &mcp.CallToolResult{}
+	}
+	if err := json.Unmarshal(r.Result, res); err != nil {
+		// What cannot be read as a result is not passed on in part.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s result cannot be read: %v", method, err)}
+	}
+	return res, nil
+}
+
+// forwardParams are a request's params as the pump takes them: without
+// the _meta keys of the client's session with the SDK server, which
+// has already checked them (the pump's session is one for every client,
+// of no one client's revision).
+func forwardParams(params mcp.Params) (json.RawMessage, error) {
+	if params == nil {
+		return json.RawMessage("{}"), nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, err
+	}
+	if rawMeta, ok := obj["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(rawMeta, &meta) == nil {
+			for _, k := range sessionMetaKeys {
+				delete(meta, k)
+			}
+			if len(meta) == 0 {
+				delete(obj, "_meta")
+			} else {
+				obj["_meta"], _ = json.Marshal(meta)
+			}
+		}
+	}
+	return json.Marshal(obj)
+}
