@@ -87,7 +87,8 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 	// call; otherwise it is a new call, and its answer counts for
 	// nothing (badState).
 	var badState error
-	if state, present, responses := retryParams(req.Params); present && p.isStateless() {
+	listening, httpAsk := p.httpClient(req.ID)
+	if state, present, responses := retryParams(req.Params); present && (p.isStateless() || listening) {
 		p.digest(c)
 		pend, err := p.takeState(state, c)
 		if err == nil {
@@ -103,7 +104,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		p.logf("a retry of %s carried a requestState that approves nothing: %v", name, err)
 		badState = err
 	}
-	d, written, canElicit, err := p.decide(c, resolved)
+	d, written, canElicit, err := p.decide(c, resolved, httpAsk)
 	if err != nil {
 		p.logf("cannot write the audit log: %v", err)
 		p.toClient(refusal(req.ID, "bailiff denied this call: the audit log cannot be written"))
@@ -131,7 +132,10 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 			p.toClient(refusal(req.ID, fmt.Sprintf("bailiff denied this call: the %v. %s", badState, describe(d))))
 			return
 		}
-		if p.isStateless() {
+		if p.isStateless() || listening {
+			// An HTTP client is asked in the call's result too: the SDK
+			// server turns it into elicitation/create for a client of an
+			// older revision (listen.go).
 			p.askInBand(req.ID, c, d)
 			return
 		}
@@ -148,7 +152,10 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 // with --durability sync) before anything is forwarded: a log that cannot
 // be written forwards nothing. The lock is released on the way out, panic
 // or not, so a recovered panic leaves the session usable.
-func (p *Proxy) decide(c *engine.Call, resolved map[string]string) (d engine.Decision, written map[string]any, canElicit bool, err error) {
+//
+// httpAsk says the HTTP client of this one request can put an ask to a
+// human (the pump's session, shared by every HTTP client, cannot say).
+func (p *Proxy) decide(c *engine.Call, resolved map[string]string, httpAsk bool) (d engine.Decision, written map[string]any, canElicit bool, err error) {
 	written, removed := p.digest(c)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -164,7 +171,8 @@ func (p *Proxy) decide(c *engine.Call, resolved map[string]string) (d engine.Dec
 	}
 	// Whether this ask goes to the human in band: verify accepts an
 	// unsigned elicitation grant only for a call marked so.
-	body.Elicit = d.Verdict == engine.Ask && p.canElicit
+	canElicit = p.canElicit || httpAsk
+	body.Elicit = d.Verdict == engine.Ask && canElicit
 	for _, r := range removed {
 		body.Redacted = append(body.Redacted, r.String())
 	}
@@ -176,7 +184,23 @@ func (p *Proxy) decide(c *engine.Call, resolved map[string]string) (d engine.Dec
 	if d.Verdict != engine.Ask {
 		p.state.Apply(p.opt.Policy, c, d)
 	}
-	return d, written, p.canElicit, nil
+	return d, written, canElicit, nil
+}
+
+// askable is a client stream whose requests come from many clients, each
+// saying for itself whether it can put a question to a human.
+type askable interface {
+	canAsk(id jsonrpc.ID) bool
+}
+
+// httpClient reports whether the client is gateway --listen's (listening)
+// and whether the one whose request id is can be asked in band.
+func (p *Proxy) httpClient(id jsonrpc.ID) (listening, canAsk bool) {
+	a, ok := p.down.(askable)
+	if !ok {
+		return false, false
+	}
+	return true, a.canAsk(id)
 }
 
 // digest sets the digest grants bind c to: keyed when the policy redacts

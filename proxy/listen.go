@@ -65,8 +65,10 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
-			case "tools/list", "tools/call":
-				return mux.forward(ctx, method, req.GetParams())
+			case "tools/list":
+				return mux.forward(ctx, method, req.GetParams(), false)
+			case "tools/call":
+				return mux.call(ctx, req)
 			}
 			return next(ctx, method, req)
 		}
@@ -154,10 +156,22 @@ type muxStream struct {
 	mu      sync.Mutex
 	next    int
 	waiting map[string]chan *jsonrpc.Response
+	// asking are the forwarded requests whose client can put an ask to a
+	// human, by the id the pump knows them by.
+	asking map[string]bool
 }
 
 func newMuxStream() *muxStream {
-	return &muxStream{in: make(chan []byte, 64), done: make(chan struct{}), waiting: map[string]chan *jsonrpc.Response{}}
+	return &muxStream{in: make(chan []byte, 64), done: make(chan struct{}),
+		waiting: map[string]chan *jsonrpc.Response{}, asking: map[string]bool{}}
+}
+
+// canAsk reports whether the client of the pump's request id declared
+// elicitation (askable).
+func (m *muxStream) canAsk(id jsonrpc.ID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.asking[key(id)]
 }
 
 func (m *muxStream) close() { m.once.Do(func() { close(m.done) }) }
@@ -208,7 +222,7 @@ func (m *muxStream) send(msg jsonrpc.Message) error {
 
 // forward hands one client request to the pump and returns its answer
 // as the SDK server's result for that method.
-func (m *muxStream) forward(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
+func (m *muxStream) forward(ctx context.Context, method string, params mcp.Params, canAsk bool) (mcp.Result, error) {
 	raw, err := forwardParams(params)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
@@ -218,10 +232,14 @@ func (m *muxStream) forward(ctx context.Context, method string, params mcp.Param
 	m.next++
 	id, _ := jsonrpc.MakeID("http-" + strconv.Itoa(m.next))
 	m.waiting[key(id)] = ch
+	if canAsk {
+		m.asking[key(id)] = true
+	}
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
 		delete(m.waiting, key(id))
+		delete(m.asking, key(id))
 		m.mu.Unlock()
 	}()
 	b, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: method, Params: raw})
@@ -291,4 +309,81 @@ func forwardParams(params mcp.Params) (json.RawMessage, error) {
 		}
 	}
 	return json.Marshal(obj)
+}
+
+// call forwards a tools/call. The pump answers an ask for a client that
+// can elicit with input_required (mrtr.go), which a client of 2026-07-28
+// gets as it is and answers by retrying. A client of an older revision
+// cannot read it: it is asked here with elicitation/create, on its own
+// session, and the call retried once with its answer, as the SDK's
+// serverMultiRoundTripMiddleware would do for a tool of the SDK server
+// (which this middleware stands in front of). The requestState never
+// leaves the gateway then, and the pump settles the ask alike.
+func (m *muxStream) call(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	multi, canAsk := clientAsks(ss, req.GetParams())
+	res, err := m.forward(ctx, "tools/call", req.GetParams(), canAsk)
+	if err != nil || multi {
+		return res, err
+	}
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r.InputRequests == nil {
+		return res, nil
+	}
+	q, ok := r.InputRequests[stateInput].(*mcp.ElicitParams)
+	if !ok || len(r.InputRequests) != 1 || !canAsk || ss == nil {
+		// Only bailiff's own ask is ever put, and only to a client that
+		// can elicit: anything else is a bug, not relayed.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff: an ask this client cannot be given"}
+	}
+	var answer mcp.InputResponse
+	retryCtx := ctx
+	if a, err := ss.Elicit(ctx, q); err == nil && a != nil {
+		answer = a
+	} else {
+		// No answer is a decline, and it is recorded as one even when
+		// the client has gone: the ask is settled, never left open.
+		answer = &mcp.ElicitResult{Action: "cancel"}
+		retryCtx = context.WithoutCancel(ctx)
+	}
+	raw, err := forwardParams(req.GetParams())
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	var retry mcp.CallToolParamsRaw
+	if err := json.Unmarshal(raw, &retry); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	retry.InputResponses = mcp.InputResponseMap{stateInput: answer}
+	retry.RequestState = r.RequestState
+	res, err = m.forward(retryCtx, "tools/call", &retry, canAsk)
+	if r, ok := res.(*mcp.CallToolResult); err == nil && (!ok || r.InputRequests != nil) {
+		// The retry settles the ask: a second one would be a bug, and
+		// an older client cannot read it.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff: the retry of an ask was asked again"}
+	}
+	return res, err
+}
+
+// clientAsks reports whether the client of one request speaks the
+// multi-round trip (2026-07-28 or later), and whether it declared
+// elicitation: in the request's own _meta at 2026-07-28, which says it
+// anew on every request, else in its session's initialize.
+func clientAsks(ss *mcp.ServerSession, params mcp.Params) (multi, canAsk bool) {
+	if ss == nil {
+		return false, false
+	}
+	init := ss.InitializeParams()
+	if init == nil {
+		return false, false
+	}
+	if init.ProtocolVersion >= revStateless {
+		if params == nil {
+			return true, false
+		}
+		caps, _ := params.GetMeta()[metaClientCapabilities].(map[string]any)
+		_, canAsk = caps["elicitation"]
+		return true, canAsk
+	}
+	return false, init.Capabilities != nil && init.Capabilities.Elicitation != nil
 }
