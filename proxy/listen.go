@@ -204,9 +204,10 @@ func (m *muxStream) send(msg jsonrpc.Message) error {
 			ch <- r
 		}
 	case *jsonrpc.Request:
-		// A request of the pump's own to the client (it sends none to an
-		// HTTP client that has not said it can elicit) is refused at
-		// once, so nothing waits on an answer that cannot come.
+		// A request of the pump's own to the client (it sends none: an
+		// HTTP client is asked in the call's result, and asked by the
+		// middleware on its own session) is refused at once, so nothing
+		// waits on an answer that cannot come.
 		if r.ID.IsValid() {
 			b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "an HTTP client of the gateway is not asked " + r.Method}})
 			select {
