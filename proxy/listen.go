@@ -379,10 +379,11 @@ func clientAsks(ss *mcp.ServerSession, params mcp.Params) (multi, canAsk bool) {
 		return false, false
 	}
 	if init.ProtocolVersion >= revStateless {
-		if params == nil {
+		raw, ok := params.(*mcp.CallToolParamsRaw)
+		if !ok || raw == nil {
 			return true, false
 		}
-		caps, _ := params.GetMeta()[metaClientCapabilities].(map[string]any)
+		caps, _ := raw.Meta[metaClientCapabilities].(map[string]any)
 		_, canAsk = caps["elicitation"]
 		return true, canAsk
 	}
