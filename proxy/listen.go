@@ -51,6 +51,7 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	}
 	mux := newMuxStream()
 	p := newProxyOn(opt, mux)
+	mux.own = func(state string) bool { _, err := openState(p.stateSecret, state); return err == nil }
 	// The pump's timeouts bound the server's write side: a call may take
 	// CallTimeout, an answer to an ask as long again.
 	opt = p.opt
@@ -159,6 +160,9 @@ type muxStream struct {
 	// asking are the forwarded requests whose client can put an ask to a
 	// human, by the id the pump knows them by.
 	asking map[string]bool
+	// own tells a requestState the pump issued: only its own ask is put
+	// to a human, never text from elsewhere dressed as one.
+	own func(state string) bool
 }
 
 func newMuxStream() *muxStream {
@@ -332,7 +336,7 @@ func (m *muxStream) call(ctx context.Context, req mcp.Request) (mcp.Result, erro
 		return res, nil
 	}
 	q, ok := r.InputRequests[stateInput].(*mcp.ElicitParams)
-	if !ok || len(r.InputRequests) != 1 || !canAsk || ss == nil {
+	if !ok || len(r.InputRequests) != 1 || !canAsk || ss == nil || m.own == nil || !m.own(r.RequestState) {
 		// Only bailiff's own ask is ever put, and only to a client that
 		// can elicit: anything else is a bug, not relayed.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff: an ask this client cannot be given"}

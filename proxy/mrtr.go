@@ -56,8 +56,9 @@ type askState struct {
 // pendingAsk is an ask put to the client as input_required, waiting
 // for its retry.
 type pendingAsk struct {
-	call  *engine.Call
-	asked engine.Decision
+	call    *engine.Call
+	asked   engine.Decision
+	expires int64 // unix seconds, as the state says
 }
 
 // stateError says why a requestState approves nothing. Kind is one of
@@ -131,9 +132,23 @@ func (p *Proxy) issueState(c *engine.Call, asked engine.Decision) string {
 	defer p.mu.Unlock()
 	if p.asks == nil {
 		p.asks = map[string]pendingAsk{}
-		p.usedNonces = map[string]bool{}
+		p.usedNonces = map[string]int64{}
 	}
-	p.asks[s.Nonce] = pendingAsk{call: c, asked: asked}
+	// Asks never retried, and nonces whose states expired, are dropped:
+	// an expired state is refused by its expiry, so nothing needs them,
+	// and a client that asks without end must not grow the gateway.
+	now := p.opt.Now().Unix()
+	for n, a := range p.asks {
+		if a.expires <= now {
+			delete(p.asks, n)
+		}
+	}
+	for n, exp := range p.usedNonces {
+		if exp <= now {
+			delete(p.usedNonces, n)
+		}
+	}
+	p.asks[s.Nonce] = pendingAsk{call: c, asked: asked, expires: s.Expires}
 	return sealState(p.stateSecret, s)
 }
 
@@ -152,15 +167,20 @@ func (p *Proxy) takeState(raw any, c *engine.Call) (pendingAsk, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.usedNonces[s.Nonce] {
+	if _, used := p.usedNonces[s.Nonce]; used {
 		return pendingAsk{}, &stateError{Kind: "replayed", Why: "it was already used: a state answers one ask, once"}
 	}
 	pend, known := p.asks[s.Nonce]
 	delete(p.asks, s.Nonce)
 	if p.usedNonces == nil {
-		p.usedNonces = map[string]bool{}
+		p.usedNonces = map[string]int64{}
 	}
-	p.usedNonces[s.Nonce] = true
+	p.usedNonces[s.Nonce] = s.Expires
+	// Expiry first: an expired state's ask and nonce may have been
+	// dropped already, and it is refused as what it is.
+	if !p.opt.Now().Before(time.Unix(s.Expires, 0)) {
+		return pendingAsk{}, &stateError{Kind: "expired", Why: "the ask it answers expired at " + time.Unix(s.Expires, 0).UTC().Format(time.RFC3339)}
+	}
 	switch {
 	case !known:
 		return pendingAsk{}, &stateError{Kind: "forged", Why: "no ask of this session was given it"}

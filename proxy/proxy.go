@@ -143,7 +143,10 @@ type Proxy struct {
 	// usedNonces the states already tried (mrtr.go).
 	stateSecret []byte
 	asks        map[string]pendingAsk
-	usedNonces  map[string]bool
+	usedNonces  map[string]int64 // nonce -> its state's expiry
+	// shook is set once the client's initialize went through: the
+	// session is of the handshake's revision for good.
+	shook bool
 }
 
 // upstream is one server behind the proxy.
@@ -432,12 +435,14 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 			ProtocolVersion string                     `json:"protocolVersion"`
 			Capabilities    map[string]json.RawMessage `json:"capabilities"`
 		}
+		_, ok := params.Capabilities["elicitation"]
 		if json.Unmarshal(m.Params, &params) == nil {
-			_, ok := params.Capabilities["elicitation"]
-			p.mu.Lock()
-			p.canElicit = ok
-			p.mu.Unlock()
+			_, ok = params.Capabilities["elicitation"]
 		}
+		p.mu.Lock()
+		p.canElicit = ok
+		p.shook = true
+		p.mu.Unlock()
 		if p.gateway {
 			p.toClient(p.initializeResult(m.ID, params.ProtocolVersion))
 			return

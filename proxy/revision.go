@@ -105,6 +105,16 @@ func (p *Proxy) checkRevision(m *jsonrpc.Request) bool {
 		}
 		return true
 	}
+	p.mu.Lock()
+	shook := p.shook
+	p.mu.Unlock()
+	if shook && !stateless {
+		// What the handshake settled (capabilities, and so whether an
+		// ask may be put in band) is not changed by one request saying
+		// otherwise: a client that could not elicit would approve itself.
+		p.malformed(m.ID, m.Params, fmt.Sprintf("%s: _meta names revision %q in a session that began with initialize: a request cannot switch it to the stateless revision", m.Method, version), jsonrpc.CodeInvalidParams)
+		return false
+	}
 	var caps map[string]any
 	if err := json.Unmarshal(meta[metaClientCapabilities], &caps); err != nil || caps == nil {
 		p.malformed(m.ID, m.Params, fmt.Sprintf("%s: missing or invalid _meta field %q", m.Method, metaClientCapabilities), jsonrpc.CodeInvalidParams)
