@@ -387,7 +387,7 @@ func sameJSON(a, b map[string]any) bool {
 // askLater refuses an ask the client cannot put to a human, and leaves a
 // pending approval that `bailiff approve` can grant for a retry.
 func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, d engine.Decision) {
-	text := "bailiff: this call needs a human's approval and the client cannot ask for it (no elicitation support). " + d.Reason
+	text := "bailiff: this call needs a human's approval and the client cannot ask for it (no elicitation support). " + sentence(d.Reason)
 	p.mu.Lock()
 	why, wasRefused := p.refused[answerKey(c.Server, c.Tool, c.Digest)]
 	delete(p.refused, answerKey(c.Server, c.Tool, c.Digest))
@@ -564,4 +564,14 @@ func (p *Proxy) collectGrants() {
 		p.state.AddGrant(g)
 		p.opt.Approvals.Done(aid)
 	}
+}
+
+// sentence ends a reason (a policy author's text) as a sentence, so the
+// one that follows it in a refusal does not run on from it.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return s
+	}
+	return s + "."
 }

@@ -156,3 +156,13 @@ func TestAsksNeverRetriedAreDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalSentences: a policy author's reason without a full stop does
+// not run on into the sentence after it.
+func TestRefusalSentences(t *testing.T) {
+	for in, want := range map[string]string{"sums need a human": "sums need a human.", "ask first.": "ask first.", "why?": "why?", "": ""} {
+		if got := sentence(in); got != want {
+			t.Errorf("sentence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

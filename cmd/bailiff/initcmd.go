@@ -362,12 +362,15 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 			// bailiff's settings go in the environment, not the arguments:
 			// some clients read every --flag in a server's arguments as theirs.
 			run = append([]string{"run", command}, args...)
-		} else if u, ok := httpServer(entry); ok {
+		} else if u, why := httpServer(entry); why == "" {
 			run = []string{"run"}
 			env["BAILIFF_URL"] = u
 			replaced = append(replaced, "url", "type")
 		} else {
-			continue // neither a command nor a Streamable HTTP server bailiff can reach
+			// Neither a command nor a Streamable HTTP server bailiff can
+			// reach: said, so that a server left unguarded is no surprise.
+			fmt.Fprintf(stdout, "bailiff: left %s as it is: %s\n", m.Key, why)
+			continue
 		}
 		if e := entry.get("env"); e != nil {
 			if err := json.Unmarshal(e, &env); err != nil {
@@ -435,25 +438,29 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	return err
 }
 
-// httpServer reports the URL of an entry that names a Streamable HTTP
+// httpServer gives the URL of an entry that names a Streamable HTTP
 // server bailiff run --url can reach in its place. One with headers is
 // left alone: bailiff would not send them (a token, typically), and the
 // wrapped server would stop working. So is one of the older HTTP+SSE
-// transport ("type": "sse"), which bailiff does not speak.
-func httpServer(entry object) (string, bool) {
-	var u, typ string
-	if json.Unmarshal(entry.get("url"), &u) != nil || u == "" || entry.get("headers") != nil {
-		return "", false
+// transport ("type": "sse"), which bailiff does not speak. why says
+// why an entry is not one.
+func httpServer(entry object) (u, why string) {
+	var typ string
+	if json.Unmarshal(entry.get("url"), &u) != nil || u == "" {
+		return "", "it has neither a command nor a url"
+	}
+	if entry.get("headers") != nil {
+		return "", "it sends headers (a token, typically), which bailiff run --url would not send"
 	}
 	if t := entry.get("type"); t != nil {
 		if json.Unmarshal(t, &typ) != nil || (typ != "http" && typ != "streamable-http" && typ != "streamableHttp") {
-			return "", false
+			return "", fmt.Sprintf("its transport %s is not Streamable HTTP, the only one bailiff run --url speaks", t)
 		}
 	}
 	if parsed, err := url.Parse(u); err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-		return "", false
+		return "", fmt.Sprintf("its url %q is not an http(s) URL", u)
 	}
-	return u, true
+	return u, ""
 }
 
 // diffContext is the number of unchanged lines shown around a change, as

@@ -76,7 +76,10 @@ stderr go to stderr.`,
 			if p.url != "" {
 				return nil
 			}
-			return minArgs(1)(cmd, args)
+			if len(args) == 0 {
+				return usageErr(errors.New("run needs the server: a command (after its flags, or after --) or --url URL"), "bailiff run --policy policy.yaml -- COMMAND [ARG...]")
+			}
+			return nil
 		},
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if n := cmd.ArgsLenAtDash(); n > 0 {
@@ -249,7 +252,11 @@ func openAudit(audit string, dur chain.Durability) (*chain.Writer, error) {
 		if errors.As(err, &ve) && ve.Torn {
 			return nil, usageErr(fmt.Errorf("%s ends in a torn record", audit), "bailiff repair "+audit+" -o "+audit)
 		}
-		return nil, usageErr(fmt.Errorf("cannot open the audit log: %v", err), "")
+		hint := ""
+		if errors.Is(err, chain.ErrLocked) {
+			hint = "another bailiff run or gateway is writing " + audit + ": give each its own --audit log"
+		}
+		return nil, usageErr(fmt.Errorf("cannot open the audit log: %v", err), hint)
 	}
 	return log, nil
 }
