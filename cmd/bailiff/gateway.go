@@ -259,11 +259,11 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	if err := checkOutside(trust, roots); err != nil {
 		return err
 	}
-	log, err := openAudit(c.Audit, dur)
+	log, closeLog, err := openAudit(c.Audit, dur)
 	if err != nil {
 		return err
 	}
-	defer log.Close()
+	defer closeLog()
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	session := fmt.Sprintf("gateway-%s-%s", time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(suffix))

@@ -190,11 +190,11 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		_, _ = rand.Read(suffix)
 		session = fmt.Sprintf("%s-%s-%s", server, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(suffix))
 	}
-	log, err := openAudit(audit, dur)
+	log, closeLog, err := openAudit(audit, dur)
 	if err != nil {
 		return err
 	}
-	defer log.Close()
+	defer closeLog()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -241,8 +241,34 @@ func loadSecret(file string) ([]byte, error) {
 }
 
 // openAudit opens (or starts) an audit log for a live session, making its
-// directory.
-func openAudit(audit string, dur chain.Durability) (*chain.Writer, error) {
+// directory. The closer it returns closes the log; a log it started that
+// holds no record when closed (no session began: the client left, or
+// nothing answered) is removed, with the evidence store it started: an
+// empty log is no log, and every command that reads logs refuses it.
+func openAudit(audit string, dur chain.Durability) (*chain.Writer, func(), error) {
+	_, lerr := os.Lstat(audit)
+	_, serr := os.Stat(chain.EvidenceDir(audit))
+	started, storeThere := lerr != nil, serr == nil
+	log, err := openLog(audit, dur)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	return log, func() {
+		empty := log.Next() == 0
+		log.Close()
+		if !started || !empty {
+			return
+		}
+		if st, err := os.Stat(audit); err == nil && st.Size() == 0 {
+			os.Remove(audit)
+			if !storeThere {
+				os.RemoveAll(chain.EvidenceDir(audit))
+			}
+		}
+	}, nil
+}
+
+func openLog(audit string, dur chain.Durability) (*chain.Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(audit), 0o700); err != nil {
 		return nil, usageErr(fmt.Errorf("cannot make the audit log's directory: %v", unwrapPath(err)), "")
 	}
