@@ -211,6 +211,9 @@ type Recorded struct {
 	// Differs names the fields where the pending file disagrees with the
 	// log ("" when it agrees).
 	Differs string
+	// Ended is set when the ask's session has ended: its call can no
+	// longer be retried, so an answer would approve nothing.
+	Ended bool
 	// Inconsistent says why the log's own record of the ask cannot be
 	// what the gateway wrote ("" when nothing is found): a call with
 	// nothing redacted whose digest is not the digest of its logged
@@ -253,6 +256,7 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 		}
 	}
 	sessions := map[string]*session{}
+	ended := map[string]bool{}
 	out := map[string]Recorded{}
 	rd := chain.NewReader(log)
 	for {
@@ -269,6 +273,8 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 		}
 		s := sessions[rec.Session]
 		switch rec.Kind {
+		case chain.KindEnd:
+			ended[rec.Session] = true
 		case chain.KindSession:
 			var b chain.SessionBody
 			if chain.DecodeBody(rec.Body, &b) != nil {
@@ -349,6 +355,10 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 			r.Differs = "digest"
 		}
 		out[p.ID] = r
+	}
+	for id, r := range out {
+		r.Ended = ended[r.Approval.Session]
+		out[id] = r
 	}
 	return out, nil
 }

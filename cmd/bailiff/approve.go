@@ -145,6 +145,8 @@ next identical call then goes through (or stays refused).`,
 						l.Problem = "the audit log's record of this ask is inconsistent (" + r.Inconsistent + "): it cannot be approved"
 					case r.Differs != "":
 						l.Problem = "the pending file disagrees with the audit log (" + r.Differs + "): shown as logged; it cannot be approved"
+					case r.Ended:
+						l.Problem = "its session has ended: the call can no longer be retried, so an answer would approve nothing"
 					}
 				}
 				out = append(out, l)
@@ -243,6 +245,9 @@ call, usable once, before the policy's approval TTL runs out.`,
 			r := rec[id]
 			if !r.Found {
 				return usageErr(fmt.Errorf("the audit log holds no ask %q: the pending file was not written by the gateway", id), "")
+			}
+			if r.Ended {
+				return usageErr(fmt.Errorf("the session of %s has ended: its call can no longer be retried, so an answer would approve nothing", id), "the agent asks again in a new session, with a new approval id")
 			}
 			name := chain.KeyName(skey)
 			if name == r.Principal {
