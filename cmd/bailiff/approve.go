@@ -261,14 +261,17 @@ call, usable once, before the policy's approval TTL runs out.`,
 				return usageErr(fmt.Errorf("will not %s %s: %v", verb, id, err), "bailiff verify "+audit+" checks the log")
 			}
 			ap := r.Approval
+			// An answer the gateway will refuse approves nothing: written,
+			// it would read as done.
+			if pub, err := chain.PublicKey(skey); err == nil && !slices.Contains(r.Approvers, pub) {
+				return usageErr(fmt.Errorf("session %s does not trust %s's key: the gateway would refuse the answer", ap.Session, name),
+					"the gateway trusts the keys given with --approver-key (or approver_keys) when the session starts")
+			}
 			ap.Answer = answer
 			ap.Time = time.Now().UTC().Format(chain.TimeFormat)
 			a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
 			if _, err := a.Decide(ap, skey); err != nil {
 				return usageErr(err, hint)
-			}
-			if pub, err := chain.PublicKey(skey); err == nil && !slices.Contains(r.Approvers, pub) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "bailiff: warning: session %s does not trust this key: the gateway will refuse the answer\n", ap.Session)
 			}
 			_, err = fmt.Fprintf(stdout, "%s: %sd by %s; the gateway records it at the next call\n", id, verb, name)
 			return err
