@@ -61,7 +61,12 @@ func loadGatewayConfig(name string) (*gatewayConfig, error) {
 	dec.KnownFields(true)
 	var c gatewayConfig
 	if err := dec.Decode(&c); err != nil {
-		return nil, usageErr(engine.YAMLError(name, data, err), "")
+		e := engine.YAMLError(name, data, err)
+		hint := ""
+		if strings.Contains(e.Error(), `unknown key "headers"`) {
+			hint = "bailiff sends no headers (tokens) to an HTTP server yet: a server that needs them stays outside the gateway"
+		}
+		return nil, usageErr(e, hint)
 	}
 	if len(c.Servers) == 0 {
 		return nil, usageErr(fmt.Errorf("%s: no servers", name), "")
