@@ -335,11 +335,9 @@ func (p *Proxy) result(id jsonrpc.ID, c *engine.Call, r *jsonrpc.Response) {
 	// A client reads inputRequests whatever resultType says: relayed, a
 	// server's own requests (sampling, elicitation, roots) would be run
 	// untracked, and its retry would repeat a call decided once.
-	for _, k := range []string{"inputRequests", "requestState"} {
-		if _, present := m[k]; present {
-			p.failed(id, c, fmt.Sprintf("the server's result carries %s: it asks for more input, which bailiff does not relay", k))
-			return
-		}
+	if k := inputKey(m); k != "" {
+		p.failed(id, c, fmt.Sprintf("the server's result carries %s: it asks for more input, which bailiff does not relay", k))
+		return
 	}
 	isError, _ := m["isError"].(bool)
 	evidence := engine.OutputJSON("", m["content"], m["structuredContent"])

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the sampling handler shows that a server's sampling request never reaches the client
+
 package proxy
 
 import (
@@ -112,7 +114,7 @@ func TestNoSwitchToStateless(t *testing.T) {
 		t.Errorf("a handshake session switched revision: %v", m)
 	}
 	rs.close()
-	if b, _ := os.ReadFile(ran); strings.Contains(string(b), "send") {
+	if b, _ := os.ReadFile(ran); len(b) != 0 { // send appends its text when it runs
 		t.Errorf("send ran: %q", b)
 	}
 }

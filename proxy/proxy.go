@@ -440,8 +440,14 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 			_, ok = params.Capabilities["elicitation"]
 		}
 		p.mu.Lock()
-		p.canElicit = ok
-		p.shook = true
+		// Only the session's first initialize, a request, says what the
+		// client can do: a later one (which the server refuses) or one
+		// sent as a notification would let a client that could not be
+		// asked claim elicitation and approve its own asks in band.
+		if m.ID.IsValid() && !p.shook {
+			p.canElicit = ok
+			p.shook = true
+		}
 		p.mu.Unlock()
 		if p.gateway {
 			p.toClient(p.initializeResult(m.ID, params.ProtocolVersion))
@@ -536,6 +542,17 @@ func (p *Proxy) fromServerLoop(ctx context.Context, u *upstream) {
 				p.relayList(ctx, m)
 			case !p.gateway && relayed:
 				p.discovered(ctx, m)
+				if k := relayedAsksInput(m.Result); m.Error == nil && k != "" {
+					// The client would put the server's own requests
+					// (roots, sampling, elicitation) to itself and send
+					// the answers back in a retry bailiff does not screen:
+					// refused, as a tools/call result asking so is. Its
+					// text was recorded above, and taints.
+					p.logf("%s asked the client for more input in a result (%s): refused", u.name, k)
+					p.toClient(&jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+						Message: "bailiff: the server asked for more input (" + k + "), which bailiff does not relay"}})
+					continue
+				}
 				p.toClient(m)
 			case !p.gateway:
 				// An answer to no request the client is waiting on: a

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"bailiff/engine"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -248,4 +250,34 @@ func resultType(m map[string]any) (string, bool) {
 	}
 	s, ok := v.(string)
 	return s, ok
+}
+
+// inputKey names the key of a result that asks the client for more
+// input (inputRequests, requestState), in any case, or "": a client's
+// multi-round-trip handling acts on one whatever resultType says.
+func inputKey(m map[string]any) string {
+	for k := range m {
+		if strings.EqualFold(k, "inputRequests") || strings.EqualFold(k, "requestState") {
+			return k
+		}
+	}
+	return ""
+}
+
+// relayedAsksInput reads a relayed result (prompts/get, resources/read,
+// …) as a client would, and names the key that asks for more input.
+func relayedAsksInput(raw json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		if v, err := engine.DecodeJSON(raw); err == nil {
+			m, _ = v.(map[string]any)
+		}
+	}
+	if k := inputKey(m); k != "" {
+		return k
+	}
+	if rt, ok := resultType(m); m != nil && (!ok || rt != "complete") {
+		return "resultType"
+	}
+	return ""
 }

@@ -254,17 +254,16 @@ func openAudit(audit string, dur chain.Durability) (*chain.Writer, func(), error
 		return nil, func() {}, err
 	}
 	return log, func() {
-		empty := log.Next() == 0
-		log.Close()
-		if !started || !empty {
-			return
-		}
-		if st, err := os.Stat(audit); err == nil && st.Size() == 0 {
-			os.Remove(audit)
+		// Removed while the lock is still held: another writer cannot
+		// have opened the log in between, and one opening it after
+		// starts a file of its own.
+		if st, err := os.Stat(audit); started && log.Next() == 0 && err == nil && st.Size() == 0 {
 			if !storeThere {
 				os.RemoveAll(chain.EvidenceDir(audit))
 			}
+			os.Remove(audit)
 		}
+		log.Close()
 	}, nil
 }
 
