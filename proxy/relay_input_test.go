@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the client's roots show what a server must not reach through a retry
+
 package proxy
 
 import (
