@@ -274,10 +274,17 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	}
 	wg.Wait()
 	bar.Done()
-	for _, err := range errs {
-		if err != nil {
-			return err
+	for i, err := range errs {
+		if err == nil {
+			continue
 		}
+		// An answer about the others would sit beside no answer about
+		// this one: nothing is printed, and the hint says so.
+		var ee *ExitError
+		if len(files) > 1 && errors.As(err, &ee) && ee.Hint == "" {
+			ee.Hint = fmt.Sprintf("none of the %d logs was reported; verify the others without %s", len(files), files[i])
+		}
+		return err
 	}
 	f, _ := p.format.get()
 	var out bytes.Buffer
