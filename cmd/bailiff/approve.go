@@ -53,7 +53,11 @@ func approverKey(flag string) (string, error) {
 			return "", usageErr(fmt.Errorf("%d approver keys in %s: say which with --key", len(keys), dir), "")
 		}
 	}
-	return readPrivateKey(flag)
+	key, err := readPrivateKey(flag)
+	if err != nil {
+		return "", err
+	}
+	return key, wantApproverKey(flag, key)
 }
 
 // listed is an ask as approvals shows it: from the audit log.

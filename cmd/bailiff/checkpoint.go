@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -127,6 +128,36 @@ func checkKeyName(flag, name string) error {
 	if err := chain.ValidKeyName(name); err != nil {
 		return usageErr(fmt.Errorf("%s %q: %v", flag, name, err), "")
 	}
+	// The two kinds of key are told apart by their names: a checkpoint
+	// key is named for its log's origin (host/path), an approver key for
+	// a person. A key of one kind given for the other is then refused by
+	// name, not used to sign what it was never meant to.
+	switch {
+	case flag == "--name" && !logKeyName(name):
+		return usageErr(fmt.Errorf("--name %q: a checkpoint key is named for its log, as host/path", name), "bailiff keygen --name audit.example.com/mail -o audit")
+	case flag == "--approver" && logKeyName(name):
+		return usageErr(fmt.Errorf("--approver %q: an approver key is named for a person, with no /", name), "bailiff keygen --approver lee")
+	}
+	return nil
+}
+
+// logKeyName tells a checkpoint key's name (a log origin, host/path) from
+// an approver's.
+func logKeyName(name string) bool { return strings.Contains(name, "/") }
+
+// wantLogKey refuses an approver's key given where a checkpoint key is
+// needed; wantApproverKey the reverse.
+func wantLogKey(file, key string) error {
+	if name := chain.KeyName(key); !logKeyName(name) {
+		return usageErr(fmt.Errorf("%s is an approver key (for %s), not a checkpoint key", file, name), "a checkpoint key is named for its log: bailiff keygen --name audit.example.com/mail -o audit")
+	}
+	return nil
+}
+
+func wantApproverKey(file, key string) error {
+	if name := chain.KeyName(key); logKeyName(name) {
+		return usageErr(fmt.Errorf("%s is a checkpoint key (for the log %s), not an approver key", file, name), "bailiff keygen --approver NAME makes an approver key")
+	}
 	return nil
 }
 
@@ -177,6 +208,9 @@ func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) er
 	}
 	skey, err := readPrivateKey(p.key)
 	if err != nil {
+		return err
+	}
+	if err := wantLogKey(p.key, skey); err != nil {
 		return err
 	}
 	if p.append && name == "-" {

@@ -314,6 +314,9 @@ func loadApproverKeyFiles(values []string, dir, command string) (out []string, f
 		if _, err := chain.CheckPublicKey(key); err != nil {
 			return nil, nil, usageErr(fmt.Errorf("approver key %s: %v", v, err), "")
 		}
+		if err := wantApproverKey("approver key "+v, key); err != nil {
+			return nil, nil, err
+		}
 		if !slices.Contains(out, key) {
 			out = append(out, key)
 		}

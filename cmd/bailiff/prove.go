@@ -135,6 +135,9 @@ log. It prints the record and exits 0 if all hold, 1 otherwise.`,
 			if err != nil {
 				return err
 			}
+			if err := wantLogKey(key, vkey); err != nil {
+				return err
+			}
 			data, err := readInput(args[0], kindProof)
 			if err != nil {
 				return err

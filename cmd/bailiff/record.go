@@ -93,6 +93,9 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 		if err != nil {
 			return err
 		}
+		if err := wantApproverKey(k, skey); err != nil {
+			return err
+		}
 		if _, err := chain.PublicKey(skey); err != nil {
 			return usageErr(fmt.Errorf("%s: %v", k, err), "bailiff keygen --approver NAME makes one")
 		}

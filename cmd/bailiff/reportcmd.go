@@ -176,6 +176,9 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 		if err != nil {
 			return err
 		}
+		if err := wantLogKey(p.key, key); err != nil {
+			return err
+		}
 		note, err := readInput(p.checkpoint, kindCheckpoint)
 		if err != nil {
 			return err

@@ -233,6 +233,9 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 		if opt.Key, err = readPublicKey(p.key); err != nil {
 			return err
 		}
+		if err := wantLogKey(p.key, opt.Key); err != nil {
+			return err
+		}
 	}
 	if p.checkpoint != "" {
 		if len(files) != 1 {
