@@ -45,7 +45,7 @@ func TestUpstreamInputRequestsFailClosed(t *testing.T) {
 						}
 					}})
 				res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{}})
-				if err == nil && (res == nil || !res.IsError || !strings.Contains(text(res), "inputRequests")) {
+				if err == nil && (res == nil || !res.IsError || !strings.Contains(text(res), "carries inputRequests")) {
 					t.Errorf("the call was not refused for its inputRequests: %v", res)
 				}
 				s.close()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -256,7 +257,9 @@ func resultType(m map[string]any) (string, bool) {
 // input (inputRequests, requestState), in any case, or "": a client's
 // multi-round-trip handling acts on one whatever resultType says.
 func inputKey(m map[string]any) string {
-	for k := range m {
+	// In key order, so that the reason a call is refused with, which the
+	// log records, is the same on every run.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if strings.EqualFold(k, "inputRequests") || strings.EqualFold(k, "requestState") {
 			return k
 		}
