@@ -92,18 +92,7 @@ func (l *listening) connect(t *testing.T, version string) *mcp.ClientSession {
 func (l *listening) verify(t *testing.T) *replay.LogReport {
 	t.Helper()
 	l.stop()
-	f, err := os.Open(l.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rep, err := replay.VerifyLog(l.log, f, l.ev, replay.VerifyOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range rep.Findings {
-		t.Errorf("verify finding: %+v", f)
-	}
+	rep := verifyClean(t, l.log, l.ev)
 	if rep.Sessions != 1 {
 		t.Errorf("the log holds %d sessions, want 1", rep.Sessions)
 	}

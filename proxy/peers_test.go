@@ -216,18 +216,7 @@ func (s *session) close() {
 func (s *session) verify() *replay.LogReport {
 	s.t.Helper()
 	s.close()
-	f, err := os.Open(s.log)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer f.Close()
-	rep, err := replay.VerifyLog(s.log, f, s.options.Evidence, replay.VerifyOptions{})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	for _, f := range rep.Findings {
-		s.t.Errorf("verify finding: %+v", f)
-	}
+	rep := verifyClean(s.t, s.log, s.options.Evidence)
 	if rep.Sessions != 1 {
 		s.t.Errorf("the log holds %d sessions, want 1", rep.Sessions)
 	}
@@ -356,4 +345,23 @@ func (s *httpSink) requests() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.hits...)
+}
+
+// verifyClean reads a log back as bailiff verify does and reports every
+// finding as a test error.
+func verifyClean(t *testing.T, log string, ev chain.Evidence) *replay.LogReport {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := replay.VerifyLog(log, f, ev, replay.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		t.Errorf("verify finding: %+v", f)
+	}
+	return rep
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bailiff/engine"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -268,19 +267,24 @@ func inputKey(m map[string]any) string {
 }
 
 // relayedAsksInput reads a relayed result (prompts/get, resources/read,
-// …) as a client would, and names the key that asks for more input.
+// …) as a client would, and names the key that asks for more input. Only
+// the top-level keys are decoded: the values (a resource's contents) are
+// relayed, not read, on this path.
 func relayedAsksInput(raw json.RawMessage) string {
-	var m map[string]any
+	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
-		if v, err := engine.DecodeJSON(raw); err == nil {
-			m, _ = v.(map[string]any)
+		return ""
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if strings.EqualFold(k, "inputRequests") || strings.EqualFold(k, "requestState") {
+			return k
 		}
 	}
-	if k := inputKey(m); k != "" {
-		return k
-	}
-	if rt, ok := resultType(m); m != nil && (!ok || rt != "complete") {
-		return "resultType"
+	if rt, present := m["resultType"]; present {
+		var s string
+		if json.Unmarshal(rt, &s) != nil || s != "complete" {
+			return "resultType"
+		}
 	}
 	return ""
 }

@@ -18,7 +18,6 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
 )
 
 // These tests run a real Go SDK server (testdata/sdkserver) behind the
@@ -365,19 +364,7 @@ func TestStatelessMetaRequired(t *testing.T) {
 			if n := strings.Count(string(b), `"kind":"malformed"`); n != 4 {
 				t.Errorf("the log holds %d malformed records, want 4:\n%s", n, b)
 			}
-			f, err := os.Open(rs.log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			rep, err := replay.VerifyLog(rs.log, f, rs.ev, replay.VerifyOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range rep.Findings {
-				t.Errorf("verify finding: %+v", f)
-			}
-			if rep.Calls != 1 {
+			if rep := verifyClean(t, rs.log, rs.ev); rep.Calls != 1 {
 				t.Errorf("the log holds %d calls, want 1", rep.Calls)
 			}
 		})
@@ -396,19 +383,7 @@ func TestStatelessCallFirst(t *testing.T) {
 		t.Errorf("tools/call as the first message: %v", m)
 	}
 	rs.close()
-	f, err := os.Open(rs.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rep, err := replay.VerifyLog(rs.log, f, rs.ev, replay.VerifyOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range rep.Findings {
-		t.Errorf("verify finding: %+v", f)
-	}
-	if rep.Calls != 1 {
+	if rep := verifyClean(t, rs.log, rs.ev); rep.Calls != 1 {
 		t.Errorf("the log holds %d calls, want 1", rep.Calls)
 	}
 }

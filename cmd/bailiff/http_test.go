@@ -18,10 +18,7 @@ import (
 // answered, the denied one refused and never run, and the log verifies.
 func TestRunHTTPUpstream(t *testing.T) {
 	dir := t.TempDir()
-	server := filepath.Join(dir, "sdkserver")
-	if out, err := exec.Command("go", "build", "-o", server, "../../proxy/testdata/sdkserver").CombinedOutput(); err != nil {
-		t.Fatalf("go build sdkserver: %v\n%s", err, out)
-	}
+	server := sdkServer(t, dir)
 	ran := filepath.Join(dir, "ran")
 	srv := exec.Command(server, "-listen", "127.0.0.1:0", "-ran", ran)
 	out, err := srv.StdoutPipe()
@@ -37,19 +34,10 @@ func TestRunHTTPUpstream(t *testing.T) {
 	if err != nil || !strings.HasPrefix(url, "http://") {
 		t.Fatalf("sdkserver -listen: %q %v", line, err)
 	}
-	policy := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(policy, []byte(`version: 1
-rules:
-  - {id: echo-ok, tool: echo, action: allow}
-  - {id: no-send, tool: send, action: deny}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	policy := writeTestFile(t, dir, "policy.yaml", "version: 1\nrules:\n  - {id: echo-ok, tool: echo, action: allow}\n  - {id: no-send, tool: send, action: deny}\n")
 	gwAudit := filepath.Join(dir, "gw.audit.jsonl")
 	config := filepath.Join(dir, "gw.yaml")
-	if err := os.WriteFile(config, []byte("policy: "+policy+"\naudit: "+gwAudit+"\nprincipal: {subject: ana}\nservers:\n  go:\n    url: "+url+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTestFile(t, dir, "gw.yaml", "policy: "+policy+"\naudit: "+gwAudit+"\nprincipal: {subject: ana}\nservers:\n  go:\n    url: "+url+"\n")
 	for _, tc := range []struct {
 		name, version, prefix string
 		args                  []string
@@ -78,19 +66,9 @@ rules:
 			if err != nil {
 				t.Fatalf("connect: %v\n%s", err, stderr.String())
 			}
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.prefix + "echo", Arguments: map[string]any{"text": "hi"}})
-			if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "echo: hi" {
-				t.Fatalf("echo: %v %+v\n%s", err, res, stderr.String())
-			}
-			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.prefix + "send", Arguments: map[string]any{"text": "x"}})
-			if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "rule no-send") {
-				t.Fatalf("send: %v %+v, want a refusal naming rule no-send", err, res)
-			}
+			echoAllowedSendDenied(t, ctx, cs, tc.prefix, &stderr)
 			cs.Close()
-			var out strings.Builder
-			if code := run([]string{"verify", "--format", "json", audit}, &out, &out); code != 0 || !strings.Contains(out.String(), `"calls":2`) {
-				t.Errorf("verify: exit %d\n%s", code, out.String())
-			}
+			verifiesWithCalls(t, audit, 2)
 			if b, err := os.ReadFile(ran); err == nil {
 				t.Errorf("a denied call reached the server: %q", b)
 			}
@@ -145,23 +123,11 @@ func TestGatewayListenLoopbackOnly(t *testing.T) {
 // and the denied one refused; the log verifies once bailiff has stopped.
 func TestGatewayListen(t *testing.T) {
 	dir := t.TempDir()
-	server := filepath.Join(dir, "sdkserver")
-	if out, err := exec.Command("go", "build", "-o", server, "../../proxy/testdata/sdkserver").CombinedOutput(); err != nil {
-		t.Fatalf("go build sdkserver: %v\n%s", err, out)
-	}
-	policy := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(policy, []byte(`version: 1
-rules:
-  - {id: echo-ok, server: go, tool: echo, action: allow}
-  - {id: no-send, server: go, tool: send, action: deny}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	server := sdkServer(t, dir)
+	policy := writeTestFile(t, dir, "policy.yaml", gatewayEchoPolicy)
 	audit := filepath.Join(dir, "gw.audit.jsonl")
 	config := filepath.Join(dir, "gw.yaml")
-	if err := os.WriteFile(config, []byte("policy: "+policy+"\naudit: "+audit+"\nprincipal: {subject: ana}\nservers:\n  go:\n    command: "+server+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTestFile(t, dir, "gw.yaml", "policy: "+policy+"\naudit: "+audit+"\nprincipal: {subject: ana}\nservers:\n  go:\n    command: "+server+"\n")
 	cmd := exec.Command(os.Args[0], "gateway", "--config", config, "--listen", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), childEnv+"=1", "USER=tester")
 	errPipe, err := cmd.StderrPipe()
@@ -193,21 +159,11 @@ rules:
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "go.echo", Arguments: map[string]any{"text": "hi"}})
-	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "echo: hi" {
-		t.Fatalf("echo: %v %+v", err, res)
-	}
-	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "go.send", Arguments: map[string]any{"text": "x"}})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "rule no-send") {
-		t.Fatalf("send: %v %+v, want a refusal naming rule no-send", err, res)
-	}
+	echoAllowedSendDenied(t, ctx, cs, "go.", &strings.Builder{})
 	cs.Close()
 	cmd.Process.Signal(os.Interrupt)
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("bailiff gateway --listen after SIGINT: %v", err)
 	}
-	var out strings.Builder
-	if code := run([]string{"verify", "--format", "json", audit}, &out, &out); code != 0 || !strings.Contains(out.String(), `"calls":2`) {
-		t.Errorf("verify: exit %d\n%s", code, out.String())
-	}
+	verifiesWithCalls(t, audit, 2)
 }

@@ -21,31 +21,12 @@ import (
 // bailiff gateway.
 func TestRunGoSDKStateless(t *testing.T) {
 	dir := t.TempDir()
-	server := filepath.Join(dir, "sdkserver")
-	if out, err := exec.Command("go", "build", "-o", server, "../../proxy/testdata/sdkserver").CombinedOutput(); err != nil {
-		t.Fatalf("go build sdkserver: %v\n%s", err, out)
-	}
-	policy := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(policy, []byte(`version: 1
-rules:
-  - {id: echo-ok, tool: echo, action: allow}
-  - {id: no-send, tool: send, action: deny}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gpolicy := filepath.Join(dir, "gateway.yaml")
-	if err := os.WriteFile(gpolicy, []byte(`version: 1
-rules:
-  - {id: echo-ok, server: go, tool: echo, action: allow}
-  - {id: no-send, server: go, tool: send, action: deny}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	server := sdkServer(t, dir)
+	policy := writeTestFile(t, dir, "policy.yaml", "version: 1\nrules:\n  - {id: echo-ok, tool: echo, action: allow}\n  - {id: no-send, tool: send, action: deny}\n")
+	gpolicy := writeTestFile(t, dir, "gateway.yaml", gatewayEchoPolicy)
 	gwAudit := filepath.Join(dir, "gw.audit.jsonl")
 	config := filepath.Join(dir, "gw.yaml")
-	if err := os.WriteFile(config, []byte("policy: "+gpolicy+"\naudit: "+gwAudit+"\nprincipal: {subject: ana}\nservers:\n  go:\n    command: "+server+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTestFile(t, dir, "gw.yaml", "policy: "+gpolicy+"\naudit: "+gwAudit+"\nprincipal: {subject: ana}\nservers:\n  go:\n    command: "+server+"\n")
 	for _, tc := range []struct {
 		name, version, prefix string
 		args                  []string
@@ -76,19 +57,9 @@ rules:
 			if v := cs.InitializeResult().ProtocolVersion; v != tc.version {
 				t.Errorf("negotiated %s, want %s", v, tc.version)
 			}
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.prefix + "echo", Arguments: map[string]any{"text": "hi"}})
-			if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "echo: hi" {
-				t.Fatalf("echo: %v %+v\n%s", err, res, stderr.String())
-			}
-			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.prefix + "send", Arguments: map[string]any{"text": "x"}})
-			if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "rule no-send") {
-				t.Fatalf("send: %v %+v, want a refusal naming rule no-send", err, res)
-			}
+			echoAllowedSendDenied(t, ctx, cs, tc.prefix, &stderr)
 			cs.Close()
-			var out strings.Builder
-			if code := run([]string{"verify", "--format", "json", audit}, &out, &out); code != 0 || !strings.Contains(out.String(), `"calls":2`) {
-				t.Errorf("verify: exit %d\n%s", code, out.String())
-			}
+			verifiesWithCalls(t, audit, 2)
 		})
 	}
 }
@@ -100,17 +71,8 @@ rules:
 // log.
 func TestRunGoSDKStatelessAsk(t *testing.T) {
 	dir := t.TempDir()
-	server := filepath.Join(dir, "sdkserver")
-	if out, err := exec.Command("go", "build", "-o", server, "../../proxy/testdata/sdkserver").CombinedOutput(); err != nil {
-		t.Fatalf("go build sdkserver: %v\n%s", err, out)
-	}
-	policy := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(policy, []byte(`version: 1
-rules:
-  - {id: send-asks, tool: send, action: ask}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	server := sdkServer(t, dir)
+	policy := writeTestFile(t, dir, "policy.yaml", "version: 1\nrules:\n  - {id: send-asks, tool: send, action: ask}\n")
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
 			audit := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -144,10 +106,11 @@ rules:
 			if b, _ := os.ReadFile(ran); string(b) != "yes\n" {
 				t.Errorf("the server ran %q, want the approved call only", b)
 			}
-			var out strings.Builder
-			if code := run([]string{"verify", "--format", "json", audit}, &out, &out); code != 0 || !strings.Contains(out.String(), `"calls":2`) {
-				t.Errorf("verify: exit %d\n%s", code, out.String())
-			}
+			verifiesWithCalls(t, audit, 2)
 		})
 	}
 }
+
+// gatewayEchoPolicy allows the test server's echo behind a gateway and
+// denies its send.
+const gatewayEchoPolicy = "version: 1\nrules:\n  - {id: echo-ok, server: go, tool: echo, action: allow}\n  - {id: no-send, server: go, tool: send, action: deny}\n"
