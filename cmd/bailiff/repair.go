@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -226,72 +225,38 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 		return usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
 	}
 	defer f.Close()
-	purge, keep := map[string]bool{}, map[string]bool{}
-	seen := false
-	rd := chain.NewReader(bufio.NewReaderSize(f, 1<<20))
-	for {
-		rec, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		var ve *chain.VerifyError
-		if errors.As(err, &ve) {
-			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", name, ve), Hint: "purge reads only logs that verify; run bailiff verify " + name}
-		}
-		if err != nil {
-			return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
-		}
-		if rec.Session == p.session {
-			seen = true
-		}
-		if rec.Kind != chain.KindResult {
-			continue
-		}
-		var b chain.ResultBody
-		if err := chain.DecodeBody(rec.Body, &b); err != nil || b.Content == "" {
-			continue
-		}
-		if (p.session != "" && rec.Session == p.session) || (p.session == "" && rec.TS.Before(before)) {
-			purge[b.Content] = true
-		} else {
-			keep[b.Content] = true
-		}
+	src := chain.Evidence{Dir: chain.EvidenceDir(name)}
+	plan, err := chain.PlanPurge(f, src, chain.PurgeSelect{Session: p.session, Before: before})
+	var ve *chain.VerifyError
+	if errors.As(err, &ve) {
+		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", name, ve), Hint: "purge reads only logs that verify; run bailiff verify " + name}
 	}
-	if p.session != "" && !seen {
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
+	}
+	if p.session != "" && !plan.SessionSeen {
 		// A mistyped id would otherwise purge nothing and say so as if
 		// that were the request.
 		return usageErr(fmt.Errorf("%s holds no session %q", name, p.session), "")
 	}
-	var gone []string
-	for d := range purge {
-		if !keep[d] {
-			gone = append(gone, d)
-		}
-	}
-	sort.Strings(gone)
-	src := chain.Evidence{Dir: chain.EvidenceDir(name)}
-	// What this run removes is what the log's store still holds: content
-	// an earlier purge removed is not counted again.
-	removed := 0
-	for _, d := range gone {
-		if src.Has(d) {
-			removed++
-		}
-	}
 	if inPlace {
-		for _, d := range gone {
-			if err := src.Remove(d); err != nil {
-				return usageErr(fmt.Errorf("cannot purge %s: %v", d, err), "")
-			}
-		}
-	} else if err := purgeCopy(f, name, p, src, keep, gone); err != nil {
+		err = plan.InPlace(src)
+	} else {
+		err = purgeCopy(f, name, p, src, plan)
+	}
+	var ee *ExitError
+	if err != nil && !errors.As(err, &ee) {
+		err = usageErr(err, "")
+	}
+	if err != nil {
 		return err
 	}
-	kept := countOf(len(keep), "result") + " kept"
+	gone, removed := plan.Gone, plan.Removed
+	kept := countOf(len(plan.Kept), "result") + " kept"
 	switch {
-	case len(purge) == 0 && p.session == "":
+	case plan.Selected == 0 && p.session == "":
 		fmt.Fprintf(stderr, "bailiff: nothing to purge: no result with stored output was recorded before %s (%s)\n", p.before, kept)
-	case len(purge) == 0:
+	case plan.Selected == 0:
 		fmt.Fprintf(stderr, "bailiff: nothing to purge: session %q has no result with stored output (%s)\n", p.session, kept)
 	case len(gone) == 0:
 		fmt.Fprintf(stderr, "bailiff: nothing to purge: every output selected is shared with a kept result (%s)\n", kept)
@@ -307,32 +272,17 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 // store holding what is kept and the purge marks of what is gone. The
 // store is made beside OUT.evidence/ and renamed into place once the log
 // is written; with --force an old OUT.evidence/ is replaced whole.
-func purgeCopy(f *os.File, name string, p purgeParams, src chain.Evidence, keep map[string]bool, gone []string) error {
+func purgeCopy(f *os.File, name string, p purgeParams, src chain.Evidence, plan *chain.PurgePlan) error {
 	dir := chain.EvidenceDir(p.out)
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp*")
 	if err != nil {
-		return usageErr(fmt.Errorf("cannot write %s: %v", dir, unwrapPath(err)), "")
+		return fmt.Errorf("cannot write %s: %v", dir, unwrapPath(err))
 	}
 	// Nothing half-made is left behind: the new store goes if the copy
 	// fails, and once it is renamed this removes nothing.
 	defer os.RemoveAll(tmp)
-	out := chain.Evidence{Dir: tmp}
-	kept := make([]string, 0, len(keep))
-	for d := range keep {
-		kept = append(kept, d)
-	}
-	sort.Strings(kept)
-	for _, d := range kept {
-		if err := src.CopyTo(out, d); err != nil {
-			return usageErr(fmt.Errorf("cannot copy evidence %s: %v", d, err), "")
-		}
-	}
-	// The marks let verify tell what this purge removed from what was
-	// lost.
-	for _, d := range gone {
-		if err := out.MarkPurged(d); err != nil {
-			return usageErr(fmt.Errorf("cannot purge %s: %v", d, err), "")
-		}
+	if err := plan.Fill(src, chain.Evidence{Dir: tmp}); err != nil {
+		return err
 	}
 	// The log is copied byte for byte: its records do not change.
 	err = writeAtomic(p.out, !p.force, func(w io.Writer) error {
