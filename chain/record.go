@@ -481,9 +481,11 @@ func DecodeBody(body []byte, v any) error {
 	if len(rest) != 0 {
 		return errors.New("trailing data after the body")
 	}
-	again, err := MarshalBody(v)
-	if err != nil {
-		return err
+	again, ok := canonicalBody(v, make([]byte, 0, len(body)))
+	if !ok {
+		if again, err = MarshalBody(v); err != nil {
+			return err
+		}
 	}
 	if !bytes.Equal(again, body) {
 		return errors.New("body is not in canonical form (field order, escaping or a repeated key)")
