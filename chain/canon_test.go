@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	fastjson "github.com/segmentio/encoding/json"
@@ -94,5 +95,66 @@ func TestCanonicalBodyFixtures(t *testing.T) {
 	}
 	if n < 20 {
 		t.Fatalf("only %d bodies encoded by hand", n)
+	}
+}
+
+// FuzzDecodeFast: a body the reflection-free decoder accepts is one the
+// general path accepts too, decoded to the same values.
+func FuzzDecodeFast(f *testing.F) {
+	for _, l := range lines(sample(f, 10)) {
+		if r, err := Parse(l); err == nil {
+			f.Add([]byte(r.Body))
+		}
+	}
+	f.Add([]byte(`{"call":"c1","tool":"t","args":{"a":[1,-0.5e+3,"\u2028<&>\u0001\b\f\"\\",true,false,null,{}],"b":{"z":1,"a":[]}},"redacted":["a"],"resolved":{"x":"2","y":"1"},"digest":"d","elicit":true,"verdict":"deny","check":"taint","reason":"r","tainted_by":{"seq":3,"server":"s","tool":"t"},"destination":"x","grant":"g"}`))
+	f.Add([]byte(`{"call":"c1","server":"s","tool":"t","channel":"resources/read","status":"ok","content":"sha256:00","size":12}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, pair := range [][2]any{{&CallBody{}, &CallBody{}}, {&ResultBody{}, &ResultBody{}}} {
+			if !decodeFast(data, pair[0]) {
+				continue
+			}
+			if err := decodeGeneral(data, pair[1]); err != nil {
+				t.Fatalf("decodeFast accepted %s, the general path refuses it: %v", data, err)
+			}
+			if !reflect.DeepEqual(pair[0], pair[1]) {
+				t.Fatalf("%s decodes to\n fast    %#v\n general %#v", data, pair[0], pair[1])
+			}
+		}
+	})
+}
+
+// TestDecodeFastFixtures: every call and result body of the fixture logs
+// takes the reflection-free path.
+func TestDecodeFastFixtures(t *testing.T) {
+	names, _ := filepath.Glob("../fixtures/chain/good_*.jsonl")
+	n := 0
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := NewReader(bytes.NewReader(data))
+		for {
+			rec, err := rd.Next()
+			if err != nil {
+				break
+			}
+			var v any
+			switch rec.Kind {
+			case KindCall:
+				v = &CallBody{}
+			case KindResult:
+				v = &ResultBody{}
+			default:
+				continue
+			}
+			if !decodeFast(rec.Body, v) {
+				t.Errorf("%s seq %d: not decoded by the fast path: %s", name, rec.Seq, rec.Body)
+			}
+			n++
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d bodies", n)
 	}
 }
