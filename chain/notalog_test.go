@@ -56,7 +56,7 @@ func TestNotALog(t *testing.T) {
 		}
 	}
 	// An empty input is no error to the reader: callers that need a proof
-	// refuse it (replay.VerifyLog says ErrEmpty).
+	// refuse it (verify.Log says ErrEmpty).
 	if _, err := NewReader(bytes.NewReader(nil)).Next(); err != io.EOF {
 		t.Errorf("empty: got %v, want io.EOF", err)
 	}

@@ -474,6 +474,14 @@ func DecodeBody(body []byte, v any) error {
 	// the re-encoding: comparing it with the input refuses them. That also
 	// makes the faster decoder safe to use: whatever it reads, the bytes
 	// accepted are exactly encoding/json's encoding of the values read.
+	if decodeFast(body, v) {
+		return nil
+	}
+	return decodeGeneral(body, v)
+}
+
+// decodeGeneral is DecodeBody for any body type, through reflection.
+func decodeGeneral(body []byte, v any) error {
 	rest, err := fastjson.Parse(body, v, fastjson.UseNumber)
 	if err != nil {
 		return err
@@ -481,9 +489,11 @@ func DecodeBody(body []byte, v any) error {
 	if len(rest) != 0 {
 		return errors.New("trailing data after the body")
 	}
-	again, err := MarshalBody(v)
-	if err != nil {
-		return err
+	again, ok := canonicalBody(v, make([]byte, 0, len(body)))
+	if !ok {
+		if again, err = MarshalBody(v); err != nil {
+			return err
+		}
 	}
 	if !bytes.Equal(again, body) {
 		return errors.New("body is not in canonical form (field order, escaping or a repeated key)")

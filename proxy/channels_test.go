@@ -21,7 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"bailiff/chain"
-	"bailiff/replay"
+	"bailiff/verify"
 )
 
 // TestChannelsTaint: a malicious server plants an address in every channel
@@ -151,11 +151,11 @@ tools:
 		}
 		return bytes.Replace(body, []byte(`"verdict":"deny","check":"taint"`), []byte(`"verdict":"allow","check":"rules"`), 1)
 	})
-	frep, err := replay.VerifyLog("forged", bytes.NewReader(forged), s.options.Evidence, replay.VerifyOptions{})
+	frep, err := verify.Log("forged", bytes.NewReader(forged), s.options.Evidence, verify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(frep.Findings) != 1 || frep.Findings[0].Kind != replay.FindVerdict || !strings.Contains(frep.Findings[0].Reason, "resources/read") {
+	if len(frep.Findings) != 1 || frep.Findings[0].Kind != verify.FindVerdict || !strings.Contains(frep.Findings[0].Reason, "resources/read") {
 		t.Errorf("forged verdict: %+v, want one verdict finding naming the resource read", frep.Findings)
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
+	"bailiff/verify"
 )
 
 // listening is a gateway served on Streamable HTTP on a loopback port.
@@ -89,7 +89,7 @@ func (l *listening) connect(t *testing.T, version string) *mcp.ClientSession {
 }
 
 // verify stops the gateway and reads its log back: one session, clean.
-func (l *listening) verify(t *testing.T) *replay.LogReport {
+func (l *listening) verify(t *testing.T) *verify.Report {
 	t.Helper()
 	l.stop()
 	rep := verifyClean(t, l.log, l.ev)

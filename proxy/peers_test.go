@@ -19,7 +19,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
+	"bailiff/verify"
 )
 
 // The real MCP servers these tests run are installed from the npm
@@ -213,7 +213,7 @@ func (s *session) close() {
 
 // verify reads the session's log back: it must verify clean, and every
 // live verdict must be one the engine recomputes.
-func (s *session) verify() *replay.LogReport {
+func (s *session) verify() *verify.Report {
 	s.t.Helper()
 	s.close()
 	rep := verifyClean(s.t, s.log, s.options.Evidence)
@@ -349,14 +349,14 @@ func (s *httpSink) requests() []string {
 
 // verifyClean reads a log back as bailiff verify does and reports every
 // finding as a test error.
-func verifyClean(t *testing.T, log string, ev chain.Evidence) *replay.LogReport {
+func verifyClean(t *testing.T, log string, ev chain.Evidence) *verify.Report {
 	t.Helper()
 	f, err := os.Open(log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rep, err := replay.VerifyLog(log, f, ev, replay.VerifyOptions{})
+	rep, err := verify.Log(log, f, ev, verify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
+	"bailiff/verify"
 )
 
 // TestClientRootsNeverReachTheApprovals: `run` checks the server's command
@@ -135,7 +135,7 @@ func TestClientRootsNeverReachTheApprovals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rep, err := replay.VerifyLog(logPath, f, opt.Evidence, replay.VerifyOptions{})
+	rep, err := verify.Log(logPath, f, opt.Evidence, verify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
+	"bailiff/verify"
 )
 
 // PackInput is what a review pack is built from.
@@ -380,7 +381,7 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 	if p.In.Progress != nil {
 		r = io.TeeReader(f, p.In.Progress)
 	}
-	rep, err := replay.VerifyLog(name, bufio.NewReader(r), ev, replay.VerifyOptions{Workers: 1, Checkpoint: p.In.Checkpoint})
+	rep, err := verify.Log(name, bufio.NewReader(r), ev, verify.Options{Workers: 1, Checkpoint: p.In.Checkpoint})
 	if err != nil {
 		return err
 	}
@@ -403,7 +404,7 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 			Message: fmt.Sprintf("%s cannot be recomputed: %s on redacted or purged inputs", counted(n, "decision"), verb(n, "it depended", "they depended"))})
 	}
 	for _, x := range rep.Findings {
-		if x.Kind == replay.FindIntegrity || x.Kind == replay.FindPolicy {
+		if x.Kind == verify.FindIntegrity || x.Kind == verify.FindPolicy {
 			// Its records are not evidence: summarize nothing of it.
 			return nil
 		}

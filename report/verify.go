@@ -6,11 +6,11 @@ import (
 	"io"
 	"strings"
 
-	"bailiff/replay"
+	"bailiff/verify"
 )
 
 // VerifyResult is "ok" for a log with no findings, "FAILED" otherwise.
-func VerifyResult(r *replay.LogReport) string {
+func VerifyResult(r *verify.Report) string {
 	if len(r.Findings) > 0 {
 		return "FAILED"
 	}
@@ -34,12 +34,12 @@ type verifyLogLine struct {
 
 type findingLine struct {
 	Type string `json:"type"`
-	replay.Finding
+	verify.Finding
 }
 
 type unevaluableLine struct {
 	Type string `json:"type"`
-	replay.Unevaluable
+	verify.Unevaluable
 }
 
 // Verify writes what verify found in each log: a summary per log, then
@@ -47,7 +47,7 @@ type unevaluableLine struct {
 // decision that does not recompute, each bad grant or evidence), then the
 // decisions that could not be recomputed because their inputs were
 // redacted or purged.
-func Verify(w io.Writer, f Format, logs []*replay.LogReport) error {
+func Verify(w io.Writer, f Format, logs []*verify.Report) error {
 	if f == JSON {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)

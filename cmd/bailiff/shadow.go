@@ -18,6 +18,7 @@ import (
 	"bailiff/replay"
 	"bailiff/report"
 	"bailiff/shadow"
+	"bailiff/verify"
 )
 
 // readInputs expands directories and reads traces; audit logs are
@@ -144,7 +145,7 @@ func verifyLogs(stderr io.Writer, inputs []shadow.Input, allow bool, tap io.Writ
 		if err != nil {
 			return prov, usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
 		}
-		rep, err := replay.VerifyLog(in.Name, io.TeeReader(f, tap), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, replay.VerifyOptions{})
+		rep, err := verify.Log(in.Name, io.TeeReader(f, tap), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, verify.Options{})
 		f.Close()
 		if err != nil {
 			return prov, usageErr(err, "")
@@ -163,7 +164,7 @@ func verifyLogs(stderr io.Writer, inputs []shadow.Input, allow bool, tap io.Writ
 			continue
 		}
 		for _, f := range rep.Findings {
-			if f.Kind != replay.FindIntegrity {
+			if f.Kind != verify.FindIntegrity {
 				continue
 			}
 			// No flag reads past a broken chain: what follows the

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"bailiff/chain"
-	"bailiff/replay"
 	"bailiff/report"
+	"bailiff/verify"
 )
 
 type verifyParams struct {
@@ -223,7 +223,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := replay.VerifyOptions{IntegrityOnly: p.integrityOnly}
+	opt := verify.Options{IntegrityOnly: p.integrityOnly}
 	if len(p.approvers) > 0 {
 		if opt.ApproverKeys, err = loadApproverKeys(p.approvers, ".", "verify"); err != nil {
 			return err
@@ -256,7 +256,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	}
 	bar := newProgress(stderr, fileSizes(files), "verify")
 	defer bar.Done()
-	reports := make([]*replay.LogReport, len(files))
+	reports := make([]*verify.Report, len(files))
 	errs := make([]error, len(files))
 	// Logs in parallel; each log also spreads its sessions over workers.
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -305,7 +305,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	return nil
 }
 
-func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions, bar io.Writer) (*replay.LogReport, error) {
+func verifyOne(stderr io.Writer, name, evidence string, opt verify.Options, bar io.Writer) (*verify.Report, error) {
 	f, err := openInput(name, kindLog)
 	if err != nil {
 		return nil, err
@@ -328,7 +328,7 @@ func verifyOne(stderr io.Writer, name, evidence string, opt replay.VerifyOptions
 		evidence = chain.EvidenceDir(name)
 	}
 	live := chain.InUse(name)
-	rep, err := replay.VerifyLog(name, io.TeeReader(f, bar), chain.Evidence{Dir: evidence}, opt)
+	rep, err := verify.Log(name, io.TeeReader(f, bar), chain.Evidence{Dir: evidence}, opt)
 	if err != nil {
 		return nil, usageErr(err, "")
 	}

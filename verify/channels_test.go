@@ -1,4 +1,4 @@
-package replay
+package verify
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/replay"
 )
 
 // TestChannelOutputVerifies: a trace whose address arrived through a
@@ -31,7 +32,7 @@ func TestChannelOutputVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, err := ParseTrace("trace", bytes.NewReader(tr))
+	events, err := replay.ParseTrace("trace", bytes.NewReader(tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestChannelOutputVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
-	rec := &Recorder{Policy: p, Log: w, Evidence: ev}
+	rec := &replay.Recorder{Policy: p, Log: w, Evidence: ev}
 	if err := rec.Record("trace", events); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestChannelOutputVerifies(t *testing.T) {
 	if !bytes.Contains(data, []byte(`"tool":"resources/read","channel":"resources/read","status":"ok"`)) {
 		t.Fatalf("no resources/read result record in\n%s", data)
 	}
-	rep, err := VerifyLog("audit", bytes.NewReader(data), ev, VerifyOptions{})
+	rep, err := Log("audit", bytes.NewReader(data), ev, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +66,13 @@ func TestChannelOutputVerifies(t *testing.T) {
 	// Shadow and ablate read the log as events: the channel comes back,
 	// and a candidate judged on that history sees the same taint.
 	var channels []string
-	err = LogSessions("audit", bytes.NewReader(data), ev, func(ls LogSession) error {
+	err = replay.LogSessions("audit", bytes.NewReader(data), ev, func(ls replay.LogSession) error {
 		for _, e := range ls.Events {
 			if e.Output != nil && e.Output.Channel != "" {
 				channels = append(channels, e.Output.Channel+"/"+e.Output.Tool)
 			}
 		}
-		return Compare(ls.Policy, ls.Policy, "audit", ls.Events, func(pr Pair) {
+		return replay.Compare(ls.Policy, ls.Policy, "audit", ls.Events, func(pr replay.Pair) {
 			if pr.Candidate.Verdict != engine.Deny || pr.Candidate.Check != engine.CheckTaint {
 				t.Errorf("candidate over the log: %+v, want the taint denial", pr.Candidate)
 			}
@@ -96,7 +97,7 @@ func TestChannelOutputVerifies(t *testing.T) {
 		}
 		return b
 	})
-	rep, err = VerifyLog("forged", bytes.NewReader(forged), ev, VerifyOptions{})
+	rep, err = Log("forged", bytes.NewReader(forged), ev, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestChannelOutputVerifies(t *testing.T) {
 	claimed := reseal(t, data, func(kind chain.Kind, body []byte) []byte {
 		return bytes.Replace(body, []byte(`"tool":"resources/read","channel"`), []byte(`"tool":"get_message","channel"`), 1)
 	})
-	rep, err = VerifyLog("claimed", bytes.NewReader(claimed), ev, VerifyOptions{})
+	rep, err = Log("claimed", bytes.NewReader(claimed), ev, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

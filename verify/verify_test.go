@@ -1,4 +1,4 @@
-package replay
+package verify
 
 import (
 	"bytes"
@@ -59,13 +59,13 @@ func TestVerifyApproverKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verify := func(keys ...string) *LogReport {
+	verify := func(keys ...string) *Report {
 		f, err := os.Open("../fixtures/chain/good_mail.jsonl")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		rep, err := VerifyLog("good_mail", f, chain.Evidence{Dir: "../fixtures/chain/good_mail.jsonl.evidence"}, VerifyOptions{ApproverKeys: keys})
+		rep, err := Log("good_mail", f, chain.Evidence{Dir: "../fixtures/chain/good_mail.jsonl.evidence"}, Options{ApproverKeys: keys})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package replay
+package verify
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/replay"
 )
 
 const benchPolicy = `version: 1
@@ -32,22 +33,22 @@ func benchLog(b *testing.B, sessions int) ([]byte, chain.Evidence) {
 	}
 	var buf bytes.Buffer
 	ev := chain.Evidence{Dir: b.TempDir()}
-	rec := &Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
+	rec := &replay.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
 	body := strings.Repeat("The quarterly numbers are attached; please review before Friday. ", 5)
 	for s := 0; s < sessions; s++ {
 		id := fmt.Sprintf("s%d", s)
-		events := []Event{{Start: &Start{Session: id, Server: "mail", Principal: engine.Principal{Subject: "ana"},
+		events := []replay.Event{{Start: &replay.Start{Session: id, Server: "mail", Principal: engine.Principal{Subject: "ana"},
 			Tools: []engine.ToolDef{{Name: "get_recent_messages"}, {Name: "send_email"}}}}}
 		for c := 0; c < 200; c++ {
 			read, send := fmt.Sprintf("r%d", c), fmt.Sprintf("m%d", c)
 			inbox := fmt.Sprintf("From: sender%d@mail.example\nSubject: report %d\n%s", c%50, c, body)
 			events = append(events,
-				Event{Call: &Call{ID: read, Tool: "get_recent_messages", Args: map[string]any{"limit": 5}}},
-				Event{Output: &Output{Call: read, Text: inbox, Evidence: engine.OutputJSON(inbox, nil, nil)}},
-				Event{Call: &Call{ID: send, Tool: "send_email", Args: map[string]any{"to": fmt.Sprintf("c%d@corp.example", c%20), "text": body}}},
-				Event{Output: &Output{Call: send, Text: "Message sent", Evidence: engine.OutputJSON("Message sent", nil, nil)}})
+				replay.Event{Call: &replay.Call{ID: read, Tool: "get_recent_messages", Args: map[string]any{"limit": 5}}},
+				replay.Event{Output: &replay.Output{Call: read, Text: inbox, Evidence: engine.OutputJSON(inbox, nil, nil)}},
+				replay.Event{Call: &replay.Call{ID: send, Tool: "send_email", Args: map[string]any{"to": fmt.Sprintf("c%d@corp.example", c%20), "text": body}}},
+				replay.Event{Output: &replay.Output{Call: send, Text: "Message sent", Evidence: engine.OutputJSON("Message sent", nil, nil)}})
 		}
-		events = append(events, Event{End: true})
+		events = append(events, replay.Event{End: true})
 		for i := range events {
 			events[i].Line = i + 1
 			events[i].At = time.Date(2026, 11, 1, s, 0, i, 0, time.UTC)
@@ -66,7 +67,7 @@ func BenchmarkVerifyFull(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for b.Loop() {
-		rep, err := VerifyLog("bench", bytes.NewReader(data), ev, VerifyOptions{})
+		rep, err := Log("bench", bytes.NewReader(data), ev, Options{})
 		if err != nil || len(rep.Findings) > 0 {
 			b.Fatalf("%v %v", err, rep.Findings)
 		}
@@ -79,7 +80,7 @@ func BenchmarkVerifyIntegrity(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := VerifyLog("bench", bytes.NewReader(data), ev, VerifyOptions{IntegrityOnly: true}); err != nil {
+		if _, err := Log("bench", bytes.NewReader(data), ev, Options{IntegrityOnly: true}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,0 +1,160 @@
+package chain
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	fastjson "github.com/segmentio/encoding/json"
+)
+
+// agree fails t unless the hand encoding of a body decoded from data is
+// MarshalBody's, or the hand encoder gave up (DecodeBody then uses
+// MarshalBody itself). It reports whether the hand encoder ran.
+func agree(t *testing.T, data []byte, v any) bool {
+	t.Helper()
+	if _, err := fastjson.Parse(data, v, fastjson.UseNumber); err != nil {
+		return false
+	}
+	fast, ok := canonicalBody(v, nil)
+	slow, err := MarshalBody(v)
+	switch {
+	case !ok:
+		return false
+	case err != nil:
+		t.Fatalf("hand encoding %s of a body MarshalBody refuses (%v)", fast, err)
+	case !bytes.Equal(fast, slow):
+		t.Fatalf("hand encoding differs:\n hand %s\n json %s", fast, slow)
+	}
+	return true
+}
+
+// FuzzCanonicalBody: for any call or result body, the bytes DecodeBody
+// compares against are MarshalBody's, so the hand encoder changes no
+// accept or refuse; and DecodeBody accepts only what re-encodes to itself
+// through encoding/json.
+func FuzzCanonicalBody(f *testing.F) {
+	for _, l := range lines(sample(f, 10)) {
+		if r, err := Parse(l); err == nil {
+			f.Add([]byte(r.Body))
+		}
+	}
+	f.Add([]byte(`{"call":"c1","tool":"t","args":{"a":[1,-0.5e+3,"\u2028<&>\u0001\b\f",true,null,{}],"b":{"z":1,"a":[]}},"redacted":["a"],"resolved":{"y":"1","x":"2"},"digest":"d","elicit":true,"verdict":"deny","check":"taint","reason":"r","tainted_by":{"seq":3,"server":"s","tool":"t"},"destination":"x","grant":"g"}`))
+	f.Add([]byte(`{"call":"c1","server":"s","tool":"t","channel":"resources/read","status":"ok","content":"sha256:00","size":12}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		agree(t, data, &CallBody{})
+		agree(t, data, &ResultBody{})
+		for _, v := range []any{&CallBody{}, &ResultBody{}} {
+			if DecodeBody(data, v) != nil {
+				continue
+			}
+			var std bytes.Buffer
+			enc := json.NewEncoder(&std)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(v); err != nil || !bytes.Equal(bytes.TrimSuffix(std.Bytes(), []byte("\n")), data) {
+				t.Fatalf("DecodeBody accepted %s, which encoding/json writes as %s (%v)", data, std.Bytes(), err)
+			}
+		}
+	})
+}
+
+// TestCanonicalBodyFixtures: every call and result body of the fixture
+// logs takes the hand-encoded path, and agrees with MarshalBody.
+func TestCanonicalBodyFixtures(t *testing.T) {
+	names, err := filepath.Glob("../fixtures/chain/*.jsonl")
+	if err != nil || len(names) == 0 {
+		t.Fatal("no fixture logs", err)
+	}
+	n := 0
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := NewReader(bytes.NewReader(data))
+		for {
+			rec, err := rd.Next()
+			if err == io.EOF || err != nil {
+				break
+			}
+			switch rec.Kind {
+			case KindCall:
+				if agree(t, rec.Body, &CallBody{}) {
+					n++
+				}
+			case KindResult:
+				if agree(t, rec.Body, &ResultBody{}) {
+					n++
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d bodies encoded by hand", n)
+	}
+}
+
+// FuzzDecodeFast: a body the reflection-free decoder accepts is one the
+// general path accepts too, decoded to the same values.
+func FuzzDecodeFast(f *testing.F) {
+	for _, l := range lines(sample(f, 10)) {
+		if r, err := Parse(l); err == nil {
+			f.Add([]byte(r.Body))
+		}
+	}
+	f.Add([]byte(`{"call":"c1","tool":"t","args":{"a":[1,-0.5e+3,"\u2028<&>\u0001\b\f\"\\",true,false,null,{}],"b":{"z":1,"a":[]}},"redacted":["a"],"resolved":{"x":"2","y":"1"},"digest":"d","elicit":true,"verdict":"deny","check":"taint","reason":"r","tainted_by":{"seq":3,"server":"s","tool":"t"},"destination":"x","grant":"g"}`))
+	f.Add([]byte(`{"call":"c1","server":"s","tool":"t","channel":"resources/read","status":"ok","content":"sha256:00","size":12}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, pair := range [][2]any{{&CallBody{}, &CallBody{}}, {&ResultBody{}, &ResultBody{}}} {
+			if !decodeFast(data, pair[0]) {
+				continue
+			}
+			if err := decodeGeneral(data, pair[1]); err != nil {
+				t.Fatalf("decodeFast accepted %s, the general path refuses it: %v", data, err)
+			}
+			if !reflect.DeepEqual(pair[0], pair[1]) {
+				t.Fatalf("%s decodes to\n fast    %#v\n general %#v", data, pair[0], pair[1])
+			}
+		}
+	})
+}
+
+// TestDecodeFastFixtures: every call and result body of the fixture logs
+// takes the reflection-free path.
+func TestDecodeFastFixtures(t *testing.T) {
+	names, _ := filepath.Glob("../fixtures/chain/good_*.jsonl")
+	n := 0
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := NewReader(bytes.NewReader(data))
+		for {
+			rec, err := rd.Next()
+			if err != nil {
+				break
+			}
+			var v any
+			switch rec.Kind {
+			case KindCall:
+				v = &CallBody{}
+			case KindResult:
+				v = &ResultBody{}
+			default:
+				continue
+			}
+			if !decodeFast(rec.Body, v) {
+				t.Errorf("%s seq %d: not decoded by the fast path: %s", name, rec.Seq, rec.Body)
+			}
+			n++
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d bodies", n)
+	}
+}

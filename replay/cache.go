@@ -1,0 +1,124 @@
+package replay
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+
+	"bailiff/chain"
+	"bailiff/engine"
+)
+
+// verifier holds what the sessions of one log share: the evidence store
+// and the policies loaded so far, by version (a long log has many
+// sessions under one policy).
+type verifier struct {
+	file     string
+	ev       chain.Evidence
+	mu       sync.Mutex
+	policies map[string]*policyEntry
+
+	// texts caches evidence text by digest: content is addressed by its
+	// hash, so one read serves every result that shares it.
+	texts     map[string]string
+	textBytes int
+}
+
+// maxCachedText bounds the evidence text kept in memory, and
+// maxCachedOne the text of one output worth keeping: the outputs that
+// repeat are short ("Message sent"), and a large one kept would be
+// memory a large session needs.
+const (
+	maxCachedText = 8 << 20
+	maxCachedOne  = 64 << 10
+)
+
+// evidence returns the output text of the evidence stored under digest.
+func (v *verifier) evidence(digest string) (string, error) {
+	v.mu.Lock()
+	text, ok := v.texts[digest]
+	v.mu.Unlock()
+	if ok {
+		return text, nil
+	}
+	data, err := v.ev.Get(digest)
+	if err != nil {
+		return "", err
+	}
+	if text, err = engine.OutputFromJSON(data); err != nil {
+		return "", fmt.Errorf("evidence %s is not a tool result: %v", digest, err)
+	}
+	if len(text) > maxCachedOne {
+		return text, nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.textBytes+len(text) > maxCachedText {
+		v.texts, v.textBytes = map[string]string{}, 0
+	}
+	if v.texts == nil {
+		v.texts = map[string]string{}
+	}
+	v.texts[digest] = text
+	v.textBytes += len(text)
+	return text, nil
+}
+
+type policyEntry struct {
+	p   *engine.Policy
+	err string
+}
+
+func (v *verifier) policy(text, version string) (*engine.Policy, string) {
+	sum := sha256.Sum256([]byte(text))
+	if got := "sha256:" + hex.EncodeToString(sum[:]); got != version {
+		return nil, fmt.Sprintf("the embedded policy text hashes to %s, not its recorded version %s: it was edited", shortHex(got), shortHex(version))
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e, ok := v.policies[version]; ok {
+		return e.p, e.err
+	}
+	e := &policyEntry{}
+	p, err := engine.Load("embedded policy", []byte(text))
+	switch {
+	case err != nil:
+		e.err = fmt.Sprintf("the embedded policy does not load: %v", err)
+	case !bytes.Equal(p.Canonical(), []byte(text)):
+		e.err = "the embedded policy is not in canonical form"
+	default:
+		e.p = p
+	}
+	v.policies[version] = e
+	return e.p, e.err
+}
+
+func shortHex(s string) string {
+	if len(s) > 19 {
+		return s[:19]
+	}
+	return s
+}
+
+// checkChannel holds a result of another channel than tools/call to its
+// form: no call, and its channel as its tool. The tool is the provenance
+// trusted_sources match, so a record naming a trusted tool for a log
+// message or a resource would make its text silently trusted.
+func checkChannel(b chain.ResultBody) error {
+	switch {
+	case b.Channel == "":
+		return nil
+	case b.Channel == "tools/call":
+		return errors.New(`channel "tools/call" is written as no channel`)
+	case b.Call != "":
+		return fmt.Errorf("a %s output answers no call, but names call %q", b.Channel, b.Call)
+	case b.Tool != b.Channel:
+		return fmt.Errorf("a %s output's tool must be its channel, not %q", b.Channel, b.Tool)
+	case b.Status == chain.StatusError:
+		return fmt.Errorf("a %s output is ok or failed; error is a tool's isError", b.Channel)
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package verify
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/internal/records"
+)
+
+func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
+	var b chain.CallBody
+	if err := chain.DecodeBody(rec.Body, &b); err != nil {
+		return err
+	}
+	if b.Args == nil {
+		return errors.New(`"args" must be an object`)
+	}
+	call := &engine.Call{ID: b.Call, Server: orDefault(b.Server, vs.s.State().Server), Tool: b.Tool, Args: b.Args, Digest: b.Digest}
+	for _, r := range b.Redacted {
+		p, err := engine.ParsePath(r)
+		if err != nil {
+			return fmt.Errorf("redacted: %v", err)
+		}
+		call.Redacted = append(call.Redacted, p)
+	}
+	if len(call.Redacted) == 0 {
+		if want := argsDigest(rec.Body, b.Args); want != b.Digest {
+			set.find(rec, b.Call, FindRecord, b.Digest, want, "the call's digest is not the digest of its arguments: the arguments or the digest were edited")
+		}
+	} else if !strings.HasPrefix(b.Digest, "hmac-sha256:") {
+		set.find(rec, b.Call, FindRecord, b.Digest, "hmac-sha256:…", "a call with redacted arguments must bind grants to a keyed digest")
+	}
+	pc, err := vs.s.Call(call)
+	if err != nil {
+		return err
+	}
+	vs.asked[b.Call] = rec.TS
+	if b.Elicit {
+		vs.elicited[b.Call] = true
+	}
+	d := vs.s.Evaluate(call, rec.TS)
+	set.compare(vs, rec, b.Call, b.Tool, b.Decision, d)
+	vs.s.Commit(pc, records.ToDecision(b.Decision))
+	vs.spend(b.Decision.Grant, b.Call)
+	return nil
+}
+
+// argsDigest is engine.ArgsDigest of a call body's arguments, taken from
+// the body's bytes: a body DecodeBody accepted holds them in exactly the
+// canonical encoding the digest is over.
+func argsDigest(body []byte, args map[string]any) string {
+	raw, ok := chain.RawField(body, "args")
+	if !ok {
+		return engine.ArgsDigest(args)
+	}
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// compare reports a recorded decision the engine does not recompute, and
+// lists one it cannot recompute.
+func (set *sessionSet) compare(vs *vsession, rec chain.Record, call, tool string, got chain.Decision, want engine.Decision) {
+	if want.Unevaluable {
+		for _, v := range want.Possible {
+			if string(v) == got.Verdict {
+				reason := want.Reason
+				for purged, lost := range vs.lost {
+					reason = strings.ReplaceAll(reason, purged, lost)
+				}
+				set.unevaluable = append(set.unevaluable, Unevaluable{File: set.v.file, Seq: rec.Seq, Session: rec.Session,
+					Call: call, Tool: tool, Recorded: got.Verdict, Reason: reason})
+				return
+			}
+		}
+		set.find(rec, call, FindVerdict, got.Verdict, joinVerdicts(want.Possible),
+			fmt.Sprintf("the recorded verdict is not one this call could have had: %s", want.Reason))
+		return
+	}
+	rw := records.FromDecision(want)
+	diff := decisionDiff(got, rw)
+	if diff == "" {
+		return
+	}
+	kind := FindVerdict
+	if got.Check == string(engine.CheckApproval) || got.Grant != "" {
+		// The recorded decision rests on a grant: say what is wrong with it.
+		kind = FindGrant
+		if why, ok := vs.refused[got.Grant]; ok && got.Grant != "" {
+			diff = fmt.Sprintf("grant %s does not count: %s", got.Grant, why)
+		} else if by, ok := vs.used[got.Grant]; ok && got.Grant != rw.Grant {
+			diff = fmt.Sprintf("grant %s was already used by call %s: a grant is single use", got.Grant, by)
+		} else if _, ok := vs.given[got.Grant]; !ok && got.Grant != "" {
+			diff = fmt.Sprintf("no grant %s was given in this session", got.Grant)
+		}
+	}
+	set.find(rec, call, kind, summary(got), summary(rw), diff)
+}
+
+// spend notes that a recorded decision used grant g on call.
+func (vs *vsession) spend(g, call string) {
+	if g != "" {
+		if _, ok := vs.used[g]; !ok {
+			vs.used[g] = call
+		}
+	}
+}
+
+func joinVerdicts(vs []engine.Verdict) string {
+	var s []string
+	for _, v := range vs {
+		s = append(s, string(v))
+	}
+	return strings.Join(s, " or ")
+}
+
+func summary(d chain.Decision) string {
+	s := d.Verdict + " by " + d.Check
+	if d.Rule != "" {
+		s += " (" + d.Rule + ")"
+	}
+	return s
+}
+
+// decisionDiff explains how two decisions differ, or returns "".
+func decisionDiff(got, want chain.Decision) string {
+	switch {
+	case got.Verdict != want.Verdict || got.Check != want.Check || got.Rule != want.Rule:
+		return "recomputed: " + want.Reason
+	case got.Reason != want.Reason:
+		return fmt.Sprintf("same verdict, different reason: recorded %q, recomputed %q", got.Reason, want.Reason)
+	case got.Grant != want.Grant:
+		return fmt.Sprintf("recorded grant %q, recomputed %q", got.Grant, want.Grant)
+	case got.Destination != want.Destination || !sameSource(got.TaintedBy, want.TaintedBy):
+		return "same verdict, different taint source or destination"
+	}
+	return ""
+}
+
+func sameSource(a, b *chain.Source) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}

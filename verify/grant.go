@@ -1,0 +1,175 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/internal/records"
+	"bailiff/replay"
+)
+
+func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
+	var b chain.GrantBody
+	if err := chain.DecodeBody(rec.Body, &b); err != nil {
+		return err
+	}
+	exp, err := time.Parse(chain.TimeFormat, b.Expires)
+	if err != nil {
+		return fmt.Errorf("expires %q is not %s", b.Expires, chain.TimeFormat)
+	}
+	if b.Answer != "approve" && b.Answer != "decline" {
+		return fmt.Errorf("answer %q is not approve or decline", b.Answer)
+	}
+	pc, err := vs.s.Lookup(b.Call)
+	if err != nil {
+		set.find(rec, b.Call, FindGrant, "", "", "grant "+err.Error())
+		return nil
+	}
+	vs.given[b.Grant] = b.Call
+	g := engine.Grant{ID: b.Grant, Server: orDefault(b.Server, vs.s.State().Server), Tool: b.Tool, Digest: b.Digest,
+		Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp}
+	// An answer that is not authentic approves nothing: the finding says
+	// why, and the call it answers is recomputed as declined (a grant for
+	// a later call is not given at all).
+	if problem := vs.grantProblem(rec, &b); problem != "" {
+		set.find(rec, b.Call, FindGrant, b.Approver+" "+b.Answer, "not approved", problem)
+		vs.refused[b.Grant] = problem
+		if b.Decision == nil {
+			return nil
+		}
+		g.Approve = false
+	}
+	// A grant that records a decision claims to have settled its call:
+	// that call must have been asked and not settled since. One without
+	// is for a later identical call.
+	if b.Decision == nil {
+		vs.s.State().AddGrant(g)
+		return nil
+	}
+	d, settles := vs.s.AnswerWaiting(pc, g, rec.TS)
+	if !settles {
+		set.find(rec, b.Call, FindGrant, summary(*b.Decision), "no decision",
+			fmt.Sprintf("the grant records a decision, but call %q was not waiting for an answer", b.Call))
+		vs.s.State().AddGrant(g)
+		return nil
+	}
+	set.compare(vs, rec, b.Call, pc.Call().Tool, *b.Decision, d)
+	vs.s.Settle(pc, records.ToDecision(*b.Decision))
+	vs.spend(b.Decision.Grant, b.Call)
+	return nil
+}
+
+func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
+	var b chain.ResultBody
+	if err := chain.DecodeBody(rec.Body, &b); err != nil {
+		return err
+	}
+	if b.Content != "" {
+		set.contents++
+	}
+	switch b.Status {
+	case chain.StatusOK, chain.StatusError, chain.StatusFailed:
+	default:
+		return fmt.Errorf("status %q is not ok, error or failed", b.Status)
+	}
+	if err := replay.CheckChannel(b); err != nil {
+		return err
+	}
+	src, err := vs.s.Source(b.Call, b.Server, b.Tool, int(rec.Seq))
+	if err != nil {
+		set.find(rec, b.Call, FindRecord, "", "", "result "+err.Error())
+		return nil
+	}
+	failed := b.Status != chain.StatusOK
+	if b.Content == "" {
+		vs.s.Output(src, b.Call, failed, "", true)
+		return nil
+	}
+	n := min(max(b.Size, 1), maxInFlight)
+	if err := inFlight.Acquire(context.Background(), n); err != nil {
+		return err
+	}
+	defer inFlight.Release(n)
+	text, err := set.v.cache.Evidence(b.Content)
+	switch {
+	case err == nil:
+		vs.s.Output(src, b.Call, failed, text, true)
+	case errors.Is(err, chain.ErrPurged):
+		vs.s.Output(src, b.Call, failed, "", false)
+	case errors.Is(err, chain.ErrMissing) && set.v.noStore:
+		// Verified without its store, as the caller was warned: every
+		// output is unknown, and what depended on one is unevaluable.
+		vs.s.Output(src, b.Call, failed, "", false)
+	case errors.Is(err, chain.ErrMissing):
+		set.find(rec, b.Call, FindEvidence, b.Content, "", fmt.Sprintf("evidence %s is missing: it is not in the store and no purge removed it", b.Content))
+		vs.lose(src, "missing")
+		vs.s.Output(src, b.Call, failed, "", false)
+	default:
+		set.find(rec, b.Call, FindEvidence, b.Content, "", err.Error())
+		var ee *chain.EvidenceError
+		if errors.As(err, &ee) {
+			vs.lose(src, "altered")
+		}
+		vs.s.Output(src, b.Call, failed, "", false)
+	}
+	return nil
+}
+
+// grantProblem says why a grant record is not an authentic answer, or
+// returns "". An out-of-band grant must carry a signature, by a key the
+// session trusts and not the principal's, over exactly this ask, made
+// after the call was asked and not after the grant was recorded. Only an
+// elicitation grant is unsigned, and it must settle a call the gateway
+// marked as put to the client (elicit), with the id the gateway gives it.
+func (vs *vsession) grantProblem(rec chain.Record, b *chain.GrantBody) string {
+	if b.Signature == nil {
+		switch {
+		case b.Approver != chain.ElicitationApprover:
+			return fmt.Sprintf("grant %s by %q is not signed: an out-of-band answer counts only signed by an approver key", b.Grant, b.Approver)
+		case b.Decision == nil || !vs.elicited[b.Call] || b.Grant != "elicit-"+b.Call:
+			return fmt.Sprintf("grant %s claims to be an answer through the client, but call %s was not put to the client (or the grant does not settle it)", b.Grant, b.Call)
+		}
+		return ""
+	}
+	ap := chain.Approval{ID: b.Grant, Kind: chain.ApproveCall, Session: rec.Session, Server: orDefault(b.Server, vs.s.State().Server),
+		Tool: b.Tool, Digest: b.Digest, Answer: b.Answer}
+	return vs.signatureProblem(rec, "grant "+b.Grant, ap, *b.Signature, b.Approver, vs.asked[b.Call])
+}
+
+// acceptProblem is grantProblem for a tools record accepting a changed
+// definition: one definition, signed as a "definition" approval.
+func (vs *vsession) acceptProblem(rec chain.Record, b *chain.ToolsBody) string {
+	if b.AcceptSignature == nil {
+		return fmt.Sprintf("the acceptance by %q is not signed", b.AcceptedBy)
+	}
+	if len(b.Accept) != 1 {
+		return fmt.Sprintf("a signed acceptance is for one definition, not %d", len(b.Accept))
+	}
+	ap := chain.Approval{ID: b.AcceptID, Kind: chain.ApproveDefinition, Session: rec.Session, Server: vs.s.State().Server,
+		Tool: b.Accept[0].Name, Digest: b.Accept[0].Digest, Answer: "approve"}
+	return vs.signatureProblem(rec, "the acceptance "+b.AcceptID, ap, *b.AcceptSignature, b.AcceptedBy, time.Time{})
+}
+
+func (vs *vsession) signatureProblem(rec chain.Record, what string, ap chain.Approval, sig chain.Signature, approver string, asked time.Time) string {
+	name, err := chain.TrustedApprover(ap, sig, vs.approvers, vs.s.State().Principal.Subject)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", what, err)
+	}
+	if name != approver {
+		return fmt.Sprintf("%s names approver %q but is signed by %q", what, approver, name)
+	}
+	signed, err := time.Parse(chain.TimeFormat, sig.Time)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s: signed time %q is not %s", what, sig.Time, chain.TimeFormat)
+	case signed.Before(asked.Truncate(time.Second)):
+		return fmt.Sprintf("%s was signed at %s, before the call was asked", what, sig.Time)
+	case signed.After(rec.TS.Add(time.Minute)):
+		return fmt.Sprintf("%s was signed at %s, after it was recorded", what, sig.Time)
+	}
+	return ""
+}

@@ -1,0 +1,257 @@
+package verify
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"bailiff/chain"
+	"bailiff/replay"
+)
+
+// Log checks one log: its integrity (every record's hash, link and
+// seq), against a checkpoint if one is given, and, unless IntegrityOnly,
+// its semantics: every session is rebuilt from its own records (policy,
+// pins, outputs from the evidence store, grants) and every recorded
+// decision recomputed. Sessions are verified in parallel. Errors are for
+// unusable input only (it cannot be read, is empty: chain.ErrEmpty, or is
+// not a log: chain.ErrNotALog); everything wrong with the log is a
+// Finding.
+func Log(name string, r io.Reader, ev chain.Evidence, opt Options) (*Report, error) {
+	rep := &Report{File: name, Checked: !opt.IntegrityOnly, Checkpoint: opt.Checkpoint}
+	if opt.IntegrityOnly {
+		return rep, verifyIntegrity(rep, r, opt)
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	v := &verifier{file: name, cache: replay.NewCache(ev), key: opt.Key, approvers: opt.ApproverKeys}
+	if _, err := os.Stat(ev.Dir); err != nil {
+		v.noStore = true
+	}
+	chans := make([]chan chain.Record, workers)
+	results := make([]*sessionSet, workers)
+	var wg sync.WaitGroup
+	for i := range chans {
+		chans[i] = make(chan chain.Record, 256)
+		results[i] = &sessionSet{v: v, sessions: map[string]*vsession{}}
+		wg.Add(1)
+		go func(in chan chain.Record, set *sessionSet) {
+			defer wg.Done()
+			// A worker that fails keeps draining its channel, so the
+			// reader never blocks, and its failure fails the whole run:
+			// a verify that lost a session must never say ok.
+			for rec := range in {
+				if set.failed == nil {
+					set.failed = safeRecord(set, rec)
+				}
+			}
+		}(chans[i], results[i])
+	}
+	rd := chain.NewReader(r)
+	var (
+		readErr error
+		last    time.Time // the time of the record before
+	)
+	for {
+		if opt.Checkpoint != nil && rd.Count() == opt.Checkpoint.Size {
+			checkRoot(rep, opt.Checkpoint, rd.Root())
+		}
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		var ve *chain.VerifyError
+		if errors.As(err, &ve) {
+			rep.Findings = append(rep.Findings, integrityFinding(name, ve))
+			break
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+		if rec.TS.Before(last) {
+			rep.Warnings = append(rep.Warnings, Finding{File: name, Seq: rec.Seq, Session: rec.Session, Kind: WarnTime,
+				Recorded: rec.TS.Format(chain.TimeFormat), Recomputed: "not before " + last.Format(chain.TimeFormat),
+				Reason: fmt.Sprintf("time goes back: record %d is at %s, before record %d at %s", rec.Seq, rec.TS.Format(chain.TimeFormat), rec.Seq-1, last.Format(chain.TimeFormat))})
+		}
+		last = rec.TS
+		if rec.Kind == chain.KindCheckpoint {
+			v.checkpointRecord(rec, rd.RootBefore())
+			continue
+		}
+		if rec.Kind == chain.KindMalformed {
+			// A request that never became a call decides nothing, and may
+			// come before its session's record.
+			var b chain.MalformedBody
+			if err := chain.DecodeBody(rec.Body, &b); err != nil {
+				v.findings = append(v.findings, Finding{File: name, Seq: rec.Seq, Session: rec.Session, Kind: FindRecord, Reason: "malformed record: " + err.Error()})
+			}
+			continue
+		}
+		h := fnv.New32a()
+		h.Write([]byte(rec.Session))
+		chans[h.Sum32()%uint32(workers)] <- rec
+	}
+	for _, c := range chans {
+		close(c)
+	}
+	wg.Wait()
+	for _, set := range results {
+		set.close()
+	}
+	if readErr != nil {
+		return nil, inputError(name, readErr)
+	}
+	for _, set := range results {
+		if set.failed != nil {
+			return nil, fmt.Errorf("%s: %w", name, set.failed)
+		}
+		if set.fatal != nil {
+			return nil, fmt.Errorf("%s: %w", name, set.fatal)
+		}
+	}
+	rep.Records = rd.Count()
+	if rep.Records == 0 && len(rep.Findings) == 0 {
+		return nil, inputError(name, chain.ErrEmpty)
+	}
+	if opt.Checkpoint != nil && rd.Count() < opt.Checkpoint.Size && len(rep.Findings) == 0 {
+		rep.Findings = append(rep.Findings, Finding{File: name, Seq: rd.Count(), Kind: FindCheckpoint,
+			Recorded: fmt.Sprintf("%d records", rd.Count()), Recomputed: fmt.Sprintf("%d records", opt.Checkpoint.Size),
+			Reason: fmt.Sprintf("the log was truncated: the checkpoint covers %d records and the log has %d", opt.Checkpoint.Size, rd.Count())})
+	}
+	for _, set := range results {
+		rep.Findings = append(rep.Findings, set.findings...)
+		rep.Unevaluable = append(rep.Unevaluable, set.unevaluable...)
+		rep.Sessions += len(set.sessions)
+		rep.Calls += set.calls
+		rep.Contents += set.contents
+	}
+	rep.Findings = append(rep.Findings, v.findings...)
+	sortReport(rep)
+	return rep, nil
+}
+
+func verifyIntegrity(rep *Report, r io.Reader, opt Options) error {
+	var at []int64
+	if opt.Checkpoint != nil {
+		at = append(at, opt.Checkpoint.Size)
+	}
+	sum, err := chain.VerifyIntegrity(r, at...)
+	rep.Records = sum.Records
+	var ve *chain.VerifyError
+	if errors.As(err, &ve) {
+		rep.Findings = append(rep.Findings, integrityFinding(rep.File, ve))
+		return nil
+	}
+	if err != nil {
+		return inputError(rep.File, err)
+	}
+	if sum.Records == 0 {
+		return inputError(rep.File, chain.ErrEmpty)
+	}
+	if c := opt.Checkpoint; c != nil {
+		if root, ok := sum.RootAt[c.Size]; ok {
+			checkRoot(rep, c, root)
+		} else {
+			rep.Findings = append(rep.Findings, Finding{File: rep.File, Seq: sum.Records, Kind: FindCheckpoint,
+				Recorded: fmt.Sprintf("%d records", sum.Records), Recomputed: fmt.Sprintf("%d records", c.Size),
+				Reason: fmt.Sprintf("the log was truncated: the checkpoint covers %d records and the log has %d", c.Size, sum.Records)})
+		}
+	}
+	return nil
+}
+
+// inputError names the file an error is about. The two that say what the
+// file is read as a sentence about it ("audit.jsonl is empty: ...").
+func inputError(name string, err error) error {
+	if errors.Is(err, chain.ErrNotALog) || errors.Is(err, chain.ErrEmpty) {
+		return fmt.Errorf("%s %w", name, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+func checkRoot(rep *Report, c *chain.Checkpoint, root [32]byte) {
+	if root == c.Root {
+		return
+	}
+	rep.Findings = append(rep.Findings, Finding{File: rep.File, Seq: c.Size - 1, Kind: FindCheckpoint,
+		Recorded: "root " + hex.EncodeToString(root[:6]), Recomputed: "root " + hex.EncodeToString(c.Root[:6]),
+		Reason: fmt.Sprintf("the first %d records are not the ones the checkpoint signed: the log was rewritten or rolled back", c.Size)})
+}
+
+func integrityFinding(file string, ve *chain.VerifyError) Finding {
+	return Finding{File: file, Seq: ve.Seq, Kind: FindIntegrity, Recorded: ve.Got, Recomputed: ve.Want,
+		Reason: fmt.Sprintf("%s (offset %d)", ve.Reason, ve.Offset), Torn: ve.Torn}
+}
+
+func sortReport(rep *Report) {
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if a.Seq != b.Seq {
+			return a.Seq < b.Seq
+		}
+		return a.Kind < b.Kind
+	})
+	sort.SliceStable(rep.Unevaluable, func(i, j int) bool { return rep.Unevaluable[i].Seq < rep.Unevaluable[j].Seq })
+}
+
+// checkpointRecord checks a checkpoint written into the log against the
+// records before it.
+func (v *verifier) checkpointRecord(rec chain.Record, root [32]byte) {
+	fail := func(reason string) {
+		v.findings = append(v.findings, Finding{File: v.file, Seq: rec.Seq, Session: rec.Session, Kind: FindCheckpoint, Reason: reason})
+	}
+	var body chain.CheckpointBody
+	if err := chain.DecodeBody(rec.Body, &body); err != nil {
+		fail(fmt.Sprintf("checkpoint record: %v", err))
+		return
+	}
+	var c chain.Checkpoint
+	var err error
+	if v.key != "" {
+		c, err = chain.OpenCheckpoint([]byte(body.Note), v.key)
+	} else {
+		text, _, _ := strings.Cut(body.Note, "\n\n")
+		c, err = chain.ParseCheckpoint([]byte(text + "\n"))
+	}
+	if err != nil {
+		fail(err.Error())
+		return
+	}
+	switch {
+	case c.Size != rec.Seq:
+		fail(fmt.Sprintf("checkpoint record %d signs %d records, not the %d before it", rec.Seq, c.Size, rec.Seq))
+	case c.Root != root:
+		fail(fmt.Sprintf("checkpoint record %d signs a root that is not the root of the records before it: they were rewritten", rec.Seq))
+	}
+}
+
+// verifier holds what the sessions of one log share.
+type verifier struct {
+	file      string
+	cache     *replay.Cache // policies by version, evidence text by digest
+	noStore   bool          // the evidence store does not exist at all
+	key       string
+	approvers []string
+	findings  []Finding // from checkpoint records, read in order
+}
+
+// inFlight bounds the evidence being read and normalized at once, in
+// bytes, across every log and session of the process: an output costs a
+// few times its size while it is decoded, and workers times outputs must
+// stay within the memory bound. One larger than the bound runs alone.
+var inFlight = semaphore.NewWeighted(maxInFlight)
+
+const maxInFlight = 8 << 20
