@@ -1,0 +1,170 @@
+package arch
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+// packages are the module's packages with what they import, as the go
+// command sees them (test files left out: a test may reach anything).
+func packages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "bailiff/...")
+	cmd.Dir = root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var ps []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		// The benchmark generators are tools, not part of bailiff.
+		if !strings.HasPrefix(p.ImportPath, "bailiff/bench/") {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+var arrow = regexp.MustCompile(`^\s*([\w/]+)\s*-->\s*([\w/]+)\s*$`)
+
+// drawn are the arrows of the first mermaid block of docs/architecture.md.
+func drawn(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root(t), "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var arrows []string
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "```mermaid"):
+			in = true
+		case in && strings.HasPrefix(line, "```"):
+			return arrows
+		case in:
+			if m := arrow.FindStringSubmatch(line); m != nil {
+				arrows = append(arrows, m[1]+" --> "+m[2])
+			}
+		}
+	}
+	t.Fatal("docs/architecture.md has no closed mermaid block")
+	return nil
+}
+
+// TestDependencyArrows: the picture in docs/architecture.md is exactly the
+// module's import graph: an import it does not draw, or an arrow no code
+// follows, fails.
+func TestDependencyArrows(t *testing.T) {
+	var real []string
+	for _, p := range packages(t) {
+		for _, imp := range p.Imports {
+			if rest, ok := strings.CutPrefix(imp, "bailiff/"); ok {
+				real = append(real, strings.TrimPrefix(p.ImportPath, "bailiff/")+" --> "+rest)
+			}
+		}
+	}
+	doc := drawn(t)
+	slices.Sort(real)
+	slices.Sort(doc)
+	for _, a := range real {
+		if !slices.Contains(doc, a) {
+			t.Errorf("the code has %s, which docs/architecture.md does not draw", a)
+		}
+	}
+	for _, a := range doc {
+		if !slices.Contains(real, a) {
+			t.Errorf("docs/architecture.md draws %s, which no code imports", a)
+		}
+	}
+}
+
+// TestLayers: the rules the picture exists to keep.
+func TestLayers(t *testing.T) {
+	for _, p := range packages(t) {
+		from := strings.TrimPrefix(p.ImportPath, "bailiff/")
+		for _, imp := range p.Imports {
+			to, ours := strings.CutPrefix(imp, "bailiff/")
+			switch {
+			case ours && from != "cmd/bailiff" && (to == "proxy" || to == "cmd/bailiff"):
+				t.Errorf("%s imports %s: nothing imports the gateway or the command", from, to)
+			case ours && from == "engine":
+				t.Errorf("engine imports %s: the engine stands alone", to)
+			case ours && from == "chain" && to == "engine":
+				t.Errorf("chain imports engine: the log knows nothing of decisions")
+			}
+		}
+	}
+}
+
+// owners are the third-party modules only one package may use.
+var owners = map[string]string{
+	"github.com/spf13/cobra":             "cmd/bailiff",
+	"github.com/schollz/progressbar/v3":  "cmd/bailiff",
+	"github.com/modelcontextprotocol/":   "proxy",
+	"github.com/olekukonko/tablewriter":  "report",
+	"github.com/yuin/goldmark":           "report",
+	"golang.org/x/mod/sumdb/":            "chain",
+	"github.com/segmentio/encoding/json": "chain",
+	"golang.org/x/net/idna":              "engine",
+	"golang.org/x/text/cases":            "engine",
+	"gopkg.in/yaml.v3":                   "engine cmd/bailiff",
+	"golang.org/x/text/unicode/norm":     "engine proxy",
+	"golang.org/x/term":                  "cmd/bailiff",
+	"golang.org/x/sync/semaphore":        "verify",
+}
+
+// TestDependencyOwners: each dependency stays in the package whose job
+// it serves, and a new one is a decision written down here.
+func TestDependencyOwners(t *testing.T) {
+	for _, p := range packages(t) {
+		from := strings.TrimPrefix(p.ImportPath, "bailiff/")
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "bailiff/") || !strings.Contains(strings.Split(imp, "/")[0], ".") {
+				continue
+			}
+			owned := false
+			for prefix, who := range owners {
+				if strings.HasPrefix(imp, prefix) {
+					owned = slices.Contains(strings.Fields(who), from)
+					if !owned {
+						t.Errorf("%s imports %s, which only %s may use", from, imp, who)
+					}
+					owned = true
+				}
+			}
+			if !owned {
+				t.Errorf("%s imports %s, a dependency no package owns here", from, imp)
+			}
+		}
+	}
+}
