@@ -228,6 +228,14 @@ func pinName(s *State, c *Call) string {
 }
 
 func pinning(s *State, c *Call) (Decision, bool) {
+	if c.Server != "" && c.Server != s.Server && strings.Contains(c.Server, ".") {
+		// A gateway's pins are listed as "<server>.<tool>" and read back
+		// split at the first dot, so server "a.b" with tool "c" and server
+		// "a" with tool "b.c" would share one pin. Only the dotless reading
+		// is unambiguous; the other is refused rather than guessed.
+		return Decision{Verdict: Deny, Check: CheckPinning,
+			Reason: fmt.Sprintf("server name %q holds a dot, so its tool %q cannot be told apart from another server's", c.Server, c.Tool)}, true
+	}
 	name := pinName(s, c)
 	pin, ok := s.pins[name]
 	if !ok {

@@ -41,3 +41,23 @@ tools:
 		t.Errorf("a got b's refund: %s by %s", d.Verdict, d.Check)
 	}
 }
+
+// TestPinNamesDoNotCollide: server "a.b" with tool "c" and server "a"
+// with tool "b.c" would both be pinned as "a.b.c"; a call must not pass
+// pinning on the pin of the other tool.
+func TestPinNamesDoNotCollide(t *testing.T) {
+	p := mustLoad(t, `version: 1
+rules:
+  - {id: all, tool: "*", action: allow}
+`)
+	// Listed by server "a" as its tool "b.c": the dotless reading.
+	s := NewState("s", "gateway", Principal{}, []ToolDef{{Name: "a.b.c", Digest: "d1"}})
+	now := time.Unix(0, 0)
+	if d := Decide(p, s, &Call{Server: "a", Tool: "b.c", Args: map[string]any{}}, now); d.Verdict != Allow {
+		t.Fatalf("the listed tool: %s by %s (%s)", d.Verdict, d.Check, d.Reason)
+	}
+	d := Decide(p, s, &Call{Server: "a.b", Tool: "c", Args: map[string]any{}}, now)
+	if d.Verdict != Deny || d.Check != CheckPinning {
+		t.Errorf("server a.b's tool c passed on a/b.c's pin: %s by %s (%s)", d.Verdict, d.Check, d.Reason)
+	}
+}
