@@ -61,3 +61,14 @@ rules:
 		t.Errorf("server a.b's tool c passed on a/b.c's pin: %s by %s (%s)", d.Verdict, d.Check, d.Reason)
 	}
 }
+
+// TestMayAccept: nobody, and the principal itself, may not accept a changed
+// definition; another person may.
+func TestMayAccept(t *testing.T) {
+	s := NewState("s", "mail", Principal{Subject: "agent"}, nil)
+	for approver, want := range map[string]bool{"": false, "agent": false, "ana": true} {
+		if got := s.MayAccept(approver); got != want {
+			t.Errorf("MayAccept(%q) = %v, want %v", approver, got, want)
+		}
+	}
+}
