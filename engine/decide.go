@@ -213,6 +213,11 @@ func callServer(s *State, c *Call) string {
 	return s.Server
 }
 
+// callRef is the tool a call goes to, on its server.
+func callRef(s *State, c *Call) ToolRef {
+	return ToolRef{Server: callServer(s, c), Name: c.Tool}
+}
+
 // pinName is the name a call's tool is pinned under: in a session that
 // spans several servers, "<server>.<tool>".
 func pinName(s *State, c *Call) string {
@@ -223,6 +228,14 @@ func pinName(s *State, c *Call) string {
 }
 
 func pinning(s *State, c *Call) (Decision, bool) {
+	if c.Server != "" && c.Server != s.Server && strings.Contains(c.Server, ".") {
+		// A gateway's pins are listed as "<server>.<tool>" and read back
+		// split at the first dot, so server "a.b" with tool "c" and server
+		// "a" with tool "b.c" would share one pin. Only the dotless reading
+		// is unambiguous; the other is refused rather than guessed.
+		return Decision{Verdict: Deny, Check: CheckPinning,
+			Reason: fmt.Sprintf("server name %q holds a dot, so its tool %q cannot be told apart from another server's", c.Server, c.Tool)}, true
+	}
 	name := pinName(s, c)
 	pin, ok := s.pins[name]
 	if !ok {
@@ -296,8 +309,8 @@ func missing(have, need []string) string {
 // returns an allow with an empty Check when no contract spoke.
 func contracts(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision {
 	ct := p.contractFor(c.Tool)
-	if p.on(CheckBudget) && ct.maxCalls >= 0 && s.used[c.Tool] >= ct.maxCalls {
-		reason := fmt.Sprintf("tool %q has used %d of its %d calls this session", c.Tool, s.used[c.Tool], ct.maxCalls)
+	if used := s.used[callRef(s, c)]; p.on(CheckBudget) && ct.maxCalls >= 0 && used >= ct.maxCalls {
+		reason := fmt.Sprintf("tool %q has used %d of its %d calls this session", c.Tool, used, ct.maxCalls)
 		if ct.maxCalls == 0 {
 			reason = fmt.Sprintf("max_calls is 0: tool %q is forbidden", c.Tool)
 		}

@@ -62,6 +62,14 @@ func (s *State) Accept(tools []ToolDef) {
 	}
 }
 
+// MayAccept tells whether approver may accept changed tool definitions in
+// this session: someone named, and not the principal, since an agent that
+// could approve its own tool's new definition would need no approval.
+// The gateway, verify and shadow all ask this one rule.
+func (s *State) MayAccept(approver string) bool {
+	return approver != "" && approver != s.Principal.Subject
+}
+
 // PathPrefixes are the allowed_path_prefixes of every tool contract, as
 // cleaned when loaded, sorted and without repeats: the places the policy
 // lets a tool write, where the gateway's own state must never be.

@@ -11,6 +11,14 @@ type Principal struct {
 	Scopes  []string `json:"scopes,omitempty"`
 }
 
+// ToolRef names one tool on one server. Budgets are counted per ToolRef,
+// so two servers behind one gateway that expose the same tool name never
+// spend each other's calls.
+type ToolRef struct {
+	Server string
+	Name   string
+}
+
 // Call is one tools/call as the engine sees it.
 type Call struct {
 	ID     string
@@ -45,10 +53,10 @@ type State struct {
 	Server    string
 	Principal Principal
 
-	pins      map[string]string // tool -> definition digest at session start
-	current   map[string]string // nil until the tool list changes
-	used      map[string]int    // forwarded, non-failed calls per tool
-	forwarded map[string]string // call id -> tool, for calls that consumed budget
+	pins      map[string]string  // tool -> definition digest at session start
+	current   map[string]string  // nil until the tool list changes
+	used      map[ToolRef]int    // forwarded, non-failed calls per tool on its server
+	forwarded map[string]ToolRef // call id -> tool, for calls that consumed budget
 	taint     taintIndex
 	grants    []Grant
 	spent     map[string]bool // grant ids already used
@@ -60,7 +68,7 @@ type State struct {
 func NewState(session, server string, principal Principal, tools []ToolDef) *State {
 	s := &State{
 		Session: session, Server: server, Principal: principal,
-		pins: map[string]string{}, used: map[string]int{}, forwarded: map[string]string{},
+		pins: map[string]string{}, used: map[ToolRef]int{}, forwarded: map[string]ToolRef{},
 		spent: map[string]bool{}, approved: map[string]bool{},
 	}
 	for _, t := range tools {
@@ -145,9 +153,10 @@ func (s *State) Apply(p *Policy, c *Call, d Decision) {
 	if d.Verdict != Allow {
 		return
 	}
-	s.used[c.Tool]++
+	ref := callRef(s, c)
+	s.used[ref]++
 	if c.ID != "" {
-		s.forwarded[c.ID] = c.Tool
+		s.forwarded[c.ID] = ref
 	}
 	if d.Check == CheckApproval {
 		ct := p.contractFor(c.Tool)
@@ -161,8 +170,8 @@ func (s *State) Apply(p *Policy, c *Call, d Decision) {
 
 // Failed records that a forwarded call failed: it gives its budget back.
 func (s *State) Failed(callID string) {
-	if tool, ok := s.forwarded[callID]; ok {
-		s.used[tool]--
+	if ref, ok := s.forwarded[callID]; ok {
+		s.used[ref]--
 		delete(s.forwarded, callID)
 	}
 }

@@ -537,7 +537,7 @@ func (p *Proxy) collectGrants() {
 		}
 		delete(p.repins, aid)
 		p.opt.Approvals.Done(aid)
-		if a.Answer != "approve" {
+		if a.Answer != "approve" || !p.state.MayAccept(approver) {
 			p.logf("the new definition of %s was not accepted (declined by %s)", def.Name, approver)
 			continue
 		}

@@ -155,7 +155,7 @@ func Compare(base, cand *engine.Policy, file string, events []Event, fn func(Pai
 				} else {
 					s.state.ListTools(ev.Tools)
 				}
-				if len(ev.Accept) > 0 {
+				if len(ev.Accept) > 0 && s.state.MayAccept(ev.AcceptedBy) {
 					s.state.Accept(ev.Accept)
 				}
 			}
@@ -274,6 +274,7 @@ func (v *verifier) event(rec chain.Record) (Event, error) {
 			return e, err
 		}
 		e.Tools, e.Repin, e.Accept = records.ToolDefs(b.Tools), b.Repin, records.ToolDefs(b.Accept)
+		e.AcceptedBy = b.AcceptedBy
 	case chain.KindCall:
 		var b chain.CallBody
 		if err := chain.DecodeBody(rec.Body, &b); err != nil {

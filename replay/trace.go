@@ -42,7 +42,10 @@ type Event struct {
 	// Repin and Accept, read from audit logs only, are a tools record's.
 	Repin  bool
 	Accept []engine.ToolDef
-	End    bool
+	// AcceptedBy is who accepted Accept; it is applied only if
+	// engine.State.MayAccept allows that approver.
+	AcceptedBy string
+	End        bool
 }
 
 // Start opens a session.

@@ -121,7 +121,7 @@ func (set *sessionSet) record(rec chain.Record) {
 				vs.s.State().ListTools(records.ToolDefs(b.Tools))
 			}
 			if len(b.Accept) > 0 {
-				if b.AcceptedBy == "" || b.AcceptedBy == vs.s.State().Principal.Subject {
+				if !vs.s.State().MayAccept(b.AcceptedBy) {
 					set.find(rec, "", FindGrant, b.AcceptedBy, "", "changed tool definitions were accepted by nobody, or by the principal itself: not applied")
 				} else if problem := vs.acceptProblem(rec, &b); problem != "" {
 					set.find(rec, "", FindGrant, b.AcceptedBy, "not accepted", problem+": not applied")
