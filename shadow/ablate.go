@@ -9,7 +9,6 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
 )
 
 // Score is what one check (or one rule) earns over the history: the calls
@@ -125,11 +124,11 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 	// Where each label matched: a label is for one call, and one that
 	// matches two (one session id in two logs, or a call id reused) would
 	// count an attack twice or label a call its author never saw.
-	where := map[LabelKey][]replay.Pair{}
+	where := map[LabelKey][]Pair{}
 	for i, name := range names {
 		s := Score{Name: name}
 		cand := func(p *engine.Policy) (*engine.Policy, error) { return p.Without(name) }
-		err := Compare(inputs, base, cand, func(p replay.Pair) {
+		err := Compare(inputs, base, cand, func(p Pair) {
 			if p.Label == "" {
 				k := LabelKey{p.Session, p.ID}
 				if l, ok := labels[k]; ok {
@@ -213,7 +212,7 @@ func unused(labels Labels, used map[LabelKey]bool) error {
 
 // ambiguous names the first label, in file order, that matched more than
 // one call.
-func ambiguous(labels Labels, where map[LabelKey][]replay.Pair) error {
+func ambiguous(labels Labels, where map[LabelKey][]Pair) error {
 	var first *Label
 	var key LabelKey
 	for k, ps := range where {

@@ -84,7 +84,7 @@ func Fixed(p *engine.Policy) Candidate {
 // trace the baseline is base, which must be set. For an audit log it is
 // the recorded verdicts under each session's recorded policy, or, when
 // base is set, base's verdicts recomputed on the recorded history.
-func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(replay.Pair)) error {
+func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(Pair)) error {
 	// A session id names one session: the same id in two logs is one
 	// session counted twice (a copy), or ids reused, and either way a
 	// count over both is wrong.
@@ -109,7 +109,7 @@ func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(replay
 			if err != nil {
 				return err
 			}
-			if err := replay.Compare(base, c, in.Name, in.Trace, fn); err != nil {
+			if err := CompareSession(base, c, in.Name, in.Trace, fn); err != nil {
 				return err
 			}
 			continue
@@ -136,7 +136,7 @@ func forget(events []replay.Event) {
 // compareLog compares the sessions of one audit log on every core: a
 // session is read whole, then handed to a worker; fn is called under a
 // lock, in no particular order across sessions.
-func compareLog(in Input, base *engine.Policy, cand Candidate, seen map[string]string, fn func(replay.Pair)) error {
+func compareLog(in Input, base *engine.Policy, cand Candidate, seen map[string]string, fn func(Pair)) error {
 	name := in.Name
 	f, err := os.Open(in.File())
 	if err != nil {
@@ -152,7 +152,7 @@ func compareLog(in Input, base *engine.Policy, cand Candidate, seen map[string]s
 		first error
 		wg    sync.WaitGroup
 	)
-	emit := func(p replay.Pair) {
+	emit := func(p Pair) {
 		mu.Lock()
 		fn(p)
 		mu.Unlock()
@@ -192,7 +192,7 @@ func compareLog(in Input, base *engine.Policy, cand Candidate, seen map[string]s
 
 // compareSafely compares one session, turning a panic into an error that
 // fails the run: a table that silently lost a session would be a lie.
-func compareSafely(name string, base *engine.Policy, cand Candidate, s replay.LogSession, emit func(replay.Pair)) (err error) {
+func compareSafely(name string, base *engine.Policy, cand Candidate, s replay.LogSession, emit func(Pair)) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: internal error: %v", name, r)
@@ -207,5 +207,5 @@ func compareSafely(name string, base *engine.Policy, cand Candidate, s replay.Lo
 	if err != nil {
 		return err
 	}
-	return replay.Compare(b, c, name, s.Events, emit)
+	return CompareSession(b, c, name, s.Events, emit)
 }
