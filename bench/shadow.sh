@@ -36,10 +36,13 @@ run() {
   t0=$(date +%s.%N)
   rss=$( { /usr/bin/time -f '%M' "$@" > /dev/null; } 2>&1 | tail -n 1)
   t1=$(date +%s.%N)
-  awk -v n="$name" -v s="$(echo "$t1 - $t0" | bc -l)" -v c="$calls" -v r="$rss" \
+  secs=$(echo "$t1 - $t0" | bc -l)
+  awk -v n="$name" -v s="$secs" -v c="$calls" -v r="$rss" \
     'BEGIN { printf "%-30s %9.2f %14.0f %12.1f\n", n, s, c/s, r/1024 }'
 }
 printf 'log: %s calls\n\n%-30s %9s %14s %12s\n' "$calls" "run" "seconds" "calls/s" "peak RSS MB"
 run "shadow (recorded vs candidate)" "$dir/bailiff" shadow --candidate "$dir/candidate.yaml" "$log"
+shadow_secs=$secs
 run "ablate (7 checks)" "$dir/bailiff" ablate "$log"
+awk -v a="$secs" -v s="$shadow_secs" 'BEGIN { printf "\nablate / one shadow pass: %.2fx (aim: at most 1.5x)\n", a/s }'
 printf '\naim: memory bounded by open sessions (under 200 MB), both cores busy\n'

@@ -88,3 +88,19 @@ func (v *verifier) Evidence(digest string) (string, error) { return v.evidence(d
 // CheckChannel holds a result of another channel than tools/call to its
 // form (see checkChannel).
 func CheckChannel(b chain.ResultBody) error { return checkChannel(b) }
+
+// GrantFor is the engine grant a trace grant stands for.
+func (s *stepper) GrantFor(pc *Pending, g *GrantEvent, now time.Time) engine.Grant {
+	return s.grantFor(pc, g, now)
+}
+
+// Answer settles a trace grant.
+func (s *stepper) Answer(pc *Pending, g engine.Grant, now time.Time) (engine.Decision, bool) {
+	return s.answer(pc, g, now)
+}
+
+// Waiting says the call was asked and no grant has settled it yet.
+func (pc *pending) Waiting() bool { return pc.waiting }
+
+// EventTime is the clock an event is judged at.
+func EventTime(ev *Event) time.Time { return eventTime(ev) }

@@ -6,11 +6,10 @@ import (
 	"io"
 	"strings"
 
-	"bailiff/replay"
 	"bailiff/shadow"
 )
 
-func verdictOf(p replay.Pair, candidate bool) string {
+func verdictOf(p shadow.Pair, candidate bool) string {
 	d := p.Baseline
 	if candidate {
 		d = p.Candidate

@@ -9,7 +9,6 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
 )
 
 // Score is what one check (or one rule) earns over the history: the calls
@@ -119,80 +118,90 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 	for _, r := range rules {
 		names = append(names, "rule:"+r)
 	}
-	var out []Score
 	var tot Totals
 	used := map[LabelKey]bool{}
 	// Where each label matched: a label is for one call, and one that
 	// matches two (one session id in two logs, or a call id reused) would
 	// count an attack twice or label a call its author never saw.
-	where := map[LabelKey][]replay.Pair{}
+	where := map[LabelKey][]Pair{}
+	out := make([]Score, len(names))
+	cands := make([]Candidate, len(names))
 	for i, name := range names {
-		s := Score{Name: name}
-		cand := func(p *engine.Policy) (*engine.Policy, error) { return p.Without(name) }
-		err := Compare(inputs, base, cand, func(p replay.Pair) {
-			if p.Label == "" {
-				k := LabelKey{p.Session, p.ID}
-				if l, ok := labels[k]; ok {
-					p.Label = l.Value
-					used[k] = true
-					if i == 0 {
-						where[k] = append(where[k], p)
-					}
+		out[i].Name = name
+		cands[i] = func(p *engine.Policy) (*engine.Policy, error) { return p.Without(name) }
+	}
+	// One pass: every variant is scored from the same read of the input.
+	err := CompareEach(inputs, base, cands, func(i int, p Pair) {
+		s := &out[i]
+		if p.Label == "" {
+			k := LabelKey{p.Session, p.ID}
+			if l, ok := labels[k]; ok {
+				p.Label = l.Value
+				used[k] = true
+				if i == 0 {
+					where[k] = append(where[k], p)
 				}
 			}
-			if i == 0 {
-				tot.Calls++
-				switch p.Label {
-				case "attack":
-					tot.Attacks++
-					if stopped(p.Baseline) {
-						tot.AttacksStopped++
-					}
-				case "benign":
-					tot.Benign++
-					if stopped(p.Baseline) {
-						tot.BenignStopped++
-					}
-				}
-			}
-			s.Calls++
-			switch p.Label {
-			case "attack":
-				s.Attacks++
-			case "benign":
-				s.Benign++
-			}
-			if p.Candidate.Unevaluable {
-				s.Uneval++
-				return
-			}
-			with, without := stopped(p.Baseline), stopped(p.Candidate)
-			if p.Candidate.Verdict != p.Baseline.Verdict {
-				s.Changed++
-			}
-			switch {
-			case p.Label == "attack" && with && !without:
-				s.StopsAlone++
-			case p.Label == "attack" && with && without:
-				s.Stopped++
-			case p.Label == "benign" && with && !without:
-				s.Costs++
-			}
-		})
-		if err != nil {
-			return nil, tot, err
 		}
 		if i == 0 {
-			if err := unused(labels, used); err != nil {
-				return nil, tot, err
-			}
-			if err := ambiguous(labels, where); err != nil {
-				return nil, tot, err
-			}
+			tot.count(p)
 		}
-		out = append(out, s)
+		s.add(p)
+	})
+	if err != nil {
+		return nil, tot, err
+	}
+	if err := unused(labels, used); err != nil {
+		return nil, tot, err
+	}
+	if err := ambiguous(labels, where); err != nil {
+		return nil, tot, err
 	}
 	return out, tot, nil
+}
+
+// count adds one call of the baseline to the totals.
+func (tot *Totals) count(p Pair) {
+	tot.Calls++
+	switch p.Label {
+	case "attack":
+		tot.Attacks++
+		if stopped(p.Baseline) {
+			tot.AttacksStopped++
+		}
+	case "benign":
+		tot.Benign++
+		if stopped(p.Baseline) {
+			tot.BenignStopped++
+		}
+	}
+}
+
+// add scores one call with the variant switched off.
+func (s *Score) add(p Pair) {
+	s.Calls++
+	switch p.Label {
+	case "attack":
+		s.Attacks++
+	case "benign":
+		s.Benign++
+	}
+	if p.Candidate.Unevaluable {
+		s.Uneval++
+		return
+	}
+	with, without := stopped(p.Baseline), stopped(p.Candidate)
+	if p.Candidate.Verdict != p.Baseline.Verdict {
+		s.Changed++
+	}
+	switch {
+	case p.Label == "attack" && with && !without:
+		s.StopsAlone++
+	case p.Label == "attack" && with && without:
+		s.Stopped++
+	case p.Label == "benign" && with && !without:
+		s.Costs++
+	}
 }
 
 // unused names the first label, in file order, that labelled no call.
@@ -213,7 +222,7 @@ func unused(labels Labels, used map[LabelKey]bool) error {
 
 // ambiguous names the first label, in file order, that matched more than
 // one call.
-func ambiguous(labels Labels, where map[LabelKey][]replay.Pair) error {
+func ambiguous(labels Labels, where map[LabelKey][]Pair) error {
 	var first *Label
 	var key LabelKey
 	for k, ps := range where {

@@ -84,7 +84,16 @@ func Fixed(p *engine.Policy) Candidate {
 // trace the baseline is base, which must be set. For an audit log it is
 // the recorded verdicts under each session's recorded policy, or, when
 // base is set, base's verdicts recomputed on the recorded history.
-func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(replay.Pair)) error {
+func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(Pair)) error {
+	return CompareEach(inputs, base, []Candidate{cand}, func(_ int, p Pair) { fn(p) })
+}
+
+// CompareEach is Compare under several candidates in one pass over the
+// inputs: each session is read and decoded once, then compared under
+// every candidate in turn, each from its own fresh state, so a
+// candidate's pairs are exactly what Compare would give it alone. fn gets
+// the candidate's index with each pair.
+func CompareEach(inputs []Input, base *engine.Policy, cands []Candidate, fn func(int, Pair)) error {
 	// A session id names one session: the same id in two logs is one
 	// session counted twice (a copy), or ids reused, and either way a
 	// count over both is wrong.
@@ -105,16 +114,18 @@ func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(replay
 			if base == nil {
 				return fmt.Errorf("%s is a trace: a trace has no recorded verdicts, so it needs a baseline policy", in.Name)
 			}
-			c, err := cand(base)
-			if err != nil {
-				return err
-			}
-			if err := replay.Compare(base, c, in.Name, in.Trace, fn); err != nil {
-				return err
+			for i, cand := range cands {
+				c, err := cand(base)
+				if err != nil {
+					return err
+				}
+				if err := CompareSession(base, c, in.Name, in.Trace, func(p Pair) { fn(i, p) }); err != nil {
+					return err
+				}
 			}
 			continue
 		}
-		if err := compareLog(in, base, cand, seen, fn); err != nil {
+		if err := compareLog(in, base, cands, seen, fn); err != nil {
 			return err
 		}
 	}
@@ -136,7 +147,7 @@ func forget(events []replay.Event) {
 // compareLog compares the sessions of one audit log on every core: a
 // session is read whole, then handed to a worker; fn is called under a
 // lock, in no particular order across sessions.
-func compareLog(in Input, base *engine.Policy, cand Candidate, seen map[string]string, fn func(replay.Pair)) error {
+func compareLog(in Input, base *engine.Policy, cands []Candidate, seen map[string]string, fn func(int, Pair)) error {
 	name := in.Name
 	f, err := os.Open(in.File())
 	if err != nil {
@@ -152,9 +163,9 @@ func compareLog(in Input, base *engine.Policy, cand Candidate, seen map[string]s
 		first error
 		wg    sync.WaitGroup
 	)
-	emit := func(p replay.Pair) {
+	emit := func(i int, p Pair) {
 		mu.Lock()
-		fn(p)
+		fn(i, p)
 		mu.Unlock()
 	}
 	work := make(chan replay.LogSession, runtime.GOMAXPROCS(0))
@@ -163,7 +174,7 @@ func compareLog(in Input, base *engine.Policy, cand Candidate, seen map[string]s
 		go func() {
 			defer wg.Done()
 			for s := range work {
-				err := compareSafely(name, base, cand, s, emit)
+				err := compareSafely(name, base, cands, s, emit)
 				if err != nil {
 					mu.Lock()
 					if first == nil {
@@ -192,7 +203,7 @@ func compareLog(in Input, base *engine.Policy, cand Candidate, seen map[string]s
 
 // compareSafely compares one session, turning a panic into an error that
 // fails the run: a table that silently lost a session would be a lie.
-func compareSafely(name string, base *engine.Policy, cand Candidate, s replay.LogSession, emit func(replay.Pair)) (err error) {
+func compareSafely(name string, base *engine.Policy, cands []Candidate, s replay.LogSession, emit func(int, Pair)) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: internal error: %v", name, r)
@@ -203,9 +214,14 @@ func compareSafely(name string, base *engine.Policy, cand Candidate, s replay.Lo
 		b = base
 		forget(s.Events)
 	}
-	c, err := cand(b)
-	if err != nil {
-		return err
+	for i, cand := range cands {
+		c, err := cand(b)
+		if err != nil {
+			return err
+		}
+		if err := CompareSession(b, c, name, s.Events, func(p Pair) { emit(i, p) }); err != nil {
+			return err
+		}
 	}
-	return replay.Compare(b, c, name, s.Events, emit)
+	return nil
 }

@@ -5,14 +5,13 @@
 // comparison with the candidate "the policy minus one check" (see
 // Ablate).
 //
-// Start with Diff and its Add method, fed by replay.Compare.
+// Start with Diff and its Add method, fed by CompareSession.
 package shadow
 
 import (
 	"sort"
 
 	"bailiff/engine"
-	"bailiff/replay"
 )
 
 // The categories a call falls in.
@@ -32,7 +31,7 @@ func Categories() []string {
 // Category is where a pair of decisions falls: unevaluable when the
 // candidate's verdict depends on a redacted or purged input, else by the
 // candidate's verdict when it differs from the baseline's.
-func Category(p replay.Pair) string {
+func Category(p Pair) string {
 	switch {
 	case p.Candidate.Unevaluable:
 		return Unevaluable
@@ -59,17 +58,17 @@ type Diff struct {
 	ByTool  map[string]map[string]int
 	ByRule  map[string]map[string]int
 	ByCheck map[string]map[string]int
-	Samples map[string][]replay.Pair
+	Samples map[string][]Pair
 }
 
 // NewDiff starts an empty comparison keeping n examples per category.
 func NewDiff(n int) *Diff {
 	return &Diff{Examples: n, Counts: map[string]int{}, ByTool: map[string]map[string]int{},
-		ByRule: map[string]map[string]int{}, ByCheck: map[string]map[string]int{}, Samples: map[string][]replay.Pair{}}
+		ByRule: map[string]map[string]int{}, ByCheck: map[string]map[string]int{}, Samples: map[string][]Pair{}}
 }
 
 // Add counts one call.
-func (d *Diff) Add(p replay.Pair) {
+func (d *Diff) Add(p Pair) {
 	c := Category(p)
 	d.Calls++
 	d.Counts[c]++
@@ -88,12 +87,12 @@ func (d *Diff) Add(p replay.Pair) {
 // keepFirst inserts p into the sorted list, keeping the n first by file,
 // position and id: the examples do not depend on the order in which
 // sessions verified in parallel finish.
-func keepFirst(list []replay.Pair, p replay.Pair, n int) []replay.Pair {
+func keepFirst(list []Pair, p Pair, n int) []Pair {
 	i := sort.Search(len(list), func(i int) bool { return before(p, list[i]) })
 	if i >= n {
 		return list
 	}
-	list = append(list, replay.Pair{})
+	list = append(list, Pair{})
 	copy(list[i+1:], list[i:])
 	list[i] = p
 	if len(list) > n {
@@ -102,7 +101,7 @@ func keepFirst(list []replay.Pair, p replay.Pair, n int) []replay.Pair {
 	return list
 }
 
-func before(a, b replay.Pair) bool {
+func before(a, b Pair) bool {
 	if a.File != b.File {
 		return a.File < b.File
 	}

@@ -46,7 +46,7 @@ func TestSamePolicyChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			i := 0
-			err = replay.Compare(pol, pol, tr, events, func(p replay.Pair) {
+			err = CompareSession(pol, pol, tr, events, func(p Pair) {
 				total++
 				if c := Category(p); c != Unchanged && c != Unevaluable {
 					t.Errorf("%s call %s: %s (%s vs %s)", tr, p.ID, c, p.Baseline.Verdict, p.Candidate.Verdict)
@@ -72,7 +72,7 @@ func TestSamePolicyChangesNothing(t *testing.T) {
 		}
 		uneval := 0
 		err = replay.LogSessions(name, f, chain.Evidence{Dir: chain.EvidenceDir(name)}, func(s replay.LogSession) error {
-			return replay.Compare(s.Policy, s.Policy, name, s.Events, func(p replay.Pair) {
+			return CompareSession(s.Policy, s.Policy, name, s.Events, func(p Pair) {
 				total++
 				switch Category(p) {
 				case Unchanged:

@@ -11,6 +11,7 @@ import (
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
+	"bailiff/shadow"
 )
 
 // TestChannelOutputVerifies: a trace whose address arrived through a
@@ -72,7 +73,7 @@ func TestChannelOutputVerifies(t *testing.T) {
 				channels = append(channels, e.Output.Channel+"/"+e.Output.Tool)
 			}
 		}
-		return replay.Compare(ls.Policy, ls.Policy, "audit", ls.Events, func(pr replay.Pair) {
+		return shadow.CompareSession(ls.Policy, ls.Policy, "audit", ls.Events, func(pr shadow.Pair) {
 			if pr.Candidate.Verdict != engine.Deny || pr.Candidate.Check != engine.CheckTaint {
 				t.Errorf("candidate over the log: %+v, want the taint denial", pr.Candidate)
 			}
