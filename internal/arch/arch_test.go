@@ -152,19 +152,23 @@ func TestDependencyOwners(t *testing.T) {
 			if strings.HasPrefix(imp, "bailiff/") || !strings.Contains(strings.Split(imp, "/")[0], ".") {
 				continue
 			}
-			owned := false
-			for prefix, who := range owners {
-				if strings.HasPrefix(imp, prefix) {
-					owned = slices.Contains(strings.Fields(who), from)
-					if !owned {
-						t.Errorf("%s imports %s, which only %s may use", from, imp, who)
-					}
-					owned = true
-				}
-			}
-			if !owned {
+			who, known := owner(imp)
+			switch {
+			case !known:
 				t.Errorf("%s imports %s, a dependency no package owns here", from, imp)
+			case !slices.Contains(strings.Fields(who), from):
+				t.Errorf("%s imports %s, which only %s may use", from, imp, who)
 			}
 		}
 	}
+}
+
+// owner is who may import imp, by the owners entry that prefixes it.
+func owner(imp string) (who string, known bool) {
+	for prefix, w := range owners {
+		if strings.HasPrefix(imp, prefix) {
+			return w, true
+		}
+	}
+	return "", false
 }
