@@ -26,10 +26,10 @@ func sample(t testing.TB, n int) []byte {
 		kind Kind
 		body any
 	}{
-		{KindSession, &SessionBody{Server: "mail", Principal: Principal{Subject: "ana"}, PolicyVersion: "sha256:00", Policy: "{}", Tools: []Tool{{Name: "send_email"}}, Engine: "e"}},
-		{KindCall, &CallBody{Call: "c1", Tool: "send_email", Args: map[string]any{"to": "a@b.example", "n": 1}, Digest: "sha256:x", Decision: Decision{Verdict: "deny", Check: "taint", Reason: "<tainted> & \"quoted\""}}},
-		{KindResult, &ResultBody{Call: "c1", Server: "mail", Tool: "send_email", Status: StatusOK, Content: "sha256:y", Size: 3}},
-		{KindGrant, &GrantBody{Grant: "g", Call: "c1", Tool: "send_email", Digest: "sha256:x", Approver: "lee", Answer: "approve", Expires: "2026-11-03T09:15:00.000000000Z"}},
+		{KindSession, &testSession{Server: "mail", Principal: testPrincipal{Subject: "ana"}, PolicyVersion: "sha256:00", Policy: "{}", Tools: []testTool{{Name: "send_email"}}, Engine: "e"}},
+		{KindCall, &testCall{Call: "c1", Tool: "send_email", Args: map[string]any{"to": "a@b.example", "n": 1}, Digest: "sha256:x", testDecision: testDecision{Verdict: "deny", Check: "taint", Reason: "<tainted> & \"quoted\""}}},
+		{KindResult, &testResult{Call: "c1", Server: "mail", Tool: "send_email", Status: "ok", Content: "sha256:y", Size: 3}},
+		{KindGrant, &testGrant{Grant: "g", Call: "c1", Tool: "send_email", Digest: "sha256:x", Approver: "lee", Answer: "approve", Expires: "2026-11-03T09:15:00.000000000Z"}},
 		{KindEnd, nil},
 	}
 	for i := 0; i < n; i++ {
@@ -108,7 +108,7 @@ func TestParseRejects(t *testing.T) {
 			}
 		})
 	}
-	var b CallBody
+	var b testCall
 	r, _ := Parse([]byte(good))
 	if err := DecodeBody(r.Body, &b); err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestParseRejects(t *testing.T) {
 		"escaped ascii": strings.Replace(string(r.Body), `"tool":"send_email"`, `"tool":"send\u005femail"`, 1),
 		"header key":    strings.Replace(string(r.Body), `"call":"c1",`, `"call":"c1","kind":"call",`, 1),
 	} {
-		if err := DecodeBody([]byte(body), &CallBody{}); err == nil {
+		if err := DecodeBody([]byte(body), &testCall{}); err == nil {
 			t.Errorf("%s: body accepted: %s", name, body)
 		}
 	}
@@ -330,7 +330,7 @@ func TestWriterOpenResumeAndLock(t *testing.T) {
 	if w.Next() != 3 {
 		t.Errorf("reopened log continues at %d, want 3", w.Next())
 	}
-	if _, err := w.Append(t0, "s", KindEnd, &EndBody{Reason: "done"}); err != nil {
+	if _, err := w.Append(t0, "s", KindEnd, &testEnd{Reason: "done"}); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -436,7 +436,7 @@ func TestRepairKeepsAWholeLastRecord(t *testing.T) {
 	var log bytes.Buffer
 	w := NewWriter(&log, Sync)
 	for i := 0; i < 3; i++ {
-		if _, err := w.Append(t0, "s", KindEnd, &EndBody{Reason: fmt.Sprint("r", i)}); err != nil {
+		if _, err := w.Append(t0, "s", KindEnd, &testEnd{Reason: fmt.Sprint("r", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"bailiff/internal/jsontext"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -356,7 +357,7 @@ func ParseBundle(data []byte) (*Bundle, error) {
 	dec.DisallowUnknownFields()
 	var b Bundle
 	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("proof bundle: %v", PlainJSON(err, "a bundle has only format, seq, record, checkpoint and proof"))
+		return nil, fmt.Errorf("proof bundle: %v", jsontext.PlainJSON(err, "a bundle has only format, seq, record, checkpoint and proof"))
 	}
 	if dec.More() {
 		return nil, errors.New("proof bundle: trailing data")
@@ -401,38 +402,8 @@ func VerifyBundle(b *Bundle, vkey string) (Record, Checkpoint, error) {
 	return rec, c, nil
 }
 
-// PlainJSON says what encoding/json's error means without its jargon
-// ("json: unknown field", "Go struct field"): an unknown key with known
-// (what the object may hold), a value of the wrong kind with its key.
-func PlainJSON(err error, known string) error {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch msg := err.Error(); {
-	case strings.HasPrefix(msg, "json: unknown field "):
-		return fmt.Errorf("unknown key %s: %s", strings.TrimPrefix(msg, "json: unknown field "), known)
-	case errors.As(err, &te) && te.Field != "":
-		return fmt.Errorf("%s wants a JSON %s, not a %s", strings.ToLower(te.Field), jsonKind(te.Type.Kind().String()), te.Value)
-	case errors.As(err, &te):
-		return fmt.Errorf("wants a JSON %s, not a %s", jsonKind(te.Type.Kind().String()), te.Value)
-	case errors.As(err, &se):
-		return fmt.Errorf("not JSON: %v", se)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("not JSON: it ends in the middle of a value")
-	default:
-		return errors.New(strings.TrimPrefix(msg, "json: "))
-	}
-}
-
-func jsonKind(goKind string) string {
-	switch {
-	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"), strings.HasPrefix(goKind, "float"):
-		return "number"
-	case goKind == "slice", goKind == "array":
-		return "array"
-	case goKind == "map", goKind == "struct":
-		return "object"
-	case goKind == "bool":
-		return "true or false"
-	}
-	return goKind
+// CheckpointBody is a signed checkpoint written into the log: Note is the
+// signed note over the tree of the Size records before this one.
+type CheckpointBody struct {
+	Note string `json:"note"`
 }

@@ -39,8 +39,8 @@ func crashWriter(name string) {
 		// Records of very different sizes, so kills land inside large
 		// writes as well as between small ones.
 		pad := strings.Repeat("x", (i*7919)%(64<<10))
-		rec, err := w.Append(time.Unix(int64(i), 0), "s", KindCall, &CallBody{Call: strconv.Itoa(i), Tool: "t",
-			Args: map[string]any{"pad": pad}, Digest: "sha256:-", Decision: Decision{Verdict: "allow", Check: "rules"}})
+		rec, err := w.Append(time.Unix(int64(i), 0), "s", KindCall, &testCall{Call: strconv.Itoa(i), Tool: "t",
+			Args: map[string]any{"pad": pad}, Digest: "sha256:-", testDecision: testDecision{Verdict: "allow", Check: "rules"}})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)

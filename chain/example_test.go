@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 )
 
@@ -14,9 +15,9 @@ func Example() {
 	var log bytes.Buffer
 	w := chain.NewWriter(&log, chain.Sync)
 	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
-	w.Append(at, "s1", chain.KindCall, &chain.CallBody{Call: "c1", Tool: "send_email",
+	w.Append(at, "s1", chain.KindCall, &audit.CallBody{Call: "c1", Tool: "send_email",
 		Args: map[string]any{"to": "attacker@evil.example"}, Digest: "sha256:…",
-		Decision: chain.Decision{Verdict: "deny", Check: "taint", Reason: "tainted destination"}})
+		Decision: audit.Decision{Verdict: "deny", Check: "taint", Reason: "tainted destination"}})
 	w.Append(at.Add(time.Second), "s1", chain.KindEnd, nil)
 
 	sum, err := chain.VerifyIntegrity(bytes.NewReader(log.Bytes()))

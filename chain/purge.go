@@ -8,11 +8,14 @@ import (
 	"time"
 )
 
-// PurgeSelect chooses the results whose evidence a purge removes: those of
-// one session, or those recorded before a time.
+// PurgeSelect chooses the records whose evidence a purge removes: those
+// of one session, or those recorded before a time. Content names the
+// evidence a record refers to ("" for none): what a record's body means
+// is not this package's to know.
 type PurgeSelect struct {
 	Session string
 	Before  time.Time
+	Content func(Record) string
 }
 
 func (s PurgeSelect) selects(r *Record) bool {
@@ -56,17 +59,14 @@ func PlanPurge(r io.Reader, src Evidence, sel PurgeSelect) (*PurgePlan, error) {
 		if sel.Session != "" && rec.Session == sel.Session {
 			plan.SessionSeen = true
 		}
-		if rec.Kind != KindResult {
-			continue
-		}
-		var b ResultBody
-		if err := DecodeBody(rec.Body, &b); err != nil || b.Content == "" {
+		content := sel.Content(rec)
+		if content == "" {
 			continue
 		}
 		if sel.selects(&rec) {
-			purge[b.Content] = true
+			purge[content] = true
 		} else {
-			keep[b.Content] = true
+			keep[content] = true
 		}
 	}
 	plan.Selected = len(purge)

@@ -451,8 +451,34 @@ func appendString(b []byte, s string) []byte {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
+// A Canonical body writes its own encoding, the bytes MarshalBody would
+// give, without reflection; ok false means it cannot, and encoding/json
+// is used. Bodies of the kinds a log holds most of implement it: their
+// encoding is most of the cost of writing and checking a log.
+type Canonical interface {
+	AppendCanonical(dst []byte) (b []byte, ok bool)
+}
+
+// A FastDecoder decodes its own body without reflection. It reports false
+// for anything it does not read exactly as DecodeGeneral would (then
+// DecodeGeneral runs), so what is accepted, and every error, is the same.
+type FastDecoder interface {
+	DecodeFast(body []byte) bool
+}
+
 // MarshalBody encodes a body value the way records store it.
 func MarshalBody(v any) ([]byte, error) {
+	if c, ok := v.(Canonical); ok {
+		if b, ok := c.AppendCanonical(nil); ok {
+			return b, nil
+		}
+	}
+	return MarshalGeneral(v)
+}
+
+// MarshalGeneral is MarshalBody through encoding/json alone: the
+// reference a Canonical body is fuzzed against.
+func MarshalGeneral(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -466,22 +492,23 @@ func MarshalBody(v any) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeBody decodes a record's body into v (a pointer to one of the *Body
-// types). Unknown fields, and fields not in canonical form, are errors:
-// two encodings of one body would mean two hashes for one meaning.
+// DecodeBody decodes a record's body into v (a pointer to a body type).
+// Unknown fields, and fields not in canonical form, are errors: two
+// encodings of one body would mean two hashes for one meaning.
 func DecodeBody(body []byte, v any) error {
 	// Unknown, repeated and case-folded keys all decode, and all change
 	// the re-encoding: comparing it with the input refuses them. That also
-	// makes the faster decoder safe to use: whatever it reads, the bytes
+	// makes a faster decoder safe to use: whatever it reads, the bytes
 	// accepted are exactly encoding/json's encoding of the values read.
-	if decodeFast(body, v) {
+	if f, ok := v.(FastDecoder); ok && f.DecodeFast(body) {
 		return nil
 	}
-	return decodeGeneral(body, v)
+	return DecodeGeneral(body, v)
 }
 
-// decodeGeneral is DecodeBody for any body type, through reflection.
-func decodeGeneral(body []byte, v any) error {
+// DecodeGeneral is DecodeBody through reflection alone, without the
+// body's own decoder: the reference a FastDecoder is fuzzed against.
+func DecodeGeneral(body []byte, v any) error {
 	rest, err := fastjson.Parse(body, v, fastjson.UseNumber)
 	if err != nil {
 		return err
@@ -489,11 +516,9 @@ func decodeGeneral(body []byte, v any) error {
 	if len(rest) != 0 {
 		return errors.New("trailing data after the body")
 	}
-	again, ok := canonicalBody(v, make([]byte, 0, len(body)))
-	if !ok {
-		if again, err = MarshalBody(v); err != nil {
-			return err
-		}
+	again, err := MarshalBody(v)
+	if err != nil {
+		return err
 	}
 	if !bytes.Equal(again, body) {
 		return errors.New("body is not in canonical form (field order, escaping or a repeated key)")

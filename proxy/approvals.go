@@ -15,9 +15,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/internal/records"
+	"bailiff/internal/jsontext"
 )
 
 // Approvals is where asks that no human could answer live wait for one:
@@ -129,7 +130,7 @@ func (a *Approvals) List() ([]Pending, error) {
 		}
 		var p Pending
 		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, fmt.Errorf("%s: %v", f, chain.PlainJSON(err, ""))
+			return nil, fmt.Errorf("%s: %v", f, jsontext.PlainJSON(err, ""))
 		}
 		if _, answered := a.Answer(p.ID); answered {
 			continue
@@ -276,7 +277,7 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 		case chain.KindEnd:
 			ended[rec.Session] = true
 		case chain.KindSession:
-			var b chain.SessionBody
+			var b audit.SessionBody
 			if chain.DecodeBody(rec.Body, &b) != nil {
 				continue
 			}
@@ -287,7 +288,7 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 			}
 			sessions[rec.Session] = s
 		case chain.KindTools:
-			var b chain.ToolsBody
+			var b audit.ToolsBody
 			if s == nil || chain.DecodeBody(rec.Body, &b) != nil {
 				continue
 			}
@@ -302,7 +303,7 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 			if s == nil || !ok {
 				continue
 			}
-			var b chain.CallBody
+			var b audit.CallBody
 			if chain.DecodeBody(rec.Body, &b) != nil || b.Verdict != "ask" {
 				continue // not an ask: nothing to approve
 			}
@@ -542,7 +543,7 @@ func (p *Proxy) collectGrants() {
 			continue
 		}
 		sig := a.Signature
-		body := &chain.ToolsBody{Tools: records.Tools(p.defs), Accept: records.Tools([]engine.ToolDef{def}), AcceptedBy: approver,
+		body := &audit.ToolsBody{Tools: p.defs, Accept: []engine.ToolDef{def}, AcceptedBy: approver,
 			AcceptID: aid, AcceptSignature: &sig}
 		if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, body); err != nil {
 			p.logf("cannot write the audit log: %v", err)
@@ -562,8 +563,8 @@ func (p *Proxy) collectGrants() {
 		sig := a.Signature
 		g := engine.Grant{ID: aid, Server: c.Server, Tool: c.Tool, Digest: c.Digest, Approver: approver,
 			Approve: a.Answer == "approve", Expires: now.Add(p.opt.Policy.ApprovalTTL())}
-		body := &chain.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
-			Answer: records.Answer(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Signature: &sig}
+		body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
+			Answer: audit.Answer(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Signature: &sig}
 		if p.gateway {
 			body.Server = c.Server
 		}

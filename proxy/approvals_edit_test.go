@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"bailiff/audit"
 	"bailiff/chain"
 )
 
@@ -63,7 +64,7 @@ rules:
 		}
 		var body any = rec.Body
 		if rec.Kind == chain.KindCall {
-			var b chain.CallBody
+			var b audit.CallBody
 			if err := chain.DecodeBody(rec.Body, &b); err != nil {
 				t.Fatal(err)
 			}

@@ -11,17 +11,18 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/internal/fault"
-	"bailiff/internal/records"
+	"bailiff/internal/jsontext"
 )
 
 // callParams reads tools/call params exactly: valid text (no byte the
 // decoder would make U+FFFD), case-sensitive keys, no key twice (at any
 // depth), a string name, an object of arguments.
 func callParams(raw json.RawMessage) (name string, args map[string]any, meta any, err error) {
-	if err := records.CheckText(raw); err != nil {
+	if err := jsontext.CheckText(raw); err != nil {
 		return "", nil, nil, err
 	}
 	v, err := engine.DecodeJSON(raw)
@@ -165,7 +166,7 @@ func (p *Proxy) decide(c *engine.Call, resolved map[string]string, httpAsk bool)
 	now := p.opt.Now()
 	fault.At(fault.Decide, c.Tool)
 	d = engine.Decide(p.opt.Policy, p.state, c, now)
-	body := &chain.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest, Decision: records.FromDecision(d)}
+	body := &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest, Decision: audit.FromDecision(d)}
 	if p.gateway {
 		body.Server = c.Server
 	}
@@ -235,7 +236,7 @@ func (p *Proxy) internalError(req *jsonrpc.Request, c *engine.Call, recorded boo
 			}
 		}()
 		if recorded {
-			p.record(c, chain.StatusFailed, nil, "", true)
+			p.record(c, audit.StatusFailed, nil, "", true)
 			return
 		}
 		p.malformed(req.ID, req.Params, "refused by an "+why, 0)
@@ -308,7 +309,7 @@ func (p *Proxy) result(id jsonrpc.ID, c *engine.Call, r *jsonrpc.Response) {
 		// The error's message reaches the client as surely as a result.
 		evidence := errorOutput(r.Error)
 		text, _ := engine.OutputFromJSON(evidence)
-		p.record(c, chain.StatusFailed, evidence, text, true)
+		p.record(c, audit.StatusFailed, evidence, text, true)
 		p.toClient(r)
 		return
 	}
@@ -342,9 +343,9 @@ func (p *Proxy) result(id jsonrpc.ID, c *engine.Call, r *jsonrpc.Response) {
 	isError, _ := m["isError"].(bool)
 	evidence := engine.OutputJSON("", m["content"], m["structuredContent"])
 	text := engine.OutputText("", m["content"], m["structuredContent"])
-	status := chain.StatusOK
+	status := audit.StatusOK
 	if isError {
-		status = chain.StatusError
+		status = audit.StatusError
 	}
 	p.record(c, status, evidence, text, isError)
 	p.toClient(r)
@@ -353,7 +354,7 @@ func (p *Proxy) result(id jsonrpc.ID, c *engine.Call, r *jsonrpc.Response) {
 // failed answers a call the server did not: a tool error, audited, which
 // consumes no budget.
 func (p *Proxy) failed(id jsonrpc.ID, c *engine.Call, why string) {
-	p.record(c, chain.StatusFailed, nil, "", true)
+	p.record(c, audit.StatusFailed, nil, "", true)
 	p.toClient(refusal(id, "bailiff: the call failed upstream: "+why))
 }
 
@@ -372,7 +373,7 @@ func (p *Proxy) record(c *engine.Call, status string, evidence []byte, text stri
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	seq := int(p.opt.Log.Next())
-	body := &chain.ResultBody{Call: c.ID, Server: c.Server, Tool: c.Tool, Status: status, Content: digest, Size: int64(len(evidence))}
+	body := &audit.ResultBody{Call: c.ID, Server: c.Server, Tool: c.Tool, Status: status, Content: digest, Size: int64(len(evidence))}
 	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindResult, body); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
@@ -415,9 +416,9 @@ func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engi
 	g := engine.Grant{ID: "elicit-" + c.ID, Server: c.Server, Tool: c.Tool, Digest: c.Digest,
 		Approver: "elicitation", Approve: approve, Expires: now.Add(p.opt.Policy.ApprovalTTL())}
 	d := engine.Answer(p.opt.Policy, p.state, c, asked, g, now)
-	rd := records.FromDecision(d)
-	body := &chain.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
-		Answer: records.Answer(approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Decision: &rd}
+	rd := audit.FromDecision(d)
+	body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
+		Answer: audit.Answer(approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Decision: &rd}
 	if p.gateway {
 		body.Server = c.Server
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 )
@@ -59,13 +60,13 @@ func (p *Proxy) fromServerResponse(u *upstream, m *jsonrpc.Response, isList bool
 		return
 	}
 	if m.Error != nil {
-		p.observe(u, method, chain.StatusFailed, errorOutput(m.Error))
+		p.observe(u, method, audit.StatusFailed, errorOutput(m.Error))
 		return
 	}
 	if isList {
 		return
 	}
-	p.observe(u, method, chain.StatusOK, payload(m.Result))
+	p.observe(u, method, audit.StatusOK, payload(m.Result))
 }
 
 // payload is the evidence of a relayed result or params. What
@@ -104,7 +105,7 @@ func (p *Proxy) fromServerRequest(u *upstream, m *jsonrpc.Request) {
 		logger, _ := params["logger"].(string)
 		ev = engine.OutputJSON(logger, nil, params["data"])
 	}
-	p.observe(u, m.Method, chain.StatusOK, ev)
+	p.observe(u, m.Method, audit.StatusOK, ev)
 }
 
 // errorOutput is the evidence of a JSON-RPC error: its message as text,
@@ -180,7 +181,7 @@ func (p *Proxy) flushEarly() {
 // with p.mu held, so records and the state see outputs in one order.
 func (p *Proxy) output(e early) {
 	seq := int(p.opt.Log.Next())
-	body := &chain.ResultBody{Server: e.server, Tool: e.channel, Channel: e.channel, Status: e.status, Content: e.digest, Size: e.size}
+	body := &audit.ResultBody{Server: e.server, Tool: e.channel, Channel: e.channel, Status: e.status, Content: e.digest, Size: e.size}
 	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindResult, body); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}

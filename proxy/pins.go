@@ -7,9 +7,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/internal/records"
 )
 
 // Pinning is only as good as the list it pins. A server can answer the
@@ -176,7 +176,7 @@ func (p *Proxy) recordSeen(seen []engine.ToolDef) {
 		at[d.Name] = len(merged)
 		merged = append(merged, d)
 	}
-	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &chain.ToolsBody{Tools: records.Tools(merged)}); err != nil {
+	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &audit.ToolsBody{Tools: merged}); err != nil {
 		// The tools stay withheld; only the record of why is missing.
 		p.logf("cannot write the audit log: %v", err)
 		return

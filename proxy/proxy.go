@@ -55,9 +55,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/internal/records"
 )
 
 // Options configure a proxy session.
@@ -745,8 +745,8 @@ func (p *Proxy) pin(ctx context.Context) {
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		body := &chain.SessionBody{Server: p.opt.Server, Principal: chain.Principal(p.opt.Principal),
-			PolicyVersion: p.opt.Policy.Version(), Policy: string(p.opt.Policy.Canonical()), Tools: records.Tools(defs), Engine: engine.Version,
+		body := &audit.SessionBody{Server: p.opt.Server, Principal: p.opt.Principal,
+			PolicyVersion: p.opt.Policy.Version(), Policy: string(p.opt.Policy.Canonical()), Tools: defs, Engine: engine.Version,
 			Approvers: p.opt.ApproverKeys}
 		if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindSession, body); err != nil {
 			p.pinErr = fmt.Errorf("cannot write the audit log: %v", err)
@@ -803,7 +803,7 @@ func (p *Proxy) relist(ctx context.Context, u *upstream) {
 			}
 		}
 	}
-	_, err = p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &chain.ToolsBody{Tools: records.Tools(all), Repin: true})
+	_, err = p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &audit.ToolsBody{Tools: all, Repin: true})
 	if err == nil {
 		p.state.Repin(all)
 		p.defs = all
@@ -846,7 +846,7 @@ func (p *Proxy) end() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindEnd, &chain.EndBody{}); err != nil {
+	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindEnd, &audit.EndBody{}); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
 }
@@ -855,7 +855,7 @@ func (p *Proxy) end() {
 // (when it has an id to answer) and records only its size and digest.
 func (p *Proxy) malformed(id jsonrpc.ID, raw []byte, reason string, code int64) {
 	p.mu.Lock()
-	body := &chain.MalformedBody{Size: len(raw), Digest: chain.Digest(raw), Reason: reason}
+	body := &audit.MalformedBody{Size: len(raw), Digest: chain.Digest(raw), Reason: reason}
 	if id.IsValid() {
 		body.Call = fmt.Sprint(id.Raw())
 	}

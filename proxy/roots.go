@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"bailiff/audit"
 	"bailiff/chain"
 )
 
@@ -147,7 +148,7 @@ func inside(p, root string) bool {
 func (p *Proxy) noteWithheld(raw []byte, reason string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	body := &chain.MalformedBody{Call: "roots/list", Size: len(raw), Digest: chain.Digest(raw), Reason: reason}
+	body := &audit.MalformedBody{Call: "roots/list", Size: len(raw), Digest: chain.Digest(raw), Reason: reason}
 	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindMalformed, body); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 )
@@ -99,7 +100,7 @@ func TestInvalidUTF8ArgumentsRefused(t *testing.T) {
 		if rec.Kind == chain.KindCall {
 			t.Errorf("a call record was written for a call whose arguments are not valid text: %s", rec.Body)
 		}
-		var b chain.MalformedBody
+		var b audit.MalformedBody
 		if rec.Kind == chain.KindMalformed && chain.DecodeBody(rec.Body, &b) == nil {
 			reasons = append(reasons, b.Reason)
 		}

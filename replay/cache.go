@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 )
@@ -107,7 +108,7 @@ func shortHex(s string) string {
 // form: no call, and its channel as its tool. The tool is the provenance
 // trusted_sources match, so a record naming a trusted tool for a log
 // message or a resource would make its text silently trusted.
-func checkChannel(b chain.ResultBody) error {
+func checkChannel(b audit.ResultBody) error {
 	switch {
 	case b.Channel == "":
 		return nil
@@ -117,7 +118,7 @@ func checkChannel(b chain.ResultBody) error {
 		return fmt.Errorf("a %s output answers no call, but names call %q", b.Channel, b.Call)
 	case b.Tool != b.Channel:
 		return fmt.Errorf("a %s output's tool must be its channel, not %q", b.Channel, b.Tool)
-	case b.Status == chain.StatusError:
+	case b.Status == audit.StatusError:
 		return fmt.Errorf("a %s output is ok or failed; error is a tool's isError", b.Channel)
 	}
 	return nil

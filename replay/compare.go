@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/internal/records"
 )
 
 // LogSession is one session of an audit log as events, with the policy it
@@ -59,7 +59,7 @@ func LogSessions(name string, r io.Reader, ev chain.Evidence, fn func(LogSession
 			if ls != nil {
 				return fail(fmt.Errorf("session %q starts twice", rec.Session))
 			}
-			var b chain.SessionBody
+			var b audit.SessionBody
 			if err := chain.DecodeBody(rec.Body, &b); err != nil {
 				return fail(err)
 			}
@@ -70,7 +70,7 @@ func LogSessions(name string, r io.Reader, ev chain.Evidence, fn func(LogSession
 			ls = &LogSession{Policy: p}
 			open[rec.Session] = ls
 			ls.Events = append(ls.Events, Event{Line: int(rec.Seq), At: rec.TS, Start: &Start{Session: rec.Session, Server: b.Server,
-				Principal: engine.Principal(b.Principal), Tools: records.ToolDefs(b.Tools)}})
+				Principal: b.Principal, Tools: b.Tools}})
 			continue
 		}
 		if ls == nil {
@@ -113,18 +113,18 @@ func (v *verifier) event(rec chain.Record) (Event, error) {
 	e := Event{Line: int(rec.Seq), At: rec.TS}
 	switch rec.Kind {
 	case chain.KindTools:
-		var b chain.ToolsBody
+		var b audit.ToolsBody
 		if err := chain.DecodeBody(rec.Body, &b); err != nil {
 			return e, err
 		}
-		e.Tools, e.Repin, e.Accept = records.ToolDefs(b.Tools), b.Repin, records.ToolDefs(b.Accept)
+		e.Tools, e.Repin, e.Accept = b.Tools, b.Repin, b.Accept
 		e.AcceptedBy = b.AcceptedBy
 	case chain.KindCall:
-		var b chain.CallBody
+		var b audit.CallBody
 		if err := chain.DecodeBody(rec.Body, &b); err != nil {
 			return e, err
 		}
-		d := records.ToDecision(b.Decision)
+		d := audit.ToDecision(b.Decision)
 		c := &Call{ID: b.Call, Tool: b.Tool, Args: b.Args, Server: b.Server, Digest: b.Digest, Recorded: &d}
 		for _, r := range b.Redacted {
 			p, err := engine.ParsePath(r)
@@ -135,7 +135,7 @@ func (v *verifier) event(rec chain.Record) (Event, error) {
 		}
 		e.Call = c
 	case chain.KindGrant:
-		var b chain.GrantBody
+		var b audit.GrantBody
 		if err := chain.DecodeBody(rec.Body, &b); err != nil {
 			return e, err
 		}
@@ -145,19 +145,19 @@ func (v *verifier) event(rec chain.Record) (Event, error) {
 		}
 		g := &GrantEvent{ID: b.Grant, Call: b.Call, Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp, Logged: true}
 		if b.Decision != nil {
-			d := records.ToDecision(*b.Decision)
+			d := audit.ToDecision(*b.Decision)
 			g.Recorded, g.Settled = &d, true
 		}
 		e.Grant = g
 	case chain.KindResult:
-		var b chain.ResultBody
+		var b audit.ResultBody
 		if err := chain.DecodeBody(rec.Body, &b); err != nil {
 			return e, err
 		}
 		if err := checkChannel(b); err != nil {
 			return e, err
 		}
-		o := &Output{Call: b.Call, Server: b.Server, Tool: b.Tool, Channel: b.Channel, Error: b.Status != chain.StatusOK}
+		o := &Output{Call: b.Call, Server: b.Server, Tool: b.Tool, Channel: b.Channel, Error: b.Status != audit.StatusOK}
 		if digest := b.Content; digest != "" {
 			o.load = func() (string, bool) {
 				text, err := v.evidence(digest)

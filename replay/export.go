@@ -3,6 +3,7 @@ package replay
 import (
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 )
@@ -87,7 +88,7 @@ func (v *verifier) Evidence(digest string) (string, error) { return v.evidence(d
 
 // CheckChannel holds a result of another channel than tools/call to its
 // form (see checkChannel).
-func CheckChannel(b chain.ResultBody) error { return checkChannel(b) }
+func CheckChannel(b audit.ResultBody) error { return checkChannel(b) }
 
 // GrantFor is the engine grant a trace grant stands for.
 func (s *stepper) GrantFor(pc *Pending, g *GrantEvent, now time.Time) engine.Grant {

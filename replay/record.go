@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/internal/records"
 )
 
 // Recorder writes the audit log the live proxy would have written for a
@@ -104,9 +104,9 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 			return fail("session %q is already in the log: session ids must be unique", st.Session)
 		}
 		r.seen[st.Session] = true
-		body := &chain.SessionBody{Server: st.Server, Principal: chain.Principal(st.Principal),
+		body := &audit.SessionBody{Server: st.Server, Principal: st.Principal,
 			PolicyVersion: r.Policy.Version(), Policy: string(r.Policy.Canonical()),
-			Tools: records.Tools(st.Tools), Engine: engine.Version}
+			Tools: st.Tools, Engine: engine.Version}
 		for _, name := range slices.Sorted(maps.Keys(r.Approvers)) {
 			pub, err := chain.PublicKey(r.Approvers[name])
 			if err != nil {
@@ -134,10 +134,10 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 		err = r.output(s, ev.Output, now, fail)
 	case ev.Tools != nil:
 		s.state.ListTools(ev.Tools)
-		err = r.append(now, session, chain.KindTools, &chain.ToolsBody{Tools: records.Tools(ev.Tools)})
+		err = r.append(now, session, chain.KindTools, &audit.ToolsBody{Tools: ev.Tools})
 	case ev.End:
 		r.Close()
-		err = r.append(now, session, chain.KindEnd, &chain.EndBody{})
+		err = r.append(now, session, chain.KindEnd, &audit.EndBody{})
 	}
 	return err
 }
@@ -221,7 +221,7 @@ func (r *Recorder) call(s *stepper, ev *Event, now time.Time, elicit bool, fail 
 		return err // the decision may rest on output that could not be read back
 	}
 	s.commit(pc, d)
-	body := &chain.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: digest, Decision: records.FromDecision(d),
+	body := &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: digest, Decision: audit.FromDecision(d),
 		Elicit: elicit && d.Verdict == engine.Ask}
 	for _, p := range removed {
 		body.Redacted = append(body.Redacted, p.String())
@@ -238,8 +238,8 @@ func (r *Recorder) grant(s *stepper, g *GrantEvent, now time.Time, fail func(str
 	if err := chain.CheckTime(grant.Expires); err != nil {
 		return fail("grant %q expires at a time a log cannot hold: %v", g.ID, err)
 	}
-	body := &chain.GrantBody{Grant: grant.ID, Call: g.Call, Tool: grant.Tool, Digest: grant.Digest,
-		Approver: grant.Approver, Answer: records.Answer(grant.Approve), Expires: grant.Expires.UTC().Format(chain.TimeFormat)}
+	body := &audit.GrantBody{Grant: grant.ID, Call: g.Call, Tool: grant.Tool, Digest: grant.Digest,
+		Approver: grant.Approver, Answer: audit.Answer(grant.Approve), Expires: grant.Expires.UTC().Format(chain.TimeFormat)}
 	if grant.Approver != chain.ElicitationApprover {
 		skey, ok := r.Approvers[grant.Approver]
 		if !ok {
@@ -256,7 +256,7 @@ func (r *Recorder) grant(s *stepper, g *GrantEvent, now time.Time, fail func(str
 	}
 	if d, settles := s.answer(pc, grant, now); settles {
 		s.settle(pc, d)
-		rd := records.FromDecision(d)
+		rd := audit.FromDecision(d)
 		body.Decision = &rd
 	} else {
 		s.state.AddGrant(grant)
@@ -275,16 +275,16 @@ func (r *Recorder) output(s *stepper, o *Output, now time.Time, fail func(string
 		return fmt.Errorf("evidence: %w", err)
 	}
 	s.output(src, o.Call, o.Error, o.Text, true)
-	status := chain.StatusOK
+	status := audit.StatusOK
 	switch {
 	case o.Error && o.Channel != "":
 		// Another channel's error is a JSON-RPC error: there is no
 		// isError outside a tool result.
-		status = chain.StatusFailed
+		status = audit.StatusFailed
 	case o.Error:
-		status = chain.StatusError
+		status = audit.StatusError
 	}
-	body := &chain.ResultBody{Call: o.Call, Server: src.Server, Tool: src.Tool, Channel: o.Channel, Status: status,
+	body := &audit.ResultBody{Call: o.Call, Server: src.Server, Tool: src.Tool, Channel: o.Channel, Status: status,
 		Content: digest, Size: int64(len(o.Evidence))}
 	return r.append(now, s.state.Session, chain.KindResult, body)
 }

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"bailiff/engine"
-	"bailiff/internal/records"
+	"bailiff/internal/jsontext"
 )
 
 // Epoch is the clock of an event without "at": Epoch plus the event's line
@@ -170,7 +170,7 @@ func ParseTrace(name string, r io.Reader) ([]Event, error) {
 // ParseEvent parses one trace line.
 func ParseEvent(b []byte, line int) (Event, error) {
 	ev := Event{Line: line}
-	if err := records.CheckText(b); err != nil {
+	if err := jsontext.CheckText(b); err != nil {
 		return ev, fmt.Errorf("not valid text: %v", err)
 	}
 	v, err := engine.DecodeJSON(b)

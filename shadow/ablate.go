@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/internal/jsontext"
 )
 
 // Score is what one check (or one rule) earns over the history: the calls
@@ -61,7 +61,7 @@ func ParseLabels(name string, data []byte) (Labels, error) {
 		dec.DisallowUnknownFields()
 		var l struct{ Session, Call, Label string }
 		if err := dec.Decode(&l); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, i+1, chain.PlainJSON(err, "a label has only session, call and label"))
+			return nil, fmt.Errorf("%s:%d: %v", name, i+1, jsontext.PlainJSON(err, "a label has only session, call and label"))
 		}
 		if l.Session == "" || l.Call == "" || (l.Label != "attack" && l.Label != "benign") {
 			return nil, fmt.Errorf("%s:%d: a label needs a session, a call and the label attack or benign", name, i+1)

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"strings"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/internal/records"
 )
 
 func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
-	var b chain.CallBody
+	var b audit.CallBody
 	if err := chain.DecodeBody(rec.Body, &b); err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
 	}
 	d := vs.s.Evaluate(call, rec.TS)
 	set.compare(vs, rec, b.Call, b.Tool, b.Decision, d)
-	vs.s.Commit(pc, records.ToDecision(b.Decision))
+	vs.s.Commit(pc, audit.ToDecision(b.Decision))
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }
@@ -64,7 +64,7 @@ func argsDigest(body []byte, args map[string]any) string {
 
 // compare reports a recorded decision the engine does not recompute, and
 // lists one it cannot recompute.
-func (set *sessionSet) compare(vs *vsession, rec chain.Record, call, tool string, got chain.Decision, want engine.Decision) {
+func (set *sessionSet) compare(vs *vsession, rec chain.Record, call, tool string, got audit.Decision, want engine.Decision) {
 	if want.Unevaluable {
 		for _, v := range want.Possible {
 			if string(v) == got.Verdict {
@@ -81,7 +81,7 @@ func (set *sessionSet) compare(vs *vsession, rec chain.Record, call, tool string
 			fmt.Sprintf("the recorded verdict is not one this call could have had: %s", want.Reason))
 		return
 	}
-	rw := records.FromDecision(want)
+	rw := audit.FromDecision(want)
 	diff := decisionDiff(got, rw)
 	if diff == "" {
 		return
@@ -118,7 +118,7 @@ func joinVerdicts(vs []engine.Verdict) string {
 	return strings.Join(s, " or ")
 }
 
-func summary(d chain.Decision) string {
+func summary(d audit.Decision) string {
 	s := d.Verdict + " by " + d.Check
 	if d.Rule != "" {
 		s += " (" + d.Rule + ")"
@@ -127,7 +127,7 @@ func summary(d chain.Decision) string {
 }
 
 // decisionDiff explains how two decisions differ, or returns "".
-func decisionDiff(got, want chain.Decision) string {
+func decisionDiff(got, want audit.Decision) string {
 	switch {
 	case got.Verdict != want.Verdict || got.Check != want.Check || got.Rule != want.Rule:
 		return "recomputed: " + want.Reason
@@ -141,7 +141,7 @@ func decisionDiff(got, want chain.Decision) string {
 	return ""
 }
 
-func sameSource(a, b *chain.Source) bool {
+func sameSource(a, b *audit.Source) bool {
 	if a == nil || b == nil {
 		return a == b
 	}

@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/internal/records"
 	"bailiff/replay"
 )
 
 func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
-	var b chain.GrantBody
+	var b audit.GrantBody
 	if err := chain.DecodeBody(rec.Body, &b); err != nil {
 		return err
 	}
@@ -58,13 +58,13 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 		return nil
 	}
 	set.compare(vs, rec, b.Call, pc.Call().Tool, *b.Decision, d)
-	vs.s.Settle(pc, records.ToDecision(*b.Decision))
+	vs.s.Settle(pc, audit.ToDecision(*b.Decision))
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }
 
 func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
-	var b chain.ResultBody
+	var b audit.ResultBody
 	if err := chain.DecodeBody(rec.Body, &b); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 		set.contents++
 	}
 	switch b.Status {
-	case chain.StatusOK, chain.StatusError, chain.StatusFailed:
+	case audit.StatusOK, audit.StatusError, audit.StatusFailed:
 	default:
 		return fmt.Errorf("status %q is not ok, error or failed", b.Status)
 	}
@@ -84,7 +84,7 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 		set.find(rec, b.Call, FindRecord, "", "", "result "+err.Error())
 		return nil
 	}
-	failed := b.Status != chain.StatusOK
+	failed := b.Status != audit.StatusOK
 	if b.Content == "" {
 		vs.s.Output(src, b.Call, failed, "", true)
 		return nil
@@ -125,7 +125,7 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 // after the call was asked and not after the grant was recorded. Only an
 // elicitation grant is unsigned, and it must settle a call the gateway
 // marked as put to the client (elicit), with the id the gateway gives it.
-func (vs *vsession) grantProblem(rec chain.Record, b *chain.GrantBody) string {
+func (vs *vsession) grantProblem(rec chain.Record, b *audit.GrantBody) string {
 	if b.Signature == nil {
 		switch {
 		case b.Approver != chain.ElicitationApprover:
@@ -142,7 +142,7 @@ func (vs *vsession) grantProblem(rec chain.Record, b *chain.GrantBody) string {
 
 // acceptProblem is grantProblem for a tools record accepting a changed
 // definition: one definition, signed as a "definition" approval.
-func (vs *vsession) acceptProblem(rec chain.Record, b *chain.ToolsBody) string {
+func (vs *vsession) acceptProblem(rec chain.Record, b *audit.ToolsBody) string {
 	if b.AcceptSignature == nil {
 		return fmt.Sprintf("the acceptance by %q is not signed", b.AcceptedBy)
 	}

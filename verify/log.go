@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/replay"
 )
@@ -94,7 +95,7 @@ func Log(name string, r io.Reader, ev chain.Evidence, opt Options) (*Report, err
 		if rec.Kind == chain.KindMalformed {
 			// A request that never became a call decides nothing, and may
 			// come before its session's record.
-			var b chain.MalformedBody
+			var b audit.MalformedBody
 			if err := chain.DecodeBody(rec.Body, &b); err != nil {
 				v.findings = append(v.findings, Finding{File: name, Seq: rec.Seq, Session: rec.Session, Kind: FindRecord, Reason: "malformed record: " + err.Error()})
 			}

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/internal/records"
 	"bailiff/replay"
 )
 
@@ -113,12 +113,12 @@ func (set *sessionSet) record(rec chain.Record) {
 	var err error
 	switch rec.Kind {
 	case chain.KindTools:
-		var b chain.ToolsBody
+		var b audit.ToolsBody
 		if err = chain.DecodeBody(rec.Body, &b); err == nil {
 			if b.Repin {
-				vs.s.State().Repin(records.ToolDefs(b.Tools))
+				vs.s.State().Repin(b.Tools)
 			} else {
-				vs.s.State().ListTools(records.ToolDefs(b.Tools))
+				vs.s.State().ListTools(b.Tools)
 			}
 			if len(b.Accept) > 0 {
 				if !vs.s.State().MayAccept(b.AcceptedBy) {
@@ -126,7 +126,7 @@ func (set *sessionSet) record(rec chain.Record) {
 				} else if problem := vs.acceptProblem(rec, &b); problem != "" {
 					set.find(rec, "", FindGrant, b.AcceptedBy, "not accepted", problem+": not applied")
 				} else {
-					vs.s.State().Accept(records.ToolDefs(b.Accept))
+					vs.s.State().Accept(b.Accept)
 				}
 			}
 		}
@@ -138,7 +138,7 @@ func (set *sessionSet) record(rec chain.Record) {
 	case chain.KindResult:
 		err = set.result(vs, rec)
 	case chain.KindEnd:
-		var b chain.EndBody
+		var b audit.EndBody
 		err = chain.DecodeBody(rec.Body, &b)
 		// Keep the entry, to catch records after the end, but not the
 		// state: a long log must not hold every session's output.
@@ -155,7 +155,7 @@ func (set *sessionSet) record(rec chain.Record) {
 }
 
 func (set *sessionSet) open(rec chain.Record) *vsession {
-	var b chain.SessionBody
+	var b audit.SessionBody
 	if err := chain.DecodeBody(rec.Body, &b); err != nil {
 		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("session record: %v", err))
 		return &vsession{broken: true}
@@ -182,7 +182,7 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 			set.find(rec, "", FindGrant, k, "", fmt.Sprintf("the session trusts approver key %s, which is not one of the keys verify was given: it approves nothing", k))
 		}
 	}
-	return &vsession{s: replay.NewStepper(p, rec.Session, b.Server, engine.Principal(b.Principal), records.ToolDefs(b.Tools)),
+	return &vsession{s: replay.NewStepper(p, rec.Session, b.Server, b.Principal, b.Tools),
 		given: map[string]string{}, used: map[string]string{}, approvers: approvers,
 		elicited: map[string]bool{}, asked: map[string]time.Time{}, refused: map[string]string{}}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 )
@@ -32,7 +33,7 @@ func TestArgsDigestFromBytes(t *testing.T) {
 			if rec.Kind != chain.KindCall {
 				continue
 			}
-			var b chain.CallBody
+			var b audit.CallBody
 			if err := chain.DecodeBody(rec.Body, &b); err != nil {
 				t.Fatal(err)
 			}

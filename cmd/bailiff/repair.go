@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"bailiff/audit"
 	"bailiff/chain"
 )
 
@@ -129,7 +130,7 @@ func carryEvidence(from, out string) error {
 		if err != nil {
 			return usageErr(fmt.Errorf("cannot read %s: %v", out, err), "")
 		}
-		var b chain.ResultBody
+		var b audit.ResultBody
 		if rec.Kind != chain.KindResult || chain.DecodeBody(rec.Body, &b) != nil || b.Content == "" {
 			continue
 		}
@@ -226,7 +227,7 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 	}
 	defer f.Close()
 	src := chain.Evidence{Dir: chain.EvidenceDir(name)}
-	plan, err := chain.PlanPurge(f, src, chain.PurgeSelect{Session: p.session, Before: before})
+	plan, err := chain.PlanPurge(f, src, chain.PurgeSelect{Session: p.session, Before: before, Content: audit.Content})
 	var ve *chain.VerifyError
 	if errors.As(err, &ve) {
 		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", name, ve), Hint: "purge reads only logs that verify; run bailiff verify " + name}

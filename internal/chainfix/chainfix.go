@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -81,7 +82,7 @@ func Generate(dir string) error {
 	purged := mail.clone()
 	for _, rec := range records(purged) {
 		if rec.Kind == chain.KindResult && rec.Session == "s1" {
-			var b chain.ResultBody
+			var b audit.ResultBody
 			_ = chain.DecodeBody(rec.Body, &b)
 			delete(purged.evidence, b.Content)
 			purged.purged = append(purged.purged, b.Content)
@@ -133,7 +134,7 @@ func Generate(dir string) error {
 	// Damage made consistent by re-hashing the whole chain: only the
 	// semantic check (or a checkpoint) can tell.
 	out["fail_forged_verdict"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.CallBody); ok && b.Call == "c2" {
+		if b, ok := body.(*audit.CallBody); ok && b.Call == "c2" {
 			b.Verdict, b.Check, b.Reason = "allow", "rules", "rule send-mail: allow"
 			b.TaintedBy, b.Destination = nil, ""
 		}
@@ -142,7 +143,7 @@ func Generate(dir string) error {
 		return err
 	}
 	out["fail_policy_edited"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.SessionBody); ok && rec.Session == "s1" {
+		if b, ok := body.(*audit.SessionBody); ok && rec.Session == "s1" {
 			b.Policy = strings.Replace(b.Policy, `"trusted_destinations":["@corp.example"]`, `"trusted_destinations":["@corp.example","@evil.example"]`, 1)
 		}
 	})
@@ -152,7 +153,7 @@ func Generate(dir string) error {
 	// An edited policy with its version made to match: it loads, and the
 	// verdicts recorded under the real policy no longer recompute.
 	out["fail_policy_rewritten"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.SessionBody); ok && rec.Session == "s1" {
+		if b, ok := body.(*audit.SessionBody); ok && rec.Session == "s1" {
 			p, err := engine.Load("edit", []byte(strings.Replace(b.Policy, `"trusted_destinations":["@corp.example"]`, `"trusted_destinations":["@corp.example","@evil.example"]`, 1)))
 			if err == nil {
 				b.Policy, b.PolicyVersion = string(p.Canonical()), p.Version()
@@ -163,7 +164,7 @@ func Generate(dir string) error {
 		return err
 	}
 	out["fail_grant_forged"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+		if b, ok := body.(*audit.GrantBody); ok && b.Grant == "g-c4" {
 			// Bound to other arguments than those of the call it approves.
 			b.Digest = engine.ArgsDigest(map[string]any{"to": "carol@partner.example", "subject": "contract", "text": "something else"})
 		}
@@ -172,7 +173,7 @@ func Generate(dir string) error {
 		return err
 	}
 	out["fail_grant_reused"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.CallBody); ok && b.Call == "d4" {
+		if b, ok := body.(*audit.CallBody); ok && b.Call == "d4" {
 			b.Verdict, b.Check, b.Grant, b.Reason = "allow", "approval", "g-d1", "approved by lee (grant g-d1)"
 		}
 	})
@@ -180,7 +181,7 @@ func Generate(dir string) error {
 		return err
 	}
 	out["fail_grant_expired"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+		if b, ok := body.(*audit.GrantBody); ok && b.Grant == "g-c4" {
 			b.Expires = "2026-11-03T09:00:30.000000000Z"
 		}
 	})
@@ -188,7 +189,7 @@ func Generate(dir string) error {
 		return err
 	}
 	out["fail_grant_self_approved"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+		if b, ok := body.(*audit.GrantBody); ok && b.Grant == "g-c4" {
 			b.Approver = "ana"
 			b.Decision.Reason = "approved by ana (grant g-c4)"
 		}
@@ -201,7 +202,7 @@ func Generate(dir string) error {
 	// session), a real signature moved from another approval, and an
 	// unsigned grant posing as an answer given through the client.
 	out["fail_grant_unsigned"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+		if b, ok := body.(*audit.GrantBody); ok && b.Grant == "g-c4" {
 			b.Signature = nil
 		}
 	})
@@ -214,7 +215,7 @@ func Generate(dir string) error {
 	}
 	resign := func(skey string) func(rec *chain.Record, body any) {
 		return func(rec *chain.Record, body any) {
-			if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+			if b, ok := body.(*audit.GrantBody); ok && b.Grant == "g-c4" {
 				sig, err := chain.SignApproval(chain.Approval{ID: b.Grant, Kind: chain.ApproveCall, Session: rec.Session, Server: "mail",
 					Tool: b.Tool, Digest: b.Digest, Answer: b.Answer, Time: b.Signature.Time}, skey)
 				if err != nil {
@@ -236,7 +237,7 @@ func Generate(dir string) error {
 	principalPub, _ := chain.PublicKey(principal)
 	signAsAna := resign(principal)
 	out["fail_grant_principal_key"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.SessionBody); ok && rec.Session == "s1" {
+		if b, ok := body.(*audit.SessionBody); ok && rec.Session == "s1" {
 			b.Approvers = append(b.Approvers, principalPub)
 		}
 		signAsAna(rec, body)
@@ -246,13 +247,13 @@ func Generate(dir string) error {
 	}
 	var d1 *chain.Signature
 	for _, rec := range records(mail) {
-		var b chain.GrantBody
+		var b audit.GrantBody
 		if rec.Kind == chain.KindGrant && chain.DecodeBody(rec.Body, &b) == nil && b.Grant == "g-d1" {
 			d1 = b.Signature
 		}
 	}
 	out["fail_grant_moved_signature"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+		if b, ok := body.(*audit.GrantBody); ok && b.Grant == "g-c4" {
 			b.Signature = d1
 		}
 	})
@@ -260,7 +261,7 @@ func Generate(dir string) error {
 		return err
 	}
 	out["fail_grant_fake_elicitation"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.GrantBody); ok && b.Grant == "g-c4" {
+		if b, ok := body.(*audit.GrantBody); ok && b.Grant == "g-c4" {
 			b.Grant, b.Approver, b.Signature = "elicit-c4", chain.ElicitationApprover, nil
 			b.Decision.Reason, b.Decision.Grant = "approved by elicitation (grant elicit-c4)", "elicit-c4"
 		}
@@ -269,7 +270,7 @@ func Generate(dir string) error {
 		return err
 	}
 	out["fail_args_edited"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.CallBody); ok && b.Call == "c3" {
+		if b, ok := body.(*audit.CallBody); ok && b.Call == "c3" {
 			// The send that went to a colleague now claims another address.
 			b.Args["to"] = "attacker@evil.example"
 		}
@@ -278,7 +279,7 @@ func Generate(dir string) error {
 		return err
 	}
 	out["fail_engine_version"], err = rewrite(mail, func(rec *chain.Record, body any) {
-		if b, ok := body.(*chain.SessionBody); ok && rec.Session == "s2" {
+		if b, ok := body.(*audit.SessionBody); ok && rec.Session == "s2" {
 			b.Engine = "bailiff-engine/0"
 		}
 	})
@@ -367,17 +368,17 @@ func rewrite(l *log, edit func(rec *chain.Record, body any)) (*log, error) {
 		var body any
 		switch rec.Kind {
 		case chain.KindSession:
-			body = &chain.SessionBody{}
+			body = &audit.SessionBody{}
 		case chain.KindCall:
-			body = &chain.CallBody{}
+			body = &audit.CallBody{}
 		case chain.KindGrant:
-			body = &chain.GrantBody{}
+			body = &audit.GrantBody{}
 		case chain.KindResult:
-			body = &chain.ResultBody{}
+			body = &audit.ResultBody{}
 		case chain.KindTools:
-			body = &chain.ToolsBody{}
+			body = &audit.ToolsBody{}
 		case chain.KindEnd:
-			body = &chain.EndBody{}
+			body = &audit.EndBody{}
 		default:
 			return nil, fmt.Errorf("cannot rewrite a %s record", rec.Kind)
 		}

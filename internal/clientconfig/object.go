@@ -1,14 +1,13 @@
 package clientconfig
 
 import (
+	"bailiff/internal/jsontext"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-
-	"bailiff/chain"
 )
 
 // object is a JSON object that keeps its keys in order and where each
@@ -80,7 +79,7 @@ func plainConfigError(b []byte, err error) error {
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return chain.PlainJSON(err, "")
+		return jsontext.PlainJSON(err, "")
 	}
 	return err
 }

@@ -7,6 +7,7 @@
 package clientconfig
 
 import (
+	"bailiff/internal/jsontext"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -15,8 +16,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"bailiff/chain"
 )
 
 // UpstreamKey holds a wrapped server's original entry, so undoing can put
@@ -150,7 +149,7 @@ func wrap(name string, entry object, o Options) (object, string, error) {
 		var args []string
 		if a := entry.get("args"); a != nil {
 			if err := json.Unmarshal(a, &args); err != nil {
-				return nil, "", fmt.Errorf("args: %v", chain.PlainJSON(err, ""))
+				return nil, "", fmt.Errorf("args: %v", jsontext.PlainJSON(err, ""))
 			}
 		}
 		// bailiff's settings go in the environment, not the arguments:
@@ -165,7 +164,7 @@ func wrap(name string, entry object, o Options) (object, string, error) {
 	}
 	if e := entry.get("env"); e != nil {
 		if err := json.Unmarshal(e, &env); err != nil {
-			return nil, "", fmt.Errorf("env: %v", chain.PlainJSON(err, ""))
+			return nil, "", fmt.Errorf("env: %v", jsontext.PlainJSON(err, ""))
 		}
 	}
 	env["BAILIFF_SERVER"] = name

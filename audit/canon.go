@@ -1,4 +1,4 @@
-package chain
+package audit
 
 import (
 	"encoding/json"
@@ -8,25 +8,21 @@ import (
 )
 
 // The canonical form of a body is encoding/json's encoding of the values
-// it decodes to (see DecodeBody). Verify decodes every call and result
+// it decodes to (see chain.DecodeBody). Verify decodes every call and result
 // record of a log, and encoding those back through reflection was a fifth
 // of its time: these append the same bytes by hand for the two bodies a
 // log is mostly made of. Anything they do not know how to encode exactly
 // (a value of another type, a number literal encoding/json would refuse)
-// makes them give up, and DecodeBody falls back to MarshalBody, so the
+// makes them give up, and chain.MarshalBody falls back to encoding/json, so the
 // bytes accepted never depend on which path ran. FuzzCanonicalBody holds
-// them to MarshalBody.
+// them to chain.MarshalGeneral.
 
-// canonicalBody is v's canonical encoding, and false when v is not a body
-// appended by hand or holds something only MarshalBody knows.
-func canonicalBody(v any, dst []byte) ([]byte, bool) {
-	switch b := v.(type) {
-	case *CallBody:
-		return appendCallBody(dst, b)
-	case *ResultBody:
-		return appendResultBody(dst, b), true
-	}
-	return nil, false
+// AppendCanonical appends the body's canonical encoding (chain.Canonical).
+func (b *CallBody) AppendCanonical(dst []byte) ([]byte, bool) { return appendCallBody(dst, b) }
+
+// AppendCanonical appends the body's canonical encoding (chain.Canonical).
+func (b *ResultBody) AppendCanonical(dst []byte) ([]byte, bool) {
+	return appendResultBody(dst, b), true
 }
 
 func appendCallBody(dst []byte, b *CallBody) ([]byte, bool) {

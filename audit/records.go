@@ -1,33 +1,25 @@
-package chain
+package audit
+
+import (
+	"bailiff/chain"
+	"bailiff/engine"
+)
 
 // The bodies of the record kinds. Field names are the JSON keys written;
-// omitempty fields are left out when empty. The decision fields use the
-// engine's words (verdict allow/deny/ask, check names, rule ids), but this
-// package does not interpret them: replay does.
-
-// Principal is who the session acts for.
-type Principal struct {
-	Subject string   `json:"subject"`
-	Groups  []string `json:"groups,omitempty"`
-	Scopes  []string `json:"scopes,omitempty"`
-}
-
-// Tool is a pinned tool: its name and definition digest ("" when only the
-// name is known).
-type Tool struct {
-	Name   string `json:"name"`
-	Digest string `json:"digest,omitempty"`
-}
+// omitempty fields are left out when empty. The principal and pinned
+// tools are the engine's own types; a decision has a record form of its
+// own (Decision), since the engine's carries what is never written and
+// names positions, which the log calls seqs.
 
 // SessionBody opens a session. The log is self-contained: the full
 // canonical policy text is here, and PolicyVersion is its SHA-256.
 type SessionBody struct {
-	Server        string    `json:"server"`
-	Principal     Principal `json:"principal"`
-	PolicyVersion string    `json:"policy_version"`
-	Policy        string    `json:"policy"`
-	Tools         []Tool    `json:"tools"`
-	Engine        string    `json:"engine"`
+	Server        string           `json:"server"`
+	Principal     engine.Principal `json:"principal"`
+	PolicyVersion string           `json:"policy_version"`
+	Policy        string           `json:"policy"`
+	Tools         []engine.ToolDef `json:"tools"`
+	Engine        string           `json:"engine"`
 	// Approvers are the approver public keys the gateway trusted for this
 	// session (note verifier form): what verify checks out-of-band grants
 	// against, so the log stays self-contained.
@@ -42,14 +34,14 @@ type SessionBody struct {
 // those tools are pinned anew, to the digests given, and callable again.
 // Such a record repeats the current list in Tools.
 type ToolsBody struct {
-	Tools      []Tool `json:"tools"`
-	Repin      bool   `json:"repin,omitempty"`
-	Accept     []Tool `json:"accept,omitempty"`
-	AcceptedBy string `json:"accepted_by,omitempty"`
+	Tools      []engine.ToolDef `json:"tools"`
+	Repin      bool             `json:"repin,omitempty"`
+	Accept     []engine.ToolDef `json:"accept,omitempty"`
+	AcceptedBy string           `json:"accepted_by,omitempty"`
 	// AcceptID and AcceptSignature are the approval the acceptance answered
 	// and the approver's signature over it (see Approval).
-	AcceptID        string     `json:"accept_id,omitempty"`
-	AcceptSignature *Signature `json:"accept_signature,omitempty"`
+	AcceptID        string           `json:"accept_id,omitempty"`
+	AcceptSignature *chain.Signature `json:"accept_signature,omitempty"`
 }
 
 // MalformedBody is a request that could not be read as a tools/call: only
@@ -112,16 +104,16 @@ type CallBody struct {
 // Grant, its kind "call"); only an elicitation grant, answered in band,
 // has none.
 type GrantBody struct {
-	Grant     string     `json:"grant"`
-	Call      string     `json:"call"`
-	Server    string     `json:"server,omitempty"` // as in CallBody
-	Tool      string     `json:"tool"`
-	Digest    string     `json:"digest"`
-	Approver  string     `json:"approver"`
-	Answer    string     `json:"answer"`
-	Expires   string     `json:"expires"`
-	Signature *Signature `json:"signature,omitempty"`
-	Decision  *Decision  `json:"decision,omitempty"`
+	Grant     string           `json:"grant"`
+	Call      string           `json:"call"`
+	Server    string           `json:"server,omitempty"` // as in CallBody
+	Tool      string           `json:"tool"`
+	Digest    string           `json:"digest"`
+	Approver  string           `json:"approver"`
+	Answer    string           `json:"answer"`
+	Expires   string           `json:"expires"`
+	Signature *chain.Signature `json:"signature,omitempty"`
+	Decision  *Decision        `json:"decision,omitempty"`
 }
 
 // The result statuses.
@@ -155,8 +147,15 @@ type EndBody struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// CheckpointBody is a signed checkpoint written into the log: Note is the
-// signed note over the tree of the Size records before this one.
-type CheckpointBody struct {
-	Note string `json:"note"`
+// Content is the evidence a record refers to: a result's content digest,
+// or "" for any other record (or a result body that does not decode).
+func Content(rec chain.Record) string {
+	if rec.Kind != chain.KindResult {
+		return ""
+	}
+	var b ResultBody
+	if chain.DecodeBody(rec.Body, &b) != nil {
+		return ""
+	}
+	return b.Content
 }

@@ -1,6 +1,7 @@
-package chain
+package audit
 
 import (
+	"bailiff/chain"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -13,15 +14,15 @@ import (
 )
 
 // agree fails t unless the hand encoding of a body decoded from data is
-// MarshalBody's, or the hand encoder gave up (DecodeBody then uses
-// MarshalBody itself). It reports whether the hand encoder ran.
+// encoding/json's, or the hand encoder gave up (chain.MarshalBody then
+// uses encoding/json itself). It reports whether the hand encoder ran.
 func agree(t *testing.T, data []byte, v any) bool {
 	t.Helper()
 	if _, err := fastjson.Parse(data, v, fastjson.UseNumber); err != nil {
 		return false
 	}
-	fast, ok := canonicalBody(v, nil)
-	slow, err := MarshalBody(v)
+	fast, ok := v.(chain.Canonical).AppendCanonical(nil)
+	slow, err := chain.MarshalGeneral(v)
 	switch {
 	case !ok:
 		return false
@@ -34,14 +35,12 @@ func agree(t *testing.T, data []byte, v any) bool {
 }
 
 // FuzzCanonicalBody: for any call or result body, the bytes DecodeBody
-// compares against are MarshalBody's, so the hand encoder changes no
+// compares against are encoding/json's, so the hand encoder changes no
 // accept or refuse; and DecodeBody accepts only what re-encodes to itself
 // through encoding/json.
 func FuzzCanonicalBody(f *testing.F) {
-	for _, l := range lines(sample(f, 10)) {
-		if r, err := Parse(l); err == nil {
-			f.Add([]byte(r.Body))
-		}
+	for _, b := range fixtureBodies(f) {
+		f.Add(b)
 	}
 	f.Add([]byte(`{"call":"c1","tool":"t","args":{"a":[1,-0.5e+3,"\u2028<&>\u0001\b\f",true,null,{}],"b":{"z":1,"a":[]}},"redacted":["a"],"resolved":{"y":"1","x":"2"},"digest":"d","elicit":true,"verdict":"deny","check":"taint","reason":"r","tainted_by":{"seq":3,"server":"s","tool":"t"},"destination":"x","grant":"g"}`))
 	f.Add([]byte(`{"call":"c1","server":"s","tool":"t","channel":"resources/read","status":"ok","content":"sha256:00","size":12}`))
@@ -49,7 +48,7 @@ func FuzzCanonicalBody(f *testing.F) {
 		agree(t, data, &CallBody{})
 		agree(t, data, &ResultBody{})
 		for _, v := range []any{&CallBody{}, &ResultBody{}} {
-			if DecodeBody(data, v) != nil {
+			if chain.DecodeBody(data, v) != nil {
 				continue
 			}
 			var std bytes.Buffer
@@ -63,7 +62,7 @@ func FuzzCanonicalBody(f *testing.F) {
 }
 
 // TestCanonicalBodyFixtures: every call and result body of the fixture
-// logs takes the hand-encoded path, and agrees with MarshalBody.
+// logs takes the hand-encoded path, and agrees with encoding/json.
 func TestCanonicalBodyFixtures(t *testing.T) {
 	names, err := filepath.Glob("../fixtures/chain/*.jsonl")
 	if err != nil || len(names) == 0 {
@@ -75,18 +74,18 @@ func TestCanonicalBodyFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rd := NewReader(bytes.NewReader(data))
+		rd := chain.NewReader(bytes.NewReader(data))
 		for {
 			rec, err := rd.Next()
 			if err == io.EOF || err != nil {
 				break
 			}
 			switch rec.Kind {
-			case KindCall:
+			case chain.KindCall:
 				if agree(t, rec.Body, &CallBody{}) {
 					n++
 				}
-			case KindResult:
+			case chain.KindResult:
 				if agree(t, rec.Body, &ResultBody{}) {
 					n++
 				}
@@ -101,19 +100,17 @@ func TestCanonicalBodyFixtures(t *testing.T) {
 // FuzzDecodeFast: a body the reflection-free decoder accepts is one the
 // general path accepts too, decoded to the same values.
 func FuzzDecodeFast(f *testing.F) {
-	for _, l := range lines(sample(f, 10)) {
-		if r, err := Parse(l); err == nil {
-			f.Add([]byte(r.Body))
-		}
+	for _, b := range fixtureBodies(f) {
+		f.Add(b)
 	}
 	f.Add([]byte(`{"call":"c1","tool":"t","args":{"a":[1,-0.5e+3,"\u2028<&>\u0001\b\f\"\\",true,false,null,{}],"b":{"z":1,"a":[]}},"redacted":["a"],"resolved":{"x":"2","y":"1"},"digest":"d","elicit":true,"verdict":"deny","check":"taint","reason":"r","tainted_by":{"seq":3,"server":"s","tool":"t"},"destination":"x","grant":"g"}`))
 	f.Add([]byte(`{"call":"c1","server":"s","tool":"t","channel":"resources/read","status":"ok","content":"sha256:00","size":12}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, pair := range [][2]any{{&CallBody{}, &CallBody{}}, {&ResultBody{}, &ResultBody{}}} {
-			if !decodeFast(data, pair[0]) {
+			if !pair[0].(chain.FastDecoder).DecodeFast(data) {
 				continue
 			}
-			if err := decodeGeneral(data, pair[1]); err != nil {
+			if err := chain.DecodeGeneral(data, pair[1]); err != nil {
 				t.Fatalf("decodeFast accepted %s, the general path refuses it: %v", data, err)
 			}
 			if !reflect.DeepEqual(pair[0], pair[1]) {
@@ -133,7 +130,7 @@ func TestDecodeFastFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rd := NewReader(bytes.NewReader(data))
+		rd := chain.NewReader(bytes.NewReader(data))
 		for {
 			rec, err := rd.Next()
 			if err != nil {
@@ -141,14 +138,14 @@ func TestDecodeFastFixtures(t *testing.T) {
 			}
 			var v any
 			switch rec.Kind {
-			case KindCall:
+			case chain.KindCall:
 				v = &CallBody{}
-			case KindResult:
+			case chain.KindResult:
 				v = &ResultBody{}
 			default:
 				continue
 			}
-			if !decodeFast(rec.Body, v) {
+			if !v.(chain.FastDecoder).DecodeFast(rec.Body) {
 				t.Errorf("%s seq %d: not decoded by the fast path: %s", name, rec.Seq, rec.Body)
 			}
 			n++
@@ -157,4 +154,31 @@ func TestDecodeFastFixtures(t *testing.T) {
 	if n < 20 {
 		t.Fatalf("only %d bodies", n)
 	}
+}
+
+// fixtureBodies are the call and result bodies of the fixture logs: the
+// fuzzers' seeds.
+func fixtureBodies(tb testing.TB) [][]byte {
+	names, _ := filepath.Glob("../fixtures/chain/good_*.jsonl")
+	var out [][]byte
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		rd := chain.NewReader(bytes.NewReader(data))
+		for len(out) < 40 {
+			rec, err := rd.Next()
+			if err != nil {
+				break
+			}
+			if rec.Kind == chain.KindCall || rec.Kind == chain.KindResult {
+				out = append(out, rec.Body)
+			}
+		}
+	}
+	if len(out) == 0 {
+		tb.Fatal("no fixture bodies")
+	}
+	return out
 }

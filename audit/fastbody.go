@@ -1,4 +1,4 @@
-package chain
+package audit
 
 import (
 	"bytes"
@@ -7,38 +7,37 @@ import (
 	"unicode/utf8"
 )
 
-// decodeFast decodes a call or result body without reflection, for the
+// DecodeFast decodes a call body (chain.FastDecoder) without reflection, for the
 // bodies in canonical form that make up nearly every log. It only ever
 // says yes: a body it decodes must re-encode to exactly its bytes, and
 // anything else (another shape, another type, an escape it does not
-// read) is left to DecodeBody's general path, which then gives the same
+// read) is left to chain.DecodeGeneral, which then gives the same
 // answer and error it always gave. FuzzDecodeFast holds what it decodes
 // to what that path decodes.
-func decodeFast(body []byte, v any) bool {
-	switch out := v.(type) {
-	case *CallBody:
-		var b CallBody
-		if !scanObject(body, func(p *parser, key string) bool { return callField(p, key, &b) }) {
-			return false
-		}
-		enc, ok := appendCallBody(make([]byte, 0, len(body)), &b)
-		if !ok || !bytes.Equal(enc, body) {
-			return false
-		}
-		*out = b
-		return true
-	case *ResultBody:
-		var b ResultBody
-		if !scanObject(body, func(p *parser, key string) bool { return resultField(p, key, &b) }) {
-			return false
-		}
-		if !bytes.Equal(appendResultBody(make([]byte, 0, len(body)), &b), body) {
-			return false
-		}
-		*out = b
-		return true
+func (out *CallBody) DecodeFast(body []byte) bool {
+	var b CallBody
+	if !scanObject(body, func(p *parser, key string) bool { return callField(p, key, &b) }) {
+		return false
 	}
-	return false
+	enc, ok := appendCallBody(make([]byte, 0, len(body)), &b)
+	if !ok || !bytes.Equal(enc, body) {
+		return false
+	}
+	*out = b
+	return true
+}
+
+// DecodeFast is DecodeFast for a result body (chain.FastDecoder).
+func (out *ResultBody) DecodeFast(body []byte) bool {
+	var b ResultBody
+	if !scanObject(body, func(p *parser, key string) bool { return resultField(p, key, &b) }) {
+		return false
+	}
+	if !bytes.Equal(appendResultBody(make([]byte, 0, len(body)), &b), body) {
+		return false
+	}
+	*out = b
+	return true
 }
 
 func callField(p *parser, key string, b *CallBody) bool {
