@@ -446,7 +446,7 @@ func (p *Proxy) askRepin(c *engine.Call) string {
 		name = c.Server + "." + c.Tool
 	}
 	p.mu.Lock()
-	digest, changed := p.state.Changed(name)
+	digest, changed := p.sess.State().Changed(name)
 	p.mu.Unlock()
 	if !changed {
 		return ""
@@ -538,19 +538,17 @@ func (p *Proxy) collectGrants() {
 		}
 		delete(p.repins, aid)
 		p.opt.Approvals.Done(aid)
-		if a.Answer != "approve" || !p.state.MayAccept(approver) {
+		if a.Answer != "approve" || !p.sess.State().MayAccept(approver) {
 			p.logf("the new definition of %s was not accepted (declined by %s)", def.Name, approver)
 			continue
 		}
 		sig := a.Signature
 		body := &audit.ToolsBody{Tools: p.defs, Accept: []engine.ToolDef{def}, AcceptedBy: approver,
 			AcceptID: aid, AcceptSignature: &sig}
-		if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, body); err != nil {
+		if err := p.sess.Tools(p.opt.Now(), body); err != nil {
 			p.logf("cannot write the audit log: %v", err)
 			continue
 		}
-		p.state.ListTools(p.defs)
-		p.state.Accept([]engine.ToolDef{def})
 	}
 	for aid, c := range p.waiting {
 		ap := chain.Approval{ID: aid, Kind: chain.ApproveCall, Session: p.opt.Session, Server: c.Server, Tool: c.Tool, Digest: c.Digest}
@@ -568,11 +566,10 @@ func (p *Proxy) collectGrants() {
 		if p.gateway {
 			body.Server = c.Server
 		}
-		if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindGrant, body); err != nil {
+		if err := p.sess.Grant(now, g, body); err != nil {
 			p.logf("cannot write the audit log: %v", err)
 			continue
 		}
-		p.state.AddGrant(g)
 		p.opt.Approvals.Done(aid)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/internal/fault"
 	"bailiff/internal/jsontext"
 )
 
@@ -164,9 +163,8 @@ func (p *Proxy) decide(c *engine.Call, resolved map[string]string, httpAsk bool)
 	c.ID = "c" + strconv.Itoa(p.calls)
 	p.collectGrants()
 	now := p.opt.Now()
-	fault.At(fault.Decide, c.Tool)
-	d = engine.Decide(p.opt.Policy, p.state, c, now)
-	body := &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest, Decision: audit.FromDecision(d)}
+	d = p.sess.Decide(c, now)
+	body := &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest}
 	if p.gateway {
 		body.Server = c.Server
 	}
@@ -178,12 +176,8 @@ func (p *Proxy) decide(c *engine.Call, resolved map[string]string, httpAsk bool)
 		body.Redacted = append(body.Redacted, r.String())
 	}
 	body.Resolved = recordedResolved(resolved, written)
-	fault.At(fault.Record, c.Tool)
-	if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindCall, body); err != nil {
+	if _, err := p.sess.Call(now, c, d, body); err != nil {
 		return d, nil, false, err
-	}
-	if d.Verdict != engine.Ask {
-		p.state.Apply(p.opt.Policy, c, d)
 	}
 	return d, written, canElicit, nil
 }
@@ -372,16 +366,13 @@ func (p *Proxy) record(c *engine.Call, status string, evidence []byte, text stri
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	seq := int(p.opt.Log.Next())
 	body := &audit.ResultBody{Call: c.ID, Server: c.Server, Tool: c.Tool, Status: status, Content: digest, Size: int64(len(evidence))}
-	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindResult, body); err != nil {
-		p.logf("cannot write the audit log: %v", err)
-	}
-	if failed {
-		p.state.Failed(c.ID)
-	}
+	var out *audit.Output
 	if evidence != nil {
-		p.state.AddOutput(p.opt.Policy, engine.Source{Pos: seq, Server: c.Server, Tool: c.Tool}, text)
+		out = &audit.Output{Text: text}
+	}
+	if _, err := p.sess.Result(p.opt.Now(), 0, body, out); err != nil {
+		p.logf("cannot write the audit log: %v", err)
 	}
 }
 
@@ -415,17 +406,25 @@ func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engi
 	now := p.opt.Now()
 	g := engine.Grant{ID: "elicit-" + c.ID, Server: c.Server, Tool: c.Tool, Digest: c.Digest,
 		Approver: "elicitation", Approve: approve, Expires: now.Add(p.opt.Policy.ApprovalTTL())}
-	d := engine.Answer(p.opt.Policy, p.state, c, asked, g, now)
-	rd := audit.FromDecision(d)
+	refuse := func(why string) engine.Decision {
+		return engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval, Rule: asked.Rule, Reason: why}
+	}
+	pc, err := p.sess.Lookup(c.ID)
+	if err != nil {
+		return refuse("the call is not one this session made")
+	}
+	d, waiting := p.sess.AnswerWaiting(pc, g, now)
+	if !waiting {
+		return refuse("the call was already answered")
+	}
 	body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
-		Answer: audit.Answer(approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Decision: &rd}
+		Answer: audit.Answer(approve), Expires: g.Expires.UTC().Format(chain.TimeFormat)}
 	if p.gateway {
 		body.Server = c.Server
 	}
-	if _, err := p.opt.Log.Append(now, p.opt.Session, chain.KindGrant, body); err != nil {
+	if err := p.sess.Settle(now, pc, d, body); err != nil {
 		p.logf("cannot write the audit log: %v", err)
-		return engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval, Rule: asked.Rule, Reason: "the audit log cannot be written"}
+		return refuse("the audit log cannot be written")
 	}
-	p.state.Apply(p.opt.Policy, c, d)
 	return d
 }

@@ -156,7 +156,7 @@ func (p *Proxy) observe(u *upstream, channel, status string, evidence []byte) {
 		// nothing may follow its end record.
 		return
 	}
-	if p.state == nil {
+	if p.sess == nil {
 		select {
 		case <-p.pinned:
 			// The session never started: no call will be decided.
@@ -180,10 +180,8 @@ func (p *Proxy) flushEarly() {
 // output writes one channel output's record and taints with it. Called
 // with p.mu held, so records and the state see outputs in one order.
 func (p *Proxy) output(e early) {
-	seq := int(p.opt.Log.Next())
 	body := &audit.ResultBody{Server: e.server, Tool: e.channel, Channel: e.channel, Status: e.status, Content: e.digest, Size: e.size}
-	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindResult, body); err != nil {
+	if _, err := p.sess.Result(p.opt.Now(), 0, body, &audit.Output{Text: e.text}); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
-	p.state.AddOutput(p.opt.Policy, engine.Source{Pos: seq, Server: e.server, Tool: e.channel}, e.text)
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"bailiff/audit"
-	"bailiff/chain"
 	"bailiff/engine"
 )
 
@@ -136,7 +135,7 @@ func (p *Proxy) screen(u *upstream, tools []any) (kept []any, unseen []engine.To
 		if p.gateway {
 			def.Name = u.name + "." + def.Name
 		}
-		pin, pinned := p.state.Pinned(def.Name)
+		pin, pinned := p.sess.State().Pinned(def.Name)
 		if pinned && pin != "" && pin == def.Digest {
 			kept = append(kept, asListed(own, t, def))
 			continue
@@ -176,12 +175,11 @@ func (p *Proxy) recordSeen(seen []engine.ToolDef) {
 		at[d.Name] = len(merged)
 		merged = append(merged, d)
 	}
-	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &audit.ToolsBody{Tools: merged}); err != nil {
+	if err := p.sess.Tools(p.opt.Now(), &audit.ToolsBody{Tools: merged}); err != nil {
 		// The tools stay withheld; only the record of why is missing.
 		p.logf("cannot write the audit log: %v", err)
 		return
 	}
-	p.state.ListTools(merged)
 	p.defs = merged
 }
 

@@ -112,8 +112,8 @@ type Proxy struct {
 	work     sync.WaitGroup // every goroutine the session started
 	inCalls  sync.WaitGroup // the client's calls being handled
 
-	mu        sync.Mutex // guards everything below, and each upstream's maps
-	state     *engine.State
+	mu        sync.Mutex     // guards everything below, and each upstream's maps
+	sess      *audit.Session // nil until the session record is written
 	calls     int
 	ownDown   map[string]chan *jsonrpc.Response // our requests to the client
 	canElicit bool
@@ -745,15 +745,14 @@ func (p *Proxy) pin(ctx context.Context) {
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		body := &audit.SessionBody{Server: p.opt.Server, Principal: p.opt.Principal,
-			PolicyVersion: p.opt.Policy.Version(), Policy: string(p.opt.Policy.Canonical()), Tools: defs, Engine: engine.Version,
-			Approvers: p.opt.ApproverKeys}
-		if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindSession, body); err != nil {
+		body := &audit.SessionBody{Server: p.opt.Server, Principal: p.opt.Principal, Tools: defs, Approvers: p.opt.ApproverKeys}
+		sess, err := audit.Start(audit.Config{Policy: p.opt.Policy, Log: p.opt.Log}, p.opt.Now(), p.opt.Session, body)
+		if err != nil {
 			p.pinErr = fmt.Errorf("cannot write the audit log: %v", err)
 			p.logf("%v: every call will be denied", p.pinErr)
 			return
 		}
-		p.state = engine.NewState(p.opt.Session, p.opt.Server, p.opt.Principal, defs)
+		p.sess = sess
 		p.defs = defs
 		p.flushEarly()
 	})
@@ -803,9 +802,8 @@ func (p *Proxy) relist(ctx context.Context, u *upstream) {
 			}
 		}
 	}
-	_, err = p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindTools, &audit.ToolsBody{Tools: all, Repin: true})
+	err = p.sess.Tools(p.opt.Now(), &audit.ToolsBody{Tools: all, Repin: true})
 	if err == nil {
-		p.state.Repin(all)
 		p.defs = all
 	}
 	p.mu.Unlock()
@@ -846,7 +844,7 @@ func (p *Proxy) end() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindEnd, &audit.EndBody{}); err != nil {
+	if err := p.sess.End(p.opt.Now(), &audit.EndBody{}); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
 }
@@ -859,7 +857,7 @@ func (p *Proxy) malformed(id jsonrpc.ID, raw []byte, reason string, code int64) 
 	if id.IsValid() {
 		body.Call = fmt.Sprint(id.Raw())
 	}
-	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindMalformed, body); err != nil {
+	if err := audit.Malformed(p.opt.Log, p.opt.Now(), p.opt.Session, body); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
 	p.mu.Unlock()

@@ -149,7 +149,7 @@ func (p *Proxy) noteWithheld(raw []byte, reason string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	body := &audit.MalformedBody{Call: "roots/list", Size: len(raw), Digest: chain.Digest(raw), Reason: reason}
-	if _, err := p.opt.Log.Append(p.opt.Now(), p.opt.Session, chain.KindMalformed, body); err != nil {
+	if err := audit.Malformed(p.opt.Log, p.opt.Now(), p.opt.Session, body); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
 }

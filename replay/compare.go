@@ -37,7 +37,7 @@ func (s LogSession) ID() string {
 // A log that fails integrity, or whose records cannot be read, is an
 // error: it must be verified first.
 func LogSessions(name string, r io.Reader, ev chain.Evidence, fn func(LogSession) error) error {
-	v := &verifier{file: name, ev: ev, policies: map[string]*policyEntry{}}
+	v := audit.NewCache(ev)
 	open := map[string]*LogSession{}
 	rd := chain.NewReader(r)
 	for {
@@ -63,7 +63,7 @@ func LogSessions(name string, r io.Reader, ev chain.Evidence, fn func(LogSession
 			if err := chain.DecodeBody(rec.Body, &b); err != nil {
 				return fail(err)
 			}
-			p, problem := v.policy(b.Policy, b.PolicyVersion)
+			p, problem := v.Policy(b.Policy, b.PolicyVersion)
 			if problem != "" {
 				return fail(errors.New(problem))
 			}
@@ -76,7 +76,7 @@ func LogSessions(name string, r io.Reader, ev chain.Evidence, fn func(LogSession
 		if ls == nil {
 			return fail(fmt.Errorf("%s record of session %q, which has not started", rec.Kind, rec.Session))
 		}
-		e, err := v.event(rec)
+		e, err := event(v, rec)
 		if err != nil {
 			return fail(err)
 		}
@@ -109,7 +109,7 @@ func LogSessions(name string, r io.Reader, ev chain.Evidence, fn func(LogSession
 }
 
 // event turns one record of a started session into an event.
-func (v *verifier) event(rec chain.Record) (Event, error) {
+func event(v *audit.Cache, rec chain.Record) (Event, error) {
 	e := Event{Line: int(rec.Seq), At: rec.TS}
 	switch rec.Kind {
 	case chain.KindTools:
@@ -154,13 +154,14 @@ func (v *verifier) event(rec chain.Record) (Event, error) {
 		if err := chain.DecodeBody(rec.Body, &b); err != nil {
 			return e, err
 		}
-		if err := checkChannel(b); err != nil {
+		if err := audit.CheckChannel(b); err != nil {
 			return e, err
 		}
 		o := &Output{Call: b.Call, Server: b.Server, Tool: b.Tool, Channel: b.Channel, Error: b.Status != audit.StatusOK}
+		o.NoContent = b.Content == ""
 		if digest := b.Content; digest != "" {
 			o.load = func() (string, bool) {
-				text, err := v.evidence(digest)
+				text, err := v.Evidence(digest)
 				return text, err == nil
 			}
 		}

@@ -36,7 +36,7 @@ type Recorder struct {
 	Approvers map[string]string
 
 	seen map[string]bool // sessions recorded, across traces
-	cur  *stepper        // the session Step is in, nil between sessions
+	cur  *audit.Session  // the session Step is in, nil between sessions
 	// clock is the file the last event came from and the line of its
 	// first event with "at" (timed) and without (untimed), 0 for none.
 	clock          string
@@ -72,7 +72,7 @@ func (r *Recorder) Record(file string, events []Event) error {
 // spilled output back.
 func (r *Recorder) Close() {
 	if r.cur != nil {
-		r.cur.close()
+		r.cur.Close()
 		r.cur = nil
 	}
 }
@@ -94,7 +94,7 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 	s := r.cur
 	if ev.Start != nil {
 		if s != nil {
-			return fail("session %q starts before session %q ended", ev.Start.Session, s.state.Session)
+			return fail("session %q starts before session %q ended", ev.Start.Session, s.ID())
 		}
 		st := ev.Start
 		if r.seen == nil {
@@ -104,9 +104,7 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 			return fail("session %q is already in the log: session ids must be unique", st.Session)
 		}
 		r.seen[st.Session] = true
-		body := &audit.SessionBody{Server: st.Server, Principal: st.Principal,
-			PolicyVersion: r.Policy.Version(), Policy: string(r.Policy.Canonical()),
-			Tools: st.Tools, Engine: engine.Version}
+		body := &audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools}
 		for _, name := range slices.Sorted(maps.Keys(r.Approvers)) {
 			pub, err := chain.PublicKey(r.Approvers[name])
 			if err != nil {
@@ -114,14 +112,14 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 			}
 			body.Approvers = append(body.Approvers, pub)
 		}
-		r.cur = newStepper(r.Policy, st.Session, st.Server, st.Principal, st.Tools)
-		return r.append(r.time(ev), st.Session, chain.KindSession, body)
+		cur, err := audit.Start(audit.Config{Policy: r.Policy, Log: r.Log, Spill: true}, r.time(ev), st.Session, body)
+		r.cur = cur
+		return err
 	}
 	if s == nil {
 		return fail("event before any start")
 	}
 	now := r.time(ev)
-	session := s.state.Session
 	var err error
 	switch {
 	case ev.Call != nil:
@@ -133,11 +131,10 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 	case ev.Output != nil:
 		err = r.output(s, ev.Output, now, fail)
 	case ev.Tools != nil:
-		s.state.ListTools(ev.Tools)
-		err = r.append(now, session, chain.KindTools, &audit.ToolsBody{Tools: ev.Tools})
+		err = s.Tools(now, &audit.ToolsBody{Tools: ev.Tools})
 	case ev.End:
-		r.Close()
-		err = r.append(now, session, chain.KindEnd, &audit.EndBody{})
+		r.cur = nil
+		err = s.End(now, &audit.EndBody{})
 	}
 	return err
 }
@@ -193,12 +190,7 @@ func (r *Recorder) forward(file string, ev *Event, fail func(string, ...any) err
 	return nil
 }
 
-func (r *Recorder) append(ts time.Time, session string, kind chain.Kind, body any) error {
-	_, err := r.Log.Append(ts, session, kind, body)
-	return err
-}
-
-func (r *Recorder) call(s *stepper, ev *Event, now time.Time, elicit bool, fail func(string, ...any) error) error {
+func (r *Recorder) call(s *audit.Session, ev *Event, now time.Time, elicit bool, fail func(string, ...any) error) error {
 	c := ev.Call
 	if len(c.Redacted) > 0 {
 		return fail("call %q has redacted arguments: recording needs the full arguments (the policy's redact list decides what is written)", c.ID)
@@ -211,30 +203,28 @@ func (r *Recorder) call(s *stepper, ev *Event, now time.Time, elicit bool, fail 
 		}
 		digest = engine.ArgsHMAC(r.Secret, c.Args)
 	}
-	call := &engine.Call{ID: c.ID, Server: s.state.Server, Tool: c.Tool, Args: c.Args, Digest: digest}
-	pc, err := s.call(call)
-	if err != nil {
-		return fail("%v", err)
+	call := &engine.Call{ID: c.ID, Server: s.State().Server, Tool: c.Tool, Args: c.Args, Digest: digest}
+	if _, err := s.Lookup(c.ID); err == nil {
+		return fail("call id %q used twice in session %q", c.ID, s.ID())
 	}
-	d := s.evaluate(call, now)
-	if err := s.err(); err != nil {
+	d := s.Decide(call, now)
+	if err := s.Err(); err != nil {
 		return err // the decision may rest on output that could not be read back
 	}
-	s.commit(pc, d)
-	body := &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: digest, Decision: audit.FromDecision(d),
-		Elicit: elicit && d.Verdict == engine.Ask}
+	body := &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: digest, Elicit: elicit && d.Verdict == engine.Ask}
 	for _, p := range removed {
 		body.Redacted = append(body.Redacted, p.String())
 	}
-	return r.append(now, s.state.Session, chain.KindCall, body)
+	_, err := s.Call(now, call, d, body)
+	return err
 }
 
-func (r *Recorder) grant(s *stepper, g *GrantEvent, now time.Time, fail func(string, ...any) error) error {
-	pc, err := s.lookup(g.Call)
+func (r *Recorder) grant(s *audit.Session, g *GrantEvent, now time.Time, fail func(string, ...any) error) error {
+	pc, err := s.Lookup(g.Call)
 	if err != nil {
 		return fail("grant %v", err)
 	}
-	grant := s.grantFor(pc, g, now)
+	grant := GrantFor(s, pc, g, now)
 	if err := chain.CheckTime(grant.Expires); err != nil {
 		return fail("grant %q expires at a time a log cannot hold: %v", g.ID, err)
 	}
@@ -247,26 +237,21 @@ func (r *Recorder) grant(s *stepper, g *GrantEvent, now time.Time, fail func(str
 			err.(*SyntaxError).NeedsKey = grant.Approver
 			return err
 		}
-		sig, err := chain.SignApproval(chain.Approval{ID: grant.ID, Kind: chain.ApproveCall, Session: s.state.Session, Server: grant.Server,
+		sig, err := chain.SignApproval(chain.Approval{ID: grant.ID, Kind: chain.ApproveCall, Session: s.ID(), Server: grant.Server,
 			Tool: grant.Tool, Digest: grant.Digest, Answer: body.Answer, Time: now.UTC().Format(chain.TimeFormat)}, skey)
 		if err != nil {
 			return fail("grant %q: %v", g.ID, err)
 		}
 		body.Signature = &sig
 	}
-	if d, settles := s.answer(pc, grant, now); settles {
-		s.settle(pc, d)
-		rd := audit.FromDecision(d)
-		body.Decision = &rd
-	} else {
-		s.state.AddGrant(grant)
+	if d, settles := s.Answer(pc, grant, now); settles {
+		return s.Settle(now, pc, d, body)
 	}
-	return r.append(now, s.state.Session, chain.KindGrant, body)
+	return s.Grant(now, grant, body)
 }
 
-func (r *Recorder) output(s *stepper, o *Output, now time.Time, fail func(string, ...any) error) error {
-	seq := int(r.Log.Next())
-	src, err := s.source(o.Call, o.Server, o.Tool, seq)
+func (r *Recorder) output(s *audit.Session, o *Output, now time.Time, fail func(string, ...any) error) error {
+	src, err := s.Source(o.Call, o.Server, o.Tool, 0)
 	if err != nil {
 		return fail("output %v", err)
 	}
@@ -274,17 +259,8 @@ func (r *Recorder) output(s *stepper, o *Output, now time.Time, fail func(string
 	if err != nil {
 		return fmt.Errorf("evidence: %w", err)
 	}
-	s.output(src, o.Call, o.Error, o.Text, true)
-	status := audit.StatusOK
-	switch {
-	case o.Error && o.Channel != "":
-		// Another channel's error is a JSON-RPC error: there is no
-		// isError outside a tool result.
-		status = audit.StatusFailed
-	case o.Error:
-		status = audit.StatusError
-	}
-	body := &audit.ResultBody{Call: o.Call, Server: src.Server, Tool: src.Tool, Channel: o.Channel, Status: status,
+	body := &audit.ResultBody{Call: o.Call, Server: src.Server, Tool: src.Tool, Channel: o.Channel, Status: OutputStatus(o),
 		Content: digest, Size: int64(len(o.Evidence))}
-	return r.append(now, s.state.Session, chain.KindResult, body)
+	_, err = s.Result(now, 0, body, &audit.Output{Text: o.Text})
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/engine"
 )
 
@@ -32,72 +33,73 @@ func (r Result) Verdict() string {
 // grant for it follows before the next call or the end of its session.
 func Run(p *engine.Policy, file string, events []Event) ([]Result, error) {
 	var out []Result
-	var s *stepper
+	var s *audit.Session
 	defer func() {
 		if s != nil {
-			s.close()
+			s.Close()
 		}
 	}()
-	index := map[*pending]int{}
+	index := map[*audit.Pending]int{}
 	for i := range events {
 		ev := &events[i]
 		fail := func(format string, a ...any) error {
 			return &SyntaxError{File: file, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
 		}
+		now := eventTime(ev)
 		if ev.Start != nil {
 			if s != nil {
-				return nil, fail("session %q starts before session %q ended", ev.Start.Session, s.state.Session)
+				return nil, fail("session %q starts before session %q ended", ev.Start.Session, s.ID())
 			}
 			st := ev.Start
-			s = newStepper(p, st.Session, st.Server, st.Principal, st.Tools)
+			s, _ = audit.Start(audit.Config{Policy: p, Spill: true}, now, st.Session,
+				&audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools})
 			continue
 		}
 		if s == nil {
 			return nil, fail("event before any start")
 		}
-		now := eventTime(ev)
+		var err error
 		switch {
 		case ev.Call != nil:
 			c := ev.Call
-			call := &engine.Call{ID: c.ID, Server: s.state.Server, Tool: c.Tool, Args: c.Args,
+			call := &engine.Call{ID: c.ID, Server: s.State().Server, Tool: c.Tool, Args: c.Args,
 				Redacted: c.Redacted, Digest: engine.ArgsDigest(c.Args)}
-			pc, err := s.call(call)
-			if err != nil {
-				return nil, fail("%v", err)
+			if _, dup := s.Lookup(c.ID); dup == nil {
+				return nil, fail("call id %q used twice in session %q", c.ID, s.ID())
 			}
-			d := s.evaluate(call, now)
-			if err := s.err(); err != nil {
+			d := s.Decide(call, now)
+			if err := s.Err(); err != nil {
 				return nil, err
 			}
-			s.commit(pc, d)
-			out = append(out, Result{File: file, Session: s.state.Session, Line: ev.Line, ID: c.ID, Tool: c.Tool, Label: c.Label, Decision: d})
+			pc, _ := s.Call(now, call, d, nil)
+			out = append(out, Result{File: file, Session: s.ID(), Line: ev.Line, ID: c.ID, Tool: c.Tool, Label: c.Label, Decision: d})
 			index[pc] = len(out) - 1
 		case ev.Grant != nil:
-			g := ev.Grant
-			pc, err := s.lookup(g.Call)
-			if err != nil {
-				return nil, fail("grant %v", err)
+			pc, lerr := s.Lookup(ev.Grant.Call)
+			if lerr != nil {
+				return nil, fail("grant %v", lerr)
 			}
-			grant := s.grantFor(pc, g, now)
-			if d, settles := s.answer(pc, grant, now); settles {
-				s.settle(pc, d)
+			grant := GrantFor(s, pc, ev.Grant, now)
+			if d, settles := s.Answer(pc, grant, now); settles {
+				err = s.Settle(now, pc, d, nil)
 				out[index[pc]].Decision = d
 			} else {
-				s.state.AddGrant(grant)
+				err = s.Grant(now, grant, nil)
 			}
 		case ev.Output != nil:
 			o := ev.Output
-			src, err := s.source(o.Call, o.Server, o.Tool, ev.Line)
-			if err != nil {
-				return nil, fail("output %v", err)
+			body := &audit.ResultBody{Call: o.Call, Server: o.Server, Tool: o.Tool, Channel: o.Channel, Status: OutputStatus(o)}
+			if _, rerr := s.Result(now, ev.Line, body, Brought(o)); rerr != nil {
+				return nil, fail("output %v", rerr)
 			}
-			s.output(src, o.Call, o.Error, o.Text, true)
 		case ev.Tools != nil:
-			s.state.ListTools(ev.Tools)
+			err = s.Tools(now, &audit.ToolsBody{Tools: ev.Tools})
 		case ev.End:
-			s.open = nil
-			s.close()
+			err = s.End(now, nil)
 			s = nil
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

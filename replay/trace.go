@@ -72,8 +72,9 @@ type Output struct {
 	// Evidence is the output as an audit log's evidence store keeps it
 	// (engine.OutputJSON).
 	Evidence []byte
-	// Purged, read from audit logs only, means the text is not known.
-	Purged bool
+	// Purged, read from audit logs only, means the text is not known;
+	// NoContent, a result that refers to no content (a failure).
+	Purged, NoContent bool
 	// load, for output read from an audit log, reads the text from the
 	// evidence store when it is needed rather than when the log is read,
 	// so a session's events do not hold all its output at once.

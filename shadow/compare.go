@@ -3,6 +3,7 @@ package shadow
 import (
 	"fmt"
 
+	"bailiff/audit"
 	"bailiff/engine"
 	"bailiff/replay"
 )
@@ -32,7 +33,7 @@ type Pair struct {
 // policy in shadow mode would have been. A call a recorded log holds
 // keeps its recorded verdict as the baseline.
 func CompareSession(base, cand *engine.Policy, file string, events []replay.Event, fn func(Pair)) error {
-	var b, c *replay.Stepper
+	var b, c *audit.Session
 	var pairs []Pair
 	index := map[string]int{}
 	flush := func() {
@@ -59,11 +60,9 @@ func CompareSession(base, cand *engine.Policy, file string, events []replay.Even
 		}
 		if ev.Start != nil {
 			if b != nil {
-				return fail("session %q starts before session %q ended", ev.Start.Session, b.State().Session)
+				return fail("session %q starts before session %q ended", ev.Start.Session, b.ID())
 			}
-			st := ev.Start
-			b = replay.NewStepper(base, st.Session, st.Server, st.Principal, st.Tools)
-			c = replay.NewStepper(cand, st.Session, st.Server, st.Principal, st.Tools)
+			b, c = start(base, ev), start(cand, ev)
 			continue
 		}
 		if b == nil {
@@ -82,28 +81,26 @@ func CompareSession(base, cand *engine.Policy, file string, events []replay.Even
 				server = b.State().Server
 			}
 			call := &engine.Call{ID: e.ID, Server: server, Tool: e.Tool, Args: e.Args, Redacted: e.Redacted, Digest: digest}
-			pb, err := b.Call(call)
-			if err != nil {
-				return fail("%v", err)
+			if _, dup := b.Lookup(e.ID); dup == nil {
+				return fail("call id %q used twice in session %q", e.ID, b.ID())
 			}
-			pc, _ := c.Call(call)
 			var db engine.Decision
 			if e.Recorded != nil {
 				db = *e.Recorded
 			} else {
-				db = b.Evaluate(call, now)
+				db = b.Decide(call, now)
 			}
-			dc := c.Evaluate(call, now)
-			for _, s := range []*replay.Stepper{b, c} {
+			dc := c.Decide(call, now)
+			for _, s := range []*audit.Session{b, c} {
 				if err := s.Err(); err != nil {
 					return err
 				}
 			}
-			b.Commit(pb, db)
 			// The candidate's state follows history; its own verdict
-			// waits in its pending call, for a grant to settle.
-			c.Commit(pc, db)
-			pairs = append(pairs, Pair{File: file, Session: b.State().Session, Pos: ev.Line, ID: e.ID, Tool: e.Tool, Label: e.Label, Baseline: db, Candidate: dc})
+			// waits in the pair, for a grant to settle.
+			b.Call(now, call, db, nil)
+			c.Call(now, call, db, nil)
+			pairs = append(pairs, Pair{File: file, Session: b.ID(), Pos: ev.Line, ID: e.ID, Tool: e.Tool, Label: e.Label, Baseline: db, Candidate: dc})
 			index[e.ID] = len(pairs) - 1
 		case ev.Grant != nil:
 			g := ev.Grant
@@ -112,7 +109,7 @@ func CompareSession(base, cand *engine.Policy, file string, events []replay.Even
 				return fail("grant %v", err)
 			}
 			pc, _ := c.Lookup(g.Call)
-			grant := b.GrantFor(pb, g, now)
+			grant := replay.GrantFor(b, pb, g, now)
 			var db engine.Decision
 			var settles bool
 			switch {
@@ -124,8 +121,8 @@ func CompareSession(base, cand *engine.Policy, file string, events []replay.Even
 				db, settles = b.Answer(pb, grant, now)
 			}
 			if !settles {
-				b.State().AddGrant(grant)
-				c.State().AddGrant(grant)
+				b.Grant(now, grant, nil)
+				c.Grant(now, grant, nil)
 				continue
 			}
 			p := &pairs[index[g.Call]]
@@ -133,32 +130,34 @@ func CompareSession(base, cand *engine.Policy, file string, events []replay.Even
 			if p.Candidate.Verdict == engine.Ask && !p.Candidate.Unevaluable {
 				p.Candidate = engine.Answer(cand, c.State(), pc.Call(), p.Candidate, grant, now)
 			}
-			b.Settle(pb, db)
-			c.Settle(pc, db)
+			b.Settle(now, pb, db, nil)
+			c.Settle(now, pc, db, nil)
 		case ev.Output != nil:
 			o := ev.Output
-			src, err := b.Source(o.Call, o.Server, o.Tool, ev.Line)
-			if err != nil {
+			body := &audit.ResultBody{Call: o.Call, Server: o.Server, Tool: o.Tool, Channel: o.Channel, Status: replay.OutputStatus(o)}
+			out := replay.Brought(o)
+			if _, err := b.Result(now, ev.Line, body, out); err != nil {
 				return fail("output %v", err)
 			}
-			text, known := o.Content()
-			b.Output(src, o.Call, o.Error, text, known)
-			c.Output(src, o.Call, o.Error, text, known)
+			c.Result(now, ev.Line, body, out)
 		case ev.Tools != nil:
-			for _, s := range []*replay.Stepper{b, c} {
-				if ev.Repin {
-					s.State().Repin(ev.Tools)
-				} else {
-					s.State().ListTools(ev.Tools)
-				}
-				if len(ev.Accept) > 0 && s.State().MayAccept(ev.AcceptedBy) {
-					s.State().Accept(ev.Accept)
-				}
-			}
+			// An acceptance the session may not take is history too:
+			// verify reports it, and neither side applies it.
+			body := &audit.ToolsBody{Tools: ev.Tools, Repin: ev.Repin, Accept: ev.Accept, AcceptedBy: ev.AcceptedBy}
+			b.Tools(now, body)
+			c.Tools(now, body)
 		case ev.End:
 			flush()
 		}
 	}
 	flush()
 	return nil
+}
+
+// start opens one side of a session read back.
+func start(p *engine.Policy, ev *replay.Event) *audit.Session {
+	st := ev.Start
+	s, _ := audit.Start(audit.Config{Policy: p, Spill: true}, replay.EventTime(ev), st.Session,
+		&audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools})
+	return s
 }

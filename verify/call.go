@@ -35,17 +35,18 @@ func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
 	} else if !strings.HasPrefix(b.Digest, "hmac-sha256:") {
 		set.find(rec, b.Call, FindRecord, b.Digest, "hmac-sha256:…", "a call with redacted arguments must bind grants to a keyed digest")
 	}
-	pc, err := vs.s.Call(call)
-	if err != nil {
-		return err
+	if _, dup := vs.s.Lookup(b.Call); dup == nil {
+		return fmt.Errorf("call id %q used twice in session %q", b.Call, vs.s.ID())
 	}
 	vs.asked[b.Call] = rec.TS
 	if b.Elicit {
 		vs.elicited[b.Call] = true
 	}
-	d := vs.s.Evaluate(call, rec.TS)
+	d := vs.s.Decide(call, rec.TS)
 	set.compare(vs, rec, b.Call, b.Tool, b.Decision, d)
-	vs.s.Commit(pc, audit.ToDecision(b.Decision))
+	if _, err := vs.s.Call(rec.TS, call, audit.ToDecision(b.Decision), nil); err != nil {
+		return err
+	}
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
 )
 
 func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
@@ -47,18 +46,18 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 	// that call must have been asked and not settled since. One without
 	// is for a later identical call.
 	if b.Decision == nil {
-		vs.s.State().AddGrant(g)
+		vs.s.Grant(rec.TS, g, nil)
 		return nil
 	}
 	d, settles := vs.s.AnswerWaiting(pc, g, rec.TS)
 	if !settles {
 		set.find(rec, b.Call, FindGrant, summary(*b.Decision), "no decision",
 			fmt.Sprintf("the grant records a decision, but call %q was not waiting for an answer", b.Call))
-		vs.s.State().AddGrant(g)
+		vs.s.Grant(rec.TS, g, nil)
 		return nil
 	}
 	set.compare(vs, rec, b.Call, pc.Call().Tool, *b.Decision, d)
-	vs.s.Settle(pc, audit.ToDecision(*b.Decision))
+	vs.s.Settle(rec.TS, pc, audit.ToDecision(*b.Decision), nil)
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }
@@ -76,7 +75,7 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 	default:
 		return fmt.Errorf("status %q is not ok, error or failed", b.Status)
 	}
-	if err := replay.CheckChannel(b); err != nil {
+	if err := audit.CheckChannel(b); err != nil {
 		return err
 	}
 	src, err := vs.s.Source(b.Call, b.Server, b.Tool, int(rec.Seq))
@@ -84,10 +83,9 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 		set.find(rec, b.Call, FindRecord, "", "", "result "+err.Error())
 		return nil
 	}
-	failed := b.Status != audit.StatusOK
 	if b.Content == "" {
-		vs.s.Output(src, b.Call, failed, "", true)
-		return nil
+		_, err := vs.s.Result(rec.TS, src.Pos, &b, nil)
+		return err
 	}
 	n := min(max(b.Size, 1), maxInFlight)
 	if err := inFlight.Acquire(context.Background(), n); err != nil {
@@ -95,28 +93,29 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 	}
 	defer inFlight.Release(n)
 	text, err := set.v.cache.Evidence(b.Content)
+	out := &audit.Output{Text: text}
 	switch {
 	case err == nil:
-		vs.s.Output(src, b.Call, failed, text, true)
 	case errors.Is(err, chain.ErrPurged):
-		vs.s.Output(src, b.Call, failed, "", false)
+		out = &audit.Output{Unknown: true}
 	case errors.Is(err, chain.ErrMissing) && set.v.noStore:
 		// Verified without its store, as the caller was warned: every
 		// output is unknown, and what depended on one is unevaluable.
-		vs.s.Output(src, b.Call, failed, "", false)
+		out = &audit.Output{Unknown: true}
 	case errors.Is(err, chain.ErrMissing):
 		set.find(rec, b.Call, FindEvidence, b.Content, "", fmt.Sprintf("evidence %s is missing: it is not in the store and no purge removed it", b.Content))
 		vs.lose(src, "missing")
-		vs.s.Output(src, b.Call, failed, "", false)
+		out = &audit.Output{Unknown: true}
 	default:
 		set.find(rec, b.Call, FindEvidence, b.Content, "", err.Error())
 		var ee *chain.EvidenceError
 		if errors.As(err, &ee) {
 			vs.lose(src, "altered")
 		}
-		vs.s.Output(src, b.Call, failed, "", false)
+		out = &audit.Output{Unknown: true}
 	}
-	return nil
+	_, err = vs.s.Result(rec.TS, src.Pos, &b, out)
+	return err
 }
 
 // grantProblem says why a grant record is not an authentic answer, or

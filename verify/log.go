@@ -17,7 +17,6 @@ import (
 
 	"bailiff/audit"
 	"bailiff/chain"
-	"bailiff/replay"
 )
 
 // Log checks one log: its integrity (every record's hash, link and
@@ -37,7 +36,7 @@ func Log(name string, r io.Reader, ev chain.Evidence, opt Options) (*Report, err
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	v := &verifier{file: name, cache: replay.NewCache(ev), key: opt.Key, approvers: opt.ApproverKeys}
+	v := &verifier{file: name, cache: audit.NewCache(ev), key: opt.Key, approvers: opt.ApproverKeys}
 	if _, err := os.Stat(ev.Dir); err != nil {
 		v.noStore = true
 	}
@@ -242,8 +241,8 @@ func (v *verifier) checkpointRecord(rec chain.Record, root [32]byte) {
 // verifier holds what the sessions of one log share.
 type verifier struct {
 	file      string
-	cache     *replay.Cache // policies by version, evidence text by digest
-	noStore   bool          // the evidence store does not exist at all
+	cache     *audit.Cache // policies by version, evidence text by digest
+	noStore   bool         // the evidence store does not exist at all
 	key       string
 	approvers []string
 	findings  []Finding // from checkpoint records, read in order

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -8,7 +9,6 @@ import (
 	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
 )
 
 // sessionSet is the sessions one worker verifies.
@@ -48,7 +48,7 @@ func safeRecord(set *sessionSet, rec chain.Record) (err error) {
 }
 
 type vsession struct {
-	s      *replay.Stepper // nil when the session record was unusable
+	s      *audit.Session // nil when the session record was unusable
 	ended  bool
 	broken bool // its policy could not be loaded: its calls cannot be judged
 	// given and used are the session's grants by id: the call each was
@@ -115,19 +115,14 @@ func (set *sessionSet) record(rec chain.Record) {
 	case chain.KindTools:
 		var b audit.ToolsBody
 		if err = chain.DecodeBody(rec.Body, &b); err == nil {
-			if b.Repin {
-				vs.s.State().Repin(b.Tools)
-			} else {
-				vs.s.State().ListTools(b.Tools)
-			}
-			if len(b.Accept) > 0 {
-				if !vs.s.State().MayAccept(b.AcceptedBy) {
-					set.find(rec, "", FindGrant, b.AcceptedBy, "", "changed tool definitions were accepted by nobody, or by the principal itself: not applied")
-				} else if problem := vs.acceptProblem(rec, &b); problem != "" {
+			if len(b.Accept) > 0 && vs.s.State().MayAccept(b.AcceptedBy) {
+				if problem := vs.acceptProblem(rec, &b); problem != "" {
 					set.find(rec, "", FindGrant, b.AcceptedBy, "not accepted", problem+": not applied")
-				} else {
-					vs.s.State().Accept(b.Accept)
+					b.Accept = nil
 				}
+			}
+			if errors.Is(vs.s.Tools(rec.TS, &b), audit.ErrAcceptRefused) {
+				set.find(rec, "", FindGrant, b.AcceptedBy, "", "changed tool definitions were accepted by nobody, or by the principal itself: not applied")
 			}
 		}
 	case chain.KindCall:
@@ -142,7 +137,7 @@ func (set *sessionSet) record(rec chain.Record) {
 		err = chain.DecodeBody(rec.Body, &b)
 		// Keep the entry, to catch records after the end, but not the
 		// state: a long log must not hold every session's output.
-		vs.s.Close()
+		vs.s.End(rec.TS, &b)
 		vs.ended, vs.s, vs.given, vs.used = true, nil, nil, nil
 		vs.elicited, vs.asked, vs.refused = nil, nil, nil
 	}
@@ -182,7 +177,8 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 			set.find(rec, "", FindGrant, k, "", fmt.Sprintf("the session trusts approver key %s, which is not one of the keys verify was given: it approves nothing", k))
 		}
 	}
-	return &vsession{s: replay.NewStepper(p, rec.Session, b.Server, b.Principal, b.Tools),
+	s, _ := audit.Start(audit.Config{Policy: p, Spill: true}, rec.TS, rec.Session, &b)
+	return &vsession{s: s,
 		given: map[string]string{}, used: map[string]string{}, approvers: approvers,
 		elicited: map[string]bool{}, asked: map[string]time.Time{}, refused: map[string]string{}}
 }

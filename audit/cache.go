@@ -1,4 +1,4 @@
-package replay
+package audit
 
 import (
 	"bytes"
@@ -8,16 +8,14 @@ import (
 	"fmt"
 	"sync"
 
-	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 )
 
-// verifier holds what the sessions of one log share: the evidence store
-// and the policies loaded so far, by version (a long log has many
-// sessions under one policy).
-type verifier struct {
-	file     string
+// Cache holds what the sessions of one log share when read back: the
+// evidence store and the policies loaded so far, by version (a long log
+// has many sessions under one policy). It is safe for concurrent use.
+type Cache struct {
 	ev       chain.Evidence
 	mu       sync.Mutex
 	policies map[string]*policyEntry
@@ -37,8 +35,8 @@ const (
 	maxCachedOne  = 64 << 10
 )
 
-// evidence returns the output text of the evidence stored under digest.
-func (v *verifier) evidence(digest string) (string, error) {
+// Evidence is the output text of the evidence stored under digest.
+func (v *Cache) Evidence(digest string) (string, error) {
 	v.mu.Lock()
 	text, ok := v.texts[digest]
 	v.mu.Unlock()
@@ -73,7 +71,15 @@ type policyEntry struct {
 	err string
 }
 
-func (v *verifier) policy(text, version string) (*engine.Policy, string) {
+// NewCache is an empty cache over the evidence store ev.
+func NewCache(ev chain.Evidence) *Cache {
+	return &Cache{ev: ev, policies: map[string]*policyEntry{}}
+}
+
+// Policy loads the embedded policy text of a session record, once per
+// version; problem says why it cannot be used (edited, does not load, not
+// canonical).
+func (v *Cache) Policy(text, version string) (p *engine.Policy, problem string) {
 	sum := sha256.Sum256([]byte(text))
 	if got := "sha256:" + hex.EncodeToString(sum[:]); got != version {
 		return nil, fmt.Sprintf("the embedded policy text hashes to %s, not its recorded version %s: it was edited", shortHex(got), shortHex(version))
@@ -104,11 +110,11 @@ func shortHex(s string) string {
 	return s
 }
 
-// checkChannel holds a result of another channel than tools/call to its
+// CheckChannel holds a result of another channel than tools/call to its
 // form: no call, and its channel as its tool. The tool is the provenance
 // trusted_sources match, so a record naming a trusted tool for a log
 // message or a resource would make its text silently trusted.
-func checkChannel(b audit.ResultBody) error {
+func CheckChannel(b ResultBody) error {
 	switch {
 	case b.Channel == "":
 		return nil
@@ -118,7 +124,7 @@ func checkChannel(b audit.ResultBody) error {
 		return fmt.Errorf("a %s output answers no call, but names call %q", b.Channel, b.Call)
 	case b.Tool != b.Channel:
 		return fmt.Errorf("a %s output's tool must be its channel, not %q", b.Channel, b.Tool)
-	case b.Status == audit.StatusError:
+	case b.Status == StatusError:
 		return fmt.Errorf("a %s output is ok or failed; error is a tool's isError", b.Channel)
 	}
 	return nil
