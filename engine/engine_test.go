@@ -120,16 +120,16 @@ func TestVersionTracksContent(t *testing.T) {
 func TestWithout(t *testing.T) {
 	p := mustLoad(t, "version: 1\nrules:\n  - {id: a, tool: x, action: allow}\n")
 	for _, bad := range []string{"rules", "default-deny", "tainting", "rule:nope"} {
-		if _, err := p.Without(bad); err == nil {
+		if _, err := p.Without(ParseOff(bad)); err == nil {
 			t.Errorf("Without(%q) accepted", bad)
 		}
 	}
 	for _, c := range Switchable() {
-		if _, err := p.Without(string(c)); err != nil {
+		if _, err := p.Without(OffCheck(c)); err != nil {
 			t.Errorf("Without(%q): %v", c, err)
 		}
 	}
-	q, err := p.Without("rule:a")
+	q, err := p.Without(OffRule("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,11 @@ tools:
 		{[]string{"budget", "taint"}, CheckRules},
 	}
 	for _, st := range steps {
-		q, err := p.Without(st.off...)
+		var offs []Off
+		for _, o := range st.off {
+			offs = append(offs, ParseOff(o))
+		}
+		q, err := p.Without(offs...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +180,7 @@ tools:
 	if d := Decide(p, none, call, t0); d.Check != CheckScopes {
 		t.Errorf("without the scope: %+v", d)
 	}
-	q, _ := p.Without("scopes", "budget", "taint", "pinning")
+	q, _ := p.Without(OffCheck(CheckScopes), OffCheck(CheckBudget), OffCheck(CheckTaint), OffCheck(CheckPinning))
 	if d := Decide(q, NewState("s", "srv", Principal{}, nil), call, t0); d.Verdict != Allow {
 		t.Errorf("with every contract off, unpinned and unscoped: %+v", d)
 	}

@@ -128,7 +128,7 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 	cands := make([]Candidate, len(names))
 	for i, name := range names {
 		out[i].Name = name
-		cands[i] = func(p *engine.Policy) (*engine.Policy, error) { return p.Without(name) }
+		cands[i] = func(p *engine.Policy) (*engine.Policy, error) { return p.Without(engine.ParseOff(name)) }
 	}
 	// One pass: every variant is scored from the same read of the input.
 	err := CompareEach(inputs, base, cands, func(i int, p Pair) {

@@ -25,7 +25,7 @@ func variants(p *engine.Policy) []Candidate {
 	}
 	var out []Candidate
 	for _, name := range names {
-		out = append(out, func(b *engine.Policy) (*engine.Policy, error) { return b.Without(name) })
+		out = append(out, func(b *engine.Policy) (*engine.Policy, error) { return b.Without(engine.ParseOff(name)) })
 	}
 	return out
 }

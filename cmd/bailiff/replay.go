@@ -70,7 +70,11 @@ func loadPolicy(name string, disable []string) (*engine.Policy, error) {
 		return nil, usageErr(err, "")
 	}
 	if len(disable) > 0 {
-		if pol, err = pol.Without(disable...); err != nil {
+		var offs []engine.Off
+		for _, d := range disable {
+			offs = append(offs, engine.ParseOff(d))
+		}
+		if pol, err = pol.Without(offs...); err != nil {
 			return nil, usageErr(err, "")
 		}
 	}
