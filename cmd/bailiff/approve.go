@@ -34,7 +34,7 @@ func approverDir() (string, error) {
 
 // approverKey finds the private key approve signs with: --key, else
 // $BAILIFF_APPROVER_KEY, else the one key in the approver directory.
-func approverKey(flag string) (string, error) {
+func approverKey(stdin io.Reader, flag string) (string, error) {
 	if flag == "" {
 		flag = os.Getenv("BAILIFF_APPROVER_KEY")
 	}
@@ -53,7 +53,7 @@ func approverKey(flag string) (string, error) {
 			return "", usageErr(fmt.Errorf("%d approver keys in %s: say which with --key", len(keys), dir), "")
 		}
 	}
-	key, err := readPrivateKey(flag)
+	key, err := readPrivateKey(stdin, flag)
 	if err != nil {
 		return "", err
 	}
@@ -92,7 +92,7 @@ func pendingFromLog(audit string) ([]proxy.Pending, map[string]proxy.Recorded, e
 	if len(pending) == 0 {
 		return nil, nil, nil
 	}
-	f, err := openInput(audit, kindLog)
+	f, err := openInput(nil, audit, kindLog) // checkFile refused "-"
 	if err != nil {
 		return nil, nil, err
 	}
@@ -231,7 +231,7 @@ call, usable once, before the policy's approval TTL runs out.`,
 			if err := checkFile(audit, kindLog); err != nil {
 				return err
 			}
-			skey, err := approverKey(key)
+			skey, err := approverKey(cmd.InOrStdin(), key)
 			if err != nil {
 				return err
 			}

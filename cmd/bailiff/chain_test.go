@@ -76,7 +76,7 @@ func TestChainFixtures(t *testing.T) {
 			}
 			for suffix, args := range runs {
 				var out, errb bytes.Buffer
-				code := run(args, &out, &errb)
+				code := run(args, nil, &out, &errb)
 				expect := want
 				if name == "fail_truncated" && suffix != "checkpoint.table" {
 					expect = 0 // a clean cut is invisible without a checkpoint
@@ -110,13 +110,13 @@ func TestVerifyLiveLog(t *testing.T) {
 	f.WriteString(`{"v":1,"seq":1,"ts":"2026`)
 	f.Close()
 	var out, errb bytes.Buffer
-	if code := run([]string{"verify", "--integrity-only", name}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "is being written") {
+	if code := run([]string{"verify", "--integrity-only", name}, nil, &out, &errb); code != 0 || !strings.Contains(errb.String(), "is being written") {
 		t.Errorf("live log: exit %d, stderr %q", code, errb.String())
 	}
 	w.Close()
 	out.Reset()
 	errb.Reset()
-	if code := run([]string{"verify", "--integrity-only", name}, &out, &errb); code != 1 || !strings.Contains(out.String(), "torn last line") {
+	if code := run([]string{"verify", "--integrity-only", name}, nil, &out, &errb); code != 1 || !strings.Contains(out.String(), "torn last line") {
 		t.Errorf("closed log with a torn tail: exit %d, stdout %q", code, out.String())
 	}
 }
@@ -134,7 +134,7 @@ func TestKeygenModes(t *testing.T) {
 		{"keygen", "--approver", "lee"},
 	} {
 		var out, errb bytes.Buffer
-		if code := run(args, &out, &errb); code != 0 {
+		if code := run(args, nil, &out, &errb); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
 		}
 	}

@@ -192,7 +192,7 @@ last record, so the log's time never goes back.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCheckpoint(stdout, stderr, p, args[0])
+			return runCheckpoint(cmd.InOrStdin(), stdout, stderr, p, args[0])
 		},
 	}
 	c.Flags().StringVar(&p.key, "key", "", "private key file (from bailiff keygen)")
@@ -202,11 +202,11 @@ last record, so the log's time never goes back.`,
 	return c
 }
 
-func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) error {
+func runCheckpoint(stdin io.Reader, stdout, stderr io.Writer, p checkpointParams, name string) error {
 	if err := p.output.check([]string{name, p.key}, p.out); err != nil {
 		return err
 	}
-	skey, err := readPrivateKey(p.key)
+	skey, err := readPrivateKey(stdin, p.key)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func runCheckpoint(stdout, stderr io.Writer, p checkpointParams, name string) er
 	if p.append && name == "-" {
 		return usageErr(errors.New("--append writes to the log: it needs the log's file name, not -"), "")
 	}
-	f, err := openInput(name, kindLog)
+	f, err := openInput(stdin, name, kindLog)
 	if err != nil {
 		return err
 	}

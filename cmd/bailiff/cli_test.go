@@ -36,7 +36,7 @@ func TestExitCodes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(c.args, &out, &errb)
+			code := run(c.args, nil, &out, &errb)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d; stderr: %s", code, c.code, errb.String())
 			}
@@ -70,9 +70,9 @@ func TestEveryCommandHasExamples(t *testing.T) {
 			walk(s)
 		}
 	}
-	walk(newRoot(io.Discard, io.Discard))
+	walk(newRoot(nil, io.Discard, io.Discard))
 	var out, errb bytes.Buffer
-	if code := run([]string{"completion", "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Examples:") {
+	if code := run([]string{"completion", "--help"}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), "Examples:") {
 		t.Errorf("completion --help: exit %d, no examples:\n%s%s", code, out.String(), errb.String())
 	}
 	if n < 25 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func TestCopiesRefusedHoweverGiven(t *testing.T) {
 		`{"call":{"id":"c1","tool":"read","args":{}}}`+"\n"+`{"end":{}}`+"\n"), 0o644)
 	log, copied := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
 	var out, errb bytes.Buffer
-	if code := run([]string{"record", "--clock", "2026-01-01T00:00:00Z", "--policy", pol, trace, "-o", log}, &out, &errb); code != 0 {
+	if code := run([]string{"record", "--clock", "2026-01-01T00:00:00Z", "--policy", pol, trace, "-o", log}, nil, &out, &errb); code != 0 {
 		t.Fatalf("record: %s", errb.String())
 	}
 	data, _ := os.ReadFile(log)
@@ -30,7 +31,6 @@ func TestCopiesRefusedHoweverGiven(t *testing.T) {
 		t.Fatalf("the first record is %d bytes: the test needs one past 64 KiB", i)
 	}
 	os.WriteFile(copied, data, 0o644)
-	defer func(r any) { stdin = r.(*os.File) }(stdin)
 	for _, c := range []struct {
 		args  []string
 		stdin bool
@@ -42,6 +42,7 @@ func TestCopiesRefusedHoweverGiven(t *testing.T) {
 		{[]string{"ablate", log, "-"}, true},
 		{[]string{"report", "--audit", log, "--audit", "-", "-o", "-"}, true},
 	} {
+		var stdin io.Reader
 		if c.stdin {
 			f, _ := os.Open(log)
 			defer f.Close()
@@ -49,7 +50,7 @@ func TestCopiesRefusedHoweverGiven(t *testing.T) {
 		}
 		out.Reset()
 		errb.Reset()
-		if code := run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), "begin with the same record") || out.Len() != 0 {
+		if code := run(c.args, stdin, &out, &errb); code != 2 || !strings.Contains(errb.String(), "begin with the same record") || out.Len() != 0 {
 			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want exit 2 refusing a copy", c.args, code, out.Len(), errb.String())
 		}
 	}

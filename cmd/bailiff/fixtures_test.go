@@ -29,7 +29,7 @@ func TestTraceFixtures(t *testing.T) {
 			name := strings.TrimSuffix(filepath.Base(tr), ".jsonl")
 			t.Run(filepath.Base(dir)+"/"+name, func(t *testing.T) {
 				var out, errb bytes.Buffer
-				code := run([]string{"replay", "--policy", pol, "--format", "json", tr}, &out, &errb)
+				code := run([]string{"replay", "--policy", pol, "--format", "json", tr}, nil, &out, &errb)
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, errb.String())
 				}
@@ -59,7 +59,7 @@ func TestDemo(t *testing.T) {
 	for _, f := range []string{"table", "json", "markdown"} {
 		t.Run(f, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			if code := run([]string{"demo", "--format", f}, &out, &errb); code != 0 {
+			if code := run([]string{"demo", "--format", f}, nil, &out, &errb); code != 0 {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
 			golden.Check(t, "../../golden/demo."+f, out.Bytes())

@@ -52,8 +52,8 @@ type serverCommand struct {
 	Cwd     string            `yaml:"cwd"`
 }
 
-func loadGatewayConfig(name string) (*gatewayConfig, error) {
-	data, err := readInput(name, kindGatewayConfig)
+func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
+	data, err := readInput(stdin, name, kindGatewayConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func checkListen(lp listenParams) error {
 }
 
 func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp listenParams) error {
-	c, err := loadGatewayConfig(config)
+	c, err := loadGatewayConfig(stdin, config)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		return err
 	}
 	if c.Policy != "" {
-		if pol, err = loadPolicy(c.Policy, nil); err != nil {
+		if pol, err = loadPolicy(stdin, c.Policy, nil); err != nil {
 			return err
 		}
 	} else {
@@ -224,7 +224,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	if err != nil {
 		return usageErr(fmt.Errorf("%s: %v", config, err), "")
 	}
-	secret, err := loadSecret(c.Secret)
+	secret, err := loadSecret(stdin, c.Secret)
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	if c.Principal.Subject == "" {
 		return noPrincipal()
 	}
-	approvers, keyFiles, err := loadApproverKeyFiles(c.ApproverKeys, filepath.Dir(config), "gateway")
+	approvers, keyFiles, err := loadApproverKeyFiles(stdin, c.ApproverKeys, filepath.Dir(config), "gateway")
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func TestGatewayConfigURL(t *testing.T) {
 			if err := os.WriteFile(config, []byte("servers:\n  s:\n"+tc.server), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := loadGatewayConfig(config)
+			_, err := loadGatewayConfig(nil, config)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error saying %q", err, tc.want)
 			}

@@ -33,7 +33,7 @@ func TestInitRefusesGoRunBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := run([]string{"init", "--config", config, "--audit-dir", dir, "--yes"}, &out, &errb)
+	code := run([]string{"init", "--config", config, "--audit-dir", dir, "--yes"}, nil, &out, &errb)
 	if code != exitUsage {
 		t.Fatalf("exit %d, want %d; stdout: %s", code, exitUsage, out.String())
 	}
@@ -54,7 +54,7 @@ func TestInitRefusesGoRunBuild(t *testing.T) {
 	os.Symlink(real, link)
 	out.Reset()
 	errb.Reset()
-	if code := run([]string{"init", "--config", config, "--audit-dir", dir, "--yes"}, &out, &errb); code != 0 {
+	if code := run([]string{"init", "--config", config, "--audit-dir", dir, "--yes"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if b, _ := os.ReadFile(config); !strings.Contains(string(b), `"command":"`+real+`"`) {

@@ -110,7 +110,7 @@ func goBuildTemp(path string) bool {
 }
 
 func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
-	old, err := readInput(p.config, kindClientConfig)
+	old, err := readInput(stdin, p.config, kindClientConfig)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	if auditDir == "" {
 		auditDir = stateDir()
 	}
-	keys, err := loadApproverKeys(p.keys, ".", "init")
+	keys, err := loadApproverKeys(stdin, p.keys, ".", "init")
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	if policy != "" {
 		// A policy that does not load would leave wrapped servers that
 		// deny everything, found only when the client starts them.
-		if _, err := loadPolicy(policy, nil); err != nil {
+		if _, err := loadPolicy(stdin, policy, nil); err != nil {
 			return err
 		}
 		if policy, err = filepath.Abs(policy); err != nil {

@@ -45,15 +45,12 @@ const (
 // first record, little enough that a multi-gigabyte log costs nothing.
 const sniffSize = 64 << 10
 
-// stdin is where "-" reads from; tests replace it.
-var stdin io.Reader = os.Stdin
-
-// readInput reads a whole input file that should be want, or standard
-// input for "-". What cannot be want (a directory, an empty or binary
-// file, another kind of bailiff file) is refused with an error that names
-// the file and what it is, before any parser sees it and says something
-// stranger.
-func readInput(name string, want ...fileKind) ([]byte, error) {
+// readInput reads a whole input file that should be want, or stdin (the
+// standard input run was given) for "-". What cannot be want (a
+// directory, an empty or binary file, another kind of bailiff file) is
+// refused with an error that names the file and what it is, before any
+// parser sees it and says something stranger.
+func readInput(stdin io.Reader, name string, want ...fileKind) ([]byte, error) {
 	var data []byte
 	var err error
 	if name == "-" {
@@ -76,7 +73,7 @@ func readInput(name string, want ...fileKind) ([]byte, error) {
 
 // openInput opens an input to stream, such as a log too large to hold,
 // with the same refusals as readInput judged on its first bytes.
-func openInput(name string, want ...fileKind) (io.ReadCloser, error) {
+func openInput(stdin io.Reader, name string, want ...fileKind) (io.ReadCloser, error) {
 	var r io.Reader
 	var closer io.Closer = io.NopCloser(nil)
 	if name == "-" {
@@ -116,7 +113,7 @@ func checkFile(name string, want ...fileKind) error {
 		// checkFile reads the file again later, or the files beside it.
 		return usageErr(errors.New("standard input (-) cannot be given here: this command reads the file again, or the files beside it (its evidence store or approvals), so it needs a file name"), "")
 	}
-	f, err := openInput(name, want...)
+	f, err := openInput(nil, name, want...) // never "-", refused above
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func TestEveryInputRefusesWhatItIsNot(t *testing.T) {
 	mustRun := func(args ...string) []byte {
 		t.Helper()
 		var out, errb bytes.Buffer
-		if code := run(args, &out, &errb); code != 0 {
+		if code := run(args, nil, &out, &errb); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
 		}
 		return out.Bytes()
@@ -144,7 +144,7 @@ func TestEveryInputRefusesWhatItIsNot(t *testing.T) {
 					}
 				}
 				var out, errb bytes.Buffer
-				code := run(args, &out, &errb)
+				code := run(args, nil, &out, &errb)
 				lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
 				var errs []string
 				for _, l := range lines {

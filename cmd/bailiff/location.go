@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -278,15 +279,15 @@ func protectedPaths(places []guarded) []string {
 // loadApproverKeys reads the approver public keys a gateway trusts: each
 // value is a key itself (name+hash+key) or a file holding one, relative to
 // dir.
-func loadApproverKeys(values []string, dir, command string) ([]string, error) {
-	keys, _, err := loadApproverKeyFiles(values, dir, command)
+func loadApproverKeys(stdin io.Reader, values []string, dir, command string) ([]string, error) {
+	keys, _, err := loadApproverKeyFiles(stdin, values, dir, command)
 	return keys, err
 }
 
 // loadApproverKeyFiles is loadApproverKeys, also returning the files the
 // keys were read from, as locations to guard. command is the one run, as
 // an error names it.
-func loadApproverKeyFiles(values []string, dir, command string) (out []string, files []guarded, err error) {
+func loadApproverKeyFiles(stdin io.Reader, values []string, dir, command string) (out []string, files []guarded, err error) {
 	for _, v := range values {
 		v = strings.TrimSpace(v)
 		if v == "" {
@@ -301,7 +302,7 @@ func loadApproverKeyFiles(values []string, dir, command string) (out []string, f
 			if _, err := os.Stat(f); err != nil {
 				return nil, nil, usageErr(fmt.Errorf("approver key %s is neither a public key nor a readable file (%s: %v)", v, f, unwrapPath(err)), "bailiff keygen --approver NAME makes one")
 			}
-			b, err := readInput(f, kindPublicKey, kindPrivateKey) // a private one is named below
+			b, err := readInput(stdin, f, kindPublicKey, kindPrivateKey) // a private one is named below
 			if err != nil {
 				return nil, nil, err
 			}

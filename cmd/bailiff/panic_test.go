@@ -28,7 +28,7 @@ func TestPanicFailsTheRun(t *testing.T) {
 		// not only when it loses a race with the results.
 		for i := 0; i < 20; i++ {
 			var out, errb bytes.Buffer
-			code := run(args, &out, &errb)
+			code := run(args, nil, &out, &errb)
 			if code != exitUsage || !strings.Contains(errb.String(), "internal error") {
 				t.Fatalf("%v: exit %d, stderr %q, stdout %q; want exit 2 naming the internal error", args, code, errb.String(), out.String())
 			}

@@ -56,7 +56,7 @@ repeat it for every server the policy covers. Exit 1 when there are findings.`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLint(stdout, p, args[0])
+			return runLint(cmd.InOrStdin(), stdout, p, args[0])
 		},
 	}
 	c.Flags().StringArrayVar(&p.tools, "tools", nil, "a tools/list answer (JSON) of a server the policy covers (repeatable)")
@@ -64,14 +64,14 @@ repeat it for every server the policy covers. Exit 1 when there are findings.`,
 	return c
 }
 
-func runLint(stdout io.Writer, p lintParams, name string) error {
-	data, err := readInput(name, kindPolicy)
+func runLint(stdin io.Reader, stdout io.Writer, p lintParams, name string) error {
+	data, err := readInput(stdin, name, kindPolicy)
 	if err != nil {
 		return err
 	}
 	var tools []string
 	for _, t := range p.tools {
-		b, err := readInput(t, kindListing)
+		b, err := readInput(stdin, t, kindListing)
 		if err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ The policy goes to stdout, or to OUT (written whole or not at all).`,
 			return usageErr(fmt.Errorf("cannot import from %q (known: mcp-bouncer)", p.from), "")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(stdout, p, args[0])
+			return runImport(cmd.InOrStdin(), stdout, p, args[0])
 		},
 	}
 	c.Flags().StringVar(&p.from, "from", "", "the format of FILE: mcp-bouncer")
@@ -143,8 +143,8 @@ The policy goes to stdout, or to OUT (written whole or not at all).`,
 	return c
 }
 
-func runImport(stdout io.Writer, p importParams, name string) error {
-	data, err := readInput(name, kindBouncer)
+func runImport(stdin io.Reader, stdout io.Writer, p importParams, name string) error {
+	data, err := readInput(stdin, name, kindBouncer)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func TestProgressNeverOffTerminal(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		code := run(args, &out, w)
+		code := run(args, nil, &out, w)
 		w.Close()
 		got, _ := io.ReadAll(r)
 		r.Close()
@@ -61,7 +61,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	} {
 		tty, read := openTerminal(t)
 		var out bytes.Buffer
-		code := run(args, &out, tty)
+		code := run(args, nil, &out, tty)
 		tty.Close()
 		got := read()
 		if code != 0 || !strings.Contains(got, args[0]) || !strings.Contains(got, "%") {

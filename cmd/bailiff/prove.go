@@ -38,7 +38,7 @@ the log: hand it to a reviewer who needs one decision, not the whole file.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runProve(stdout, stderr, p, args[0], args[1])
+			return runProve(cmd.InOrStdin(), stdout, stderr, p, args[0], args[1])
 		},
 	}
 	c.Flags().StringVar(&p.checkpoint, "checkpoint", "", "signed checkpoint to prove against")
@@ -47,7 +47,7 @@ the log: hand it to a reviewer who needs one decision, not the whole file.`,
 	return c
 }
 
-func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) error {
+func runProve(stdin io.Reader, stdout, stderr io.Writer, p proveParams, name, seqArg string) error {
 	seq, err := strconv.ParseInt(seqArg, 10, 64)
 	if err != nil || seq < 0 {
 		hint := "SEQ is a record number of 0 or more: bailiff prove LOG SEQ"
@@ -57,7 +57,7 @@ func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) erro
 		}
 		return usageErr(fmt.Errorf("SEQ %q is not a record number", seqArg), hint)
 	}
-	signed, err := readInput(p.checkpoint, kindCheckpoint)
+	signed, err := readInput(stdin, p.checkpoint, kindCheckpoint)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func runProve(stdout, stderr io.Writer, p proveParams, name, seqArg string) erro
 			return err
 		}
 	}
-	f, err := openInput(name, kindLog)
+	f, err := openInput(stdin, name, kindLog)
 	if err != nil {
 		return err
 	}
@@ -131,14 +131,14 @@ log. It prints the record and exits 0 if all hold, 1 otherwise.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			vkey, err := readPublicKey(key)
+			vkey, err := readPublicKey(cmd.InOrStdin(), key)
 			if err != nil {
 				return err
 			}
 			if err := wantLogKey(key, vkey); err != nil {
 				return err
 			}
-			data, err := readInput(args[0], kindProof)
+			data, err := readInput(cmd.InOrStdin(), args[0], kindProof)
 			if err != nil {
 				return err
 			}

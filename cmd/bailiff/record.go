@@ -60,7 +60,7 @@ A grant is signed with its approver's key (--approver-key, from keygen
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRecord(stderr, p, args)
+			return runRecord(cmd.InOrStdin(), stderr, p, args)
 		},
 	}
 	c.Flags().StringVar(&p.policy, "policy", "", "policy file (YAML)")
@@ -82,14 +82,14 @@ func untimed(events []replay.Event) bool {
 	return true
 }
 
-func runRecord(stderr io.Writer, p recordParams, traces []string) error {
-	pol, err := loadPolicy(p.policy, nil)
+func runRecord(stdin io.Reader, stderr io.Writer, p recordParams, traces []string) error {
+	pol, err := loadPolicy(stdin, p.policy, nil)
 	if err != nil {
 		return err
 	}
 	rec := &replay.Recorder{Policy: pol, Evidence: chain.Evidence{Dir: chain.EvidenceDir(p.out)}}
 	for _, k := range p.approvers {
-		skey, err := readPrivateKey(k)
+		skey, err := readPrivateKey(stdin, k)
 		if err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 		}
 	}
 	if p.secret != "" {
-		if rec.Secret, err = readInput(p.secret, kindSecret); err != nil {
+		if rec.Secret, err = readInput(stdin, p.secret, kindSecret); err != nil {
 			return err
 		}
 		if len(rec.Secret) < 16 {
@@ -137,7 +137,7 @@ func runRecord(stderr io.Writer, p recordParams, traces []string) error {
 	defer bar.Done()
 	var all []parsed
 	for _, t := range traces {
-		data, err := readInput(t, kindTrace)
+		data, err := readInput(stdin, t, kindTrace)
 		if err != nil {
 			return err
 		}

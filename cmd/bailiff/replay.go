@@ -43,7 +43,7 @@ or a single rule (rule:ID), to see what it alone stops.`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReplay(stdout, p, args)
+			return runReplay(cmd.InOrStdin(), stdout, p, args)
 		},
 	}
 	c.Flags().StringVar(&p.policy, "policy", "", "policy file (YAML)")
@@ -60,8 +60,8 @@ func checkNames() []string {
 	return s
 }
 
-func loadPolicy(name string, disable []string) (*engine.Policy, error) {
-	data, err := readInput(name, kindPolicy)
+func loadPolicy(stdin io.Reader, name string, disable []string) (*engine.Policy, error) {
+	data, err := readInput(stdin, name, kindPolicy)
 	if err != nil {
 		return nil, err
 	}
@@ -81,14 +81,14 @@ func loadPolicy(name string, disable []string) (*engine.Policy, error) {
 	return pol, nil
 }
 
-func runReplay(stdout io.Writer, p replayParams, traces []string) error {
-	pol, err := loadPolicy(p.policy, p.disable)
+func runReplay(stdin io.Reader, stdout io.Writer, p replayParams, traces []string) error {
+	pol, err := loadPolicy(stdin, p.policy, p.disable)
 	if err != nil {
 		return err
 	}
 	var all []replay.Result
 	for _, t := range traces {
-		data, err := readInput(t, kindTrace)
+		data, err := readInput(stdin, t, kindTrace)
 		if err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ const loosen = "../../golden/report/loosen.yaml"
 func reportRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(append([]string{"report", "--generated-at", "2026-12-01"}, args...), &out, &errb)
+	code := run(append([]string{"report", "--generated-at", "2026-12-01"}, args...), nil, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -233,7 +233,7 @@ func traceLog(t *testing.T, lines []string, recordFlags ...string) string {
 		recordFlags = append(recordFlags, "--clock", "2000-01-01T00:00:00Z")
 	}
 	var out, errb bytes.Buffer
-	if code := run(append([]string{"record", "--policy", pol, trace, "-o", log}, recordFlags...), &out, &errb); code != 0 {
+	if code := run(append([]string{"record", "--policy", pol, trace, "-o", log}, recordFlags...), nil, &out, &errb); code != 0 {
 		t.Fatalf("record: %s", errb.String())
 	}
 	return log
@@ -261,7 +261,7 @@ func TestReportGolden(t *testing.T) {
 				md, html, sarif := filepath.Join(dir, "pack.md"), filepath.Join(dir, "pack.html"), filepath.Join(dir, "pack.sarif")
 				all := append([]string{"report", "--generated-at", "2026-12-01", "-o", md, "--html", html, "--sarif", sarif}, args...)
 				var out, errb bytes.Buffer
-				if code := run(all, &out, &errb); code != 0 {
+				if code := run(all, nil, &out, &errb); code != 0 {
 					t.Fatalf("exit %d: %s", code, errb.String())
 				}
 				got := map[string][]byte{}
@@ -306,7 +306,7 @@ func hostile(t *testing.T) (log, pol string) {
 	os.WriteFile(trace, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	log = filepath.Join(dir, "audit.jsonl")
 	var out, errb bytes.Buffer
-	if code := run([]string{"record", "--clock", "2026-03-02T09:00:00Z", "--policy", pol, trace, "-o", log}, &out, &errb); code != 0 {
+	if code := run([]string{"record", "--clock", "2026-03-02T09:00:00Z", "--policy", pol, trace, "-o", log}, nil, &out, &errb); code != 0 {
 		t.Fatalf("record: %s", errb.String())
 	}
 	return log, pol
@@ -338,7 +338,7 @@ func TestReportHostileContent(t *testing.T) {
 	dir := t.TempDir()
 	md, html := filepath.Join(dir, "pack.md"), filepath.Join(dir, "pack.html")
 	var out, errb bytes.Buffer
-	if code := run([]string{"report", "--audit", log, "--policy", pol, "-o", md, "--html", html}, &out, &errb); code != 0 {
+	if code := run([]string{"report", "--audit", log, "--policy", pol, "-o", md, "--html", html}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	h, _ := os.ReadFile(html)
@@ -381,7 +381,7 @@ func TestReportChromium(t *testing.T) {
 	dir := t.TempDir()
 	html := filepath.Join(dir, "pack.html")
 	var out, errb bytes.Buffer
-	if code := run([]string{"report", "--audit", log, "--policy", pol, "-o", filepath.Join(dir, "pack.md"), "--html", html}, &out, &errb); code != 0 {
+	if code := run([]string{"report", "--audit", log, "--policy", pol, "-o", filepath.Join(dir, "pack.md"), "--html", html}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=" + filepath.Join(dir, "profile")}
@@ -425,7 +425,7 @@ func TestReportUnverifiedResults(t *testing.T) {
 	}
 	for name, args := range results {
 		var out, errb bytes.Buffer
-		if code := run(args, &out, &errb); code != 0 && code != 1 {
+		if code := run(args, nil, &out, &errb); code != 0 && code != 1 {
 			t.Fatalf("%s: exit %d: %s", name, code, errb.String())
 		}
 		f := filepath.Join(dir, name+".json")

@@ -75,7 +75,7 @@ content is attacker-controlled); --sarif writes the findings as SARIF
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReport(cmd.OutOrStdout(), stderr, p)
+			return runReport(cmd.InOrStdin(), cmd.OutOrStdout(), stderr, p)
 		},
 	}
 	c.Flags().StringArrayVar(&p.audit, "audit", nil, "audit log (repeatable)")
@@ -95,7 +95,7 @@ content is attacker-controlled); --sarif writes the findings as SARIF
 	return c
 }
 
-func runReport(stdout, stderr io.Writer, p reportParams) error {
+func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error {
 	p.output.stdout = stdout
 	logs, err := logFiles(p.audit)
 	if err != nil {
@@ -111,7 +111,7 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 		ShadowFile: p.shadow, AblateFile: p.ablate}
 	for _, l := range logs {
 		if l == "-" {
-			path, _, done, err := spool(kindLog)
+			path, _, done, err := spool(stdin, kindLog)
 			defer done()
 			if err != nil {
 				return err
@@ -128,22 +128,22 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 		return err
 	}
 	if p.policy != "" {
-		if in.PolicyData, err = readInput(p.policy, kindPolicy); err != nil {
+		if in.PolicyData, err = readInput(stdin, p.policy, kindPolicy); err != nil {
 			return err
 		}
 	}
 	for _, t := range p.tools {
-		if in.Tools[t], err = readInput(t, kindListing); err != nil {
+		if in.Tools[t], err = readInput(stdin, t, kindListing); err != nil {
 			return err
 		}
 	}
 	if p.shadow != "" {
-		if in.Shadow, err = readInput(p.shadow, kindShadow); err != nil {
+		if in.Shadow, err = readInput(stdin, p.shadow, kindShadow); err != nil {
 			return err
 		}
 	}
 	if p.ablate != "" {
-		if in.Ablate, err = readInput(p.ablate, kindShadow); err != nil {
+		if in.Ablate, err = readInput(stdin, p.ablate, kindShadow); err != nil {
 			return err
 		}
 	}
@@ -172,14 +172,14 @@ func runReport(stdout, stderr io.Writer, p reportParams) error {
 		if p.key == "" || len(logs) != 1 {
 			return usageErr(errors.New("--checkpoint needs --key and exactly one --audit"), "")
 		}
-		key, err := readPublicKey(p.key)
+		key, err := readPublicKey(stdin, p.key)
 		if err != nil {
 			return err
 		}
 		if err := wantLogKey(p.key, key); err != nil {
 			return err
 		}
-		note, err := readInput(p.checkpoint, kindCheckpoint)
+		note, err := readInput(stdin, p.checkpoint, kindCheckpoint)
 		if err != nil {
 			return err
 		}

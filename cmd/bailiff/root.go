@@ -45,8 +45,10 @@ func usageErr(err error, hint string) error { return &ExitError{Code: exitUsage,
 // findings ends a command that reported findings on stdout.
 var findings = &ExitError{Code: exitFinding}
 
-// run is the whole program, callable in-process by tests.
-func run(args []string, stdout, stderr io.Writer) (code int) {
+// run is the whole program, callable in-process by tests: stdin is what
+// "-" reads and what run and gateway serve the client on (nil reads as
+// empty).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	// A panic is a bug, and it must not read as a result: it ends the
 	// command with a message and exit 2, never a partial answer and 0.
 	// Workers in other goroutines recover on their own and return errors.
@@ -57,7 +59,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = exitUsage
 		}
 	}()
-	root := newRoot(stdout, stderr)
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {
@@ -88,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	return ee.Code
 }
 
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "bailiff",
 		Short: "A deterministic gateway for MCP tool calls, and the tools to audit it",
@@ -120,6 +125,7 @@ Put a real MCP server behind it:
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SetIn(stdin)
 	root.Version = version()
 	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -138,7 +144,7 @@ Put a real MCP server behind it:
 	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout),
 		newRecord(stdout, stderr), newVerify(stdout, stderr), newKeygen(stderr), newCheckpoint(stdout, stderr),
 		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr),
-		newRun(os.Stdin, stdout, stderr), newGateway(os.Stdin, stderr), newInit(os.Stdin, stdout), newShadow(stdout, stderr), newAblate(stdout, stderr), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"))
+		newRun(stdin, stdout, stderr), newGateway(stdin, stderr), newInit(stdin, stdout), newShadow(stdout, stderr), newAblate(stdout, stderr), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"))
 	// cobra adds help and completion when the root runs; made here, they
 	// get examples like every other command.
 	root.InitDefaultHelpCmd()

@@ -131,7 +131,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		return err
 	}
 	if p.policy != "" {
-		if pol, err = loadPolicy(p.policy, nil); err != nil {
+		if pol, err = loadPolicy(stdin, p.policy, nil); err != nil {
 			return err
 		}
 	} else {
@@ -158,7 +158,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	if err := checkStateOutside(audit, roots); err != nil {
 		return err
 	}
-	approvers, keyFiles, err := loadApproverKeyFiles(p.approvers, cwd, "run")
+	approvers, keyFiles, err := loadApproverKeyFiles(stdin, p.approvers, cwd, "run")
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		return err
 	}
 	dur, _ := chain.ParseDurability(p.durability)
-	secret, err := loadSecret(p.secret)
+	secret, err := loadSecret(stdin, p.secret)
 	if err != nil {
 		return err
 	}
@@ -231,9 +231,9 @@ func shortVersion(v string) string {
 // loadSecret reads the key for digests of redacted calls, or makes a
 // fresh random one: digests then bind grants within this process only,
 // and nobody can confirm a redacted value by guessing it.
-func loadSecret(file string) ([]byte, error) {
+func loadSecret(stdin io.Reader, file string) ([]byte, error) {
 	if file != "" {
-		return readInput(file, kindSecret)
+		return readInput(stdin, file, kindSecret)
 	}
 	secret := make([]byte, 32)
 	_, err := rand.Read(secret)

@@ -16,10 +16,10 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		// A test runs the CLI in a process of its own, to measure it.
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	testscript.Main(m, map[string]func(){
-		"bailiff": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		"bailiff": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 

@@ -52,7 +52,7 @@ func echoAllowedSendDenied(t *testing.T, ctx context.Context, cs *mcp.ClientSess
 func verifiesWithCalls(t *testing.T, audit string, n int) {
 	t.Helper()
 	var out strings.Builder
-	if code := run([]string{"verify", "--format", "json", audit}, &out, &out); code != 0 || !strings.Contains(out.String(), `"calls":`+strconv.Itoa(n)) {
+	if code := run([]string{"verify", "--format", "json", audit}, nil, &out, &out); code != 0 || !strings.Contains(out.String(), `"calls":`+strconv.Itoa(n)) {
 		t.Errorf("verify: exit %d\n%s", code, out.String())
 	}
 }

@@ -23,7 +23,7 @@ import (
 
 // readInputs expands directories and reads traces; audit logs are
 // streamed later.
-func readInputs(stderr io.Writer, args []string) (inputs []shadow.Input, cleanup func(), err error) {
+func readInputs(stdin io.Reader, stderr io.Writer, args []string) (inputs []shadow.Input, cleanup func(), err error) {
 	cleanup = func() {}
 	files, err := logFiles(args)
 	if err != nil {
@@ -32,7 +32,7 @@ func readInputs(stderr io.Writer, args []string) (inputs []shadow.Input, cleanup
 	var out []shadow.Input
 	for _, f := range files {
 		if f == "-" {
-			in, done, err := spoolStdin(stderr)
+			in, done, err := spoolStdin(stdin, stderr)
 			if err != nil {
 				return nil, cleanup, err
 			}
@@ -68,8 +68,8 @@ func readInputs(stderr io.Writer, args []string) (inputs []shadow.Input, cleanup
 // audit log is written to a temporary file, since it is verified and then
 // compared (ablate compares it once per check). It has no evidence store,
 // so every output it refers to counts as purged, as verify - says.
-func spoolStdin(stderr io.Writer) (shadow.Input, func(), error) {
-	path, kind, done, err := spool(kindLog, kindTrace)
+func spoolStdin(stdin io.Reader, stderr io.Writer) (shadow.Input, func(), error) {
+	path, kind, done, err := spool(stdin, kindLog, kindTrace)
 	if err != nil {
 		return shadow.Input{}, done, err
 	}
@@ -99,9 +99,9 @@ func noStore(stderr io.Writer) {
 // with it, once its first bytes show one of the kinds wanted. No evidence
 // store is beside the copy: every output a log refers to counts as
 // purged, never as altered.
-func spool(want ...fileKind) (path string, kind fileKind, done func(), err error) {
+func spool(stdin io.Reader, want ...fileKind) (path string, kind fileKind, done func(), err error) {
 	done = func() {}
-	in, err := openInput("-", want...)
+	in, err := openInput(stdin, "-", want...)
 	if err != nil {
 		return "", "", done, err
 	}
@@ -287,7 +287,7 @@ pull-request comment.`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runShadow(stdout, stderr, p, args)
+			return runShadow(cmd.InOrStdin(), stdout, stderr, p, args)
 		},
 	}
 	c.Flags().StringVar(&p.candidate, "candidate", "", "the policy to score")
@@ -309,19 +309,19 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func runShadow(stdout, stderr io.Writer, p shadowParams, args []string) error {
+func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args []string) error {
 	defer offlineMemory()()
-	cand, err := loadPolicy(p.candidate, nil)
+	cand, err := loadPolicy(stdin, p.candidate, nil)
 	if err != nil {
 		return err
 	}
 	var base *engine.Policy
 	if p.baseline != "" {
-		if base, err = loadPolicy(p.baseline, nil); err != nil {
+		if base, err = loadPolicy(stdin, p.baseline, nil); err != nil {
 			return err
 		}
 	}
-	inputs, cleanup, err := readInputs(stderr, args)
+	inputs, cleanup, err := readInputs(stdin, stderr, args)
 	defer cleanup()
 	if err != nil {
 		return err
@@ -417,7 +417,7 @@ then says UNVERIFIED. --min-block-rate, --max-benign-loss and
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAblate(stdout, stderr, p, args)
+			return runAblate(cmd.InOrStdin(), stdout, stderr, p, args)
 		},
 	}
 	c.Flags().StringVar(&p.policy, "policy", "", "the policy (default: each log session's recorded policy)")
@@ -431,13 +431,13 @@ then says UNVERIFIED. --min-block-rate, --max-benign-loss and
 	return c
 }
 
-func runAblate(stdout, stderr io.Writer, p ablateParams, args []string) error {
+func runAblate(stdin io.Reader, stdout, stderr io.Writer, p ablateParams, args []string) error {
 	defer offlineMemory()()
 	var base *engine.Policy
 	var rules []string
 	var err error
 	if p.policy != "" {
-		if base, err = loadPolicy(p.policy, nil); err != nil {
+		if base, err = loadPolicy(stdin, p.policy, nil); err != nil {
 			return err
 		}
 		if p.rules {
@@ -448,14 +448,14 @@ func runAblate(stdout, stderr io.Writer, p ablateParams, args []string) error {
 	} else if p.rules {
 		return usageErr(errors.New("--rules needs --policy"), "")
 	}
-	inputs, cleanup, err := readInputs(stderr, args)
+	inputs, cleanup, err := readInputs(stdin, stderr, args)
 	defer cleanup()
 	if err != nil {
 		return err
 	}
 	var labels shadow.Labels
 	if p.labels != "" {
-		data, err := readInput(p.labels, kindLabels)
+		data, err := readInput(stdin, p.labels, kindLabels)
 		if err != nil {
 			return err
 		}

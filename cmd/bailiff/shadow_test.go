@@ -37,7 +37,7 @@ func TestShadowAblateGolden(t *testing.T) {
 		for _, f := range []string{"table", "json", "markdown"} {
 			t.Run(name+"."+f, func(t *testing.T) {
 				var out, errb bytes.Buffer
-				if code := run(append(append([]string{}, args...), "--format", f), &out, &errb); code != 0 {
+				if code := run(append(append([]string{}, args...), "--format", f), nil, &out, &errb); code != 0 {
 					t.Fatalf("exit %d: %s", code, errb.String())
 				}
 				golden.Check(t, filepath.Join("../../golden", name+"."+f), out.Bytes())
@@ -98,7 +98,7 @@ func TestShadowAblateGates(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[:2], " ")+c.err, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			if code := run(c.args, &out, &errb); code != c.code || !strings.Contains(errb.String(), c.err) {
+			if code := run(c.args, nil, &out, &errb); code != c.code || !strings.Contains(errb.String(), c.err) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, errb.String(), c.code, c.err)
 			}
 		})
@@ -112,7 +112,7 @@ func TestReadmeAblation(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"ablate", "--policy", "../../fixtures/corpus/policy.yaml", "../../fixtures/corpus"}, &out, &errb); code != 0 {
+	if code := run([]string{"ablate", "--policy", "../../fixtures/corpus/policy.yaml", "../../fixtures/corpus"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	table := strings.SplitN(out.String(), "\n\n", 2)[0]
@@ -140,7 +140,7 @@ func TestShadowAblateRefuseUnverified(t *testing.T) {
 		} {
 			t.Run(args[0]+" "+filepath.Base(log), func(t *testing.T) {
 				var out, errb bytes.Buffer
-				code := run(args, &out, &errb)
+				code := run(args, nil, &out, &errb)
 				if code != 2 || !strings.Contains(errb.String(), log) || out.Len() != 0 {
 					t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing, and an error naming %s", code, out.String(), errb.String(), log)
 				}
@@ -162,7 +162,7 @@ func TestShadowAblateUnverified(t *testing.T) {
 		for f, want := range map[string]string{"table": "\nUNVERIFIED: ", "json": `"verified":false,"unverified":["` + log + ` fails verify: 1 finding`, "markdown": "> **UNVERIFIED: "} {
 			t.Run(name+"."+f, func(t *testing.T) {
 				var out, errb bytes.Buffer
-				if code := run(append(append([]string{}, args...), "--format", f), &out, &errb); code != 0 {
+				if code := run(append(append([]string{}, args...), "--format", f), nil, &out, &errb); code != 0 {
 					t.Fatalf("exit %d: %s", code, errb.String())
 				}
 				if !strings.Contains("\n"+out.String(), want) {
@@ -174,7 +174,7 @@ func TestShadowAblateUnverified(t *testing.T) {
 	}
 	// A log that verifies is verified, flag or not.
 	var out, errb bytes.Buffer
-	if code := run([]string{"shadow", "--allow-unverified", "--candidate", fx + "/chain/src/candidate.yaml", "--format", "json", fx + "/chain/good_mail.jsonl"}, &out, &errb); code != 0 {
+	if code := run([]string{"shadow", "--allow-unverified", "--candidate", fx + "/chain/src/candidate.yaml", "--format", "json", fx + "/chain/good_mail.jsonl"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(out.String(), `"verified":true,"inputs":[`) || strings.Contains(out.String(), "UNVERIFIED") {
@@ -189,7 +189,7 @@ func TestReadmeDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"demo"}, &out, &errb); code != 0 {
+	if code := run([]string{"demo"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	_, table, ok := strings.Cut(out.String(), "\n\n")
@@ -217,13 +217,13 @@ func TestShadowAblateUnverifiedHint(t *testing.T) {
 		} {
 			t.Run(args[0]+" "+filepath.Base(log), func(t *testing.T) {
 				var out, errb bytes.Buffer
-				if code := run(args, &out, &errb); code != 2 {
+				if code := run(args, nil, &out, &errb); code != 2 {
 					t.Fatalf("exit %d, want 2: %s", code, errb.String())
 				}
 				msg := errb.String()
 				if strings.Contains(msg, "--allow-unverified uses the log anyway") {
 					var out2, errb2 bytes.Buffer
-					if code := run(append([]string{args[0], "--allow-unverified"}, args[1:]...), &out2, &errb2); code == 2 {
+					if code := run(append([]string{args[0], "--allow-unverified"}, args[1:]...), nil, &out2, &errb2); code == 2 {
 						t.Errorf("the hint offers --allow-unverified, but with it: exit 2: %s", errb2.String())
 					}
 					return
@@ -250,7 +250,7 @@ func TestShadowAblateUnverifiedHint(t *testing.T) {
 // the flag, before anything is read.
 func TestShadowNegativeExamples(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run([]string{"shadow", "--examples", "-1", "--candidate", "../../fixtures/chain/src/candidate.yaml", "../../fixtures/chain/good_mail.jsonl"}, &out, &errb)
+	code := run([]string{"shadow", "--examples", "-1", "--candidate", "../../fixtures/chain/src/candidate.yaml", "../../fixtures/chain/good_mail.jsonl"}, nil, &out, &errb)
 	if code != 2 || out.Len() != 0 || errb.String() != "bailiff: error: --examples wants a count of 0 or more, not -1\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}

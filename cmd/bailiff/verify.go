@@ -73,7 +73,7 @@ they do not change the exit code. --integrity-only does not read times.
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVerify(stdout, stderr, p, args)
+			return runVerify(cmd.InOrStdin(), stdout, stderr, p, args)
 		},
 	}
 	c.Flags().StringVar(&p.checkpoint, "checkpoint", "", "signed checkpoint of the log, kept elsewhere")
@@ -163,12 +163,12 @@ func firstLineHash(name string) (string, error) {
 // first: the wrong half of a pair is the caller's mistake, named by the
 // key's file (exit 2), never a finding about the log or checkpoint it
 // was meant to check.
-func readPrivateKey(name string) (string, error) {
-	return readKeyAs(name, kindPrivateKey, chain.ParsePrivateKey)
+func readPrivateKey(stdin io.Reader, name string) (string, error) {
+	return readKeyAs(stdin, name, kindPrivateKey, chain.ParsePrivateKey)
 }
 
-func readPublicKey(name string) (string, error) {
-	return readKeyAs(name, kindPublicKey, chain.ParsePublicKey)
+func readPublicKey(stdin io.Reader, name string) (string, error) {
+	return readKeyAs(stdin, name, kindPublicKey, chain.ParsePublicKey)
 }
 
 func otherHalf(k fileKind) fileKind {
@@ -178,9 +178,9 @@ func otherHalf(k fileKind) fileKind {
 	return kindPrivateKey
 }
 
-func readKeyAs(name string, want fileKind, parse func(string) (string, error)) (string, error) {
+func readKeyAs(stdin io.Reader, name string, want fileKind, parse func(string) (string, error)) (string, error) {
 	// Either half passes the sniff: parse names the wrong one, with a hint.
-	b, err := readInput(name, want, otherHalf(want))
+	b, err := readInput(stdin, name, want, otherHalf(want))
 	if err != nil {
 		return "", err
 	}
@@ -217,7 +217,7 @@ func offlineMemory() func() {
 	}
 }
 
-func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
+func runVerify(stdin io.Reader, stdout, stderr io.Writer, p verifyParams, args []string) error {
 	defer offlineMemory()()
 	files, err := logFiles(args)
 	if err != nil {
@@ -225,12 +225,12 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	}
 	opt := verify.Options{IntegrityOnly: p.integrityOnly}
 	if len(p.approvers) > 0 {
-		if opt.ApproverKeys, err = loadApproverKeys(p.approvers, ".", "verify"); err != nil {
+		if opt.ApproverKeys, err = loadApproverKeys(stdin, p.approvers, ".", "verify"); err != nil {
 			return err
 		}
 	}
 	if p.key != "" {
-		if opt.Key, err = readPublicKey(p.key); err != nil {
+		if opt.Key, err = readPublicKey(stdin, p.key); err != nil {
 			return err
 		}
 		if err := wantLogKey(p.key, opt.Key); err != nil {
@@ -241,7 +241,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 		if len(files) != 1 {
 			return usageErr(errors.New("--checkpoint is for one log"), "")
 		}
-		note, err := readInput(p.checkpoint, kindCheckpoint)
+		note, err := readInput(stdin, p.checkpoint, kindCheckpoint)
 		if err != nil {
 			return err
 		}
@@ -272,7 +272,7 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 					errs[i] = fmt.Errorf("%s: internal error: %v", name, r)
 				}
 			}()
-			reports[i], errs[i] = verifyOne(stderr, name, p.evidence, opt, bar)
+			reports[i], errs[i] = verifyOne(stdin, stderr, name, p.evidence, opt, bar)
 		}()
 	}
 	wg.Wait()
@@ -305,8 +305,8 @@ func runVerify(stdout, stderr io.Writer, p verifyParams, args []string) error {
 	return nil
 }
 
-func verifyOne(stderr io.Writer, name, evidence string, opt verify.Options, bar io.Writer) (*verify.Report, error) {
-	f, err := openInput(name, kindLog)
+func verifyOne(stdin io.Reader, stderr io.Writer, name, evidence string, opt verify.Options, bar io.Writer) (*verify.Report, error) {
+	f, err := openInput(stdin, name, kindLog)
 	if err != nil {
 		return nil, err
 	}
