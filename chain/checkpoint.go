@@ -1,17 +1,12 @@
 package chain
 
 import (
-	"bailiff/internal/jsontext"
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -81,12 +76,6 @@ func SignCheckpoint(c Checkpoint, skey string) ([]byte, error) {
 	return note.Sign(&note.Note{Text: c.Text()}, s)
 }
 
-// KeyName is the name a private or public key was made for.
-func KeyName(key string) string {
-	name, _, _ := strings.Cut(strings.TrimPrefix(key, "PRIVATE+KEY+"), "+")
-	return name
-}
-
 // OpenCheckpoint verifies a signed checkpoint note with the public key
 // vkey and returns the checkpoint. The origin must be the key's name, so
 // a checkpoint of one log cannot pass for another's.
@@ -111,104 +100,6 @@ func OpenCheckpoint(msg []byte, vkey string) (Checkpoint, error) {
 		return c, fmt.Errorf("checkpoint is for log %q, not %q", c.Origin, v.Name())
 	}
 	return c, nil
-}
-
-// wrongKey says whose key a checkpoint is signed with, when it is not the
-// one given: by the signers' names, with key ids when a name is shared
-// (two keys made for one log).
-func wrongKey(v note.Verifier, sigs []note.Signature) error {
-	id := func(name string, hash uint32) string { return fmt.Sprintf("%q (key id %08x)", name, hash) }
-	var by []string
-	for _, s := range sigs {
-		by = append(by, id(s.Name, s.Hash))
-	}
-	if len(by) == 0 {
-		return fmt.Errorf("%w %s: it holds no signature", ErrWrongKey, id(v.Name(), v.KeyHash()))
-	}
-	return fmt.Errorf("%w %s, but by %s", ErrWrongKey, id(v.Name(), v.KeyHash()), strings.Join(by, " and "))
-}
-
-// ErrWrongKey is a checkpoint not signed by the key it was opened with.
-var ErrWrongKey = errors.New("the checkpoint is not signed by key")
-
-// GenerateKey makes an Ed25519 key pair for signing checkpoints, in the
-// sumdb/note text form: skey is secret, vkey is published. It refuses a
-// name ValidKeyName refuses: note.GenerateKey would make the pair, and no
-// signer could ever load it.
-func GenerateKey(rand io.Reader, name string) (skey, vkey string, err error) {
-	if err := ValidKeyName(name); err != nil {
-		return "", "", err
-	}
-	return note.GenerateKey(rand, name)
-}
-
-// KeyNameRule is the rule key names follow, as sumdb/note's signers and
-// verifiers enforce it.
-const KeyNameRule = "a key name is non-empty UTF-8 without spaces or '+'"
-
-// ErrKeyName is a name no note key can carry.
-var ErrKeyName = errors.New(KeyNameRule)
-
-// ValidKeyName reports whether name can name a note key.
-func ValidKeyName(name string) error {
-	if name == "" || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsSpace) >= 0 || strings.Contains(name, "+") {
-		return ErrKeyName
-	}
-	return nil
-}
-
-// The kinds of wrong key a KeyError reports; a caller tells them apart
-// with errors.Is, and a CLI calls each a usage error, not a finding.
-var (
-	ErrPublicKey  = errors.New("is a public key, a private key is needed")
-	ErrPrivateKey = errors.New("is a private key, a public key is needed")
-	ErrNotKey     = errors.New("is not a key")
-)
-
-// KeyError is a key that cannot be used where it was given. Err is one of
-// ErrPublicKey, ErrPrivateKey or ErrNotKey; Detail, if set, is why a text
-// that looks like a key is still not one.
-type KeyError struct {
-	Err    error
-	Detail string
-}
-
-func (e *KeyError) Error() string {
-	if e.Detail != "" {
-		return e.Err.Error() + ": " + e.Detail
-	}
-	return e.Err.Error()
-}
-
-func (e *KeyError) Unwrap() error { return e.Err }
-
-// ParsePrivateKey checks that key is a private key in the note signer
-// form (surrounding space removed) and returns it.
-func ParsePrivateKey(key string) (string, error) {
-	key = strings.TrimSpace(key)
-	if _, err := note.NewSigner(key); err != nil {
-		if _, verr := note.NewVerifier(key); verr == nil {
-			return "", &KeyError{Err: ErrPublicKey}
-		}
-		if strings.HasPrefix(key, "PRIVATE+KEY+") {
-			return "", &KeyError{Err: ErrNotKey, Detail: err.Error()}
-		}
-		return "", &KeyError{Err: ErrNotKey}
-	}
-	return key, nil
-}
-
-// ParsePublicKey checks that key is a public key in the note verifier
-// form (surrounding space removed) and returns it.
-func ParsePublicKey(key string) (string, error) {
-	key = strings.TrimSpace(key)
-	if _, err := note.NewVerifier(key); err != nil {
-		if strings.HasPrefix(key, "PRIVATE+KEY+") {
-			return "", &KeyError{Err: ErrPrivateKey}
-		}
-		return "", &KeyError{Err: ErrNotKey}
-	}
-	return key, nil
 }
 
 // hashes holds every stored hash of a tree, as tlog lays them out, so
@@ -313,93 +204,6 @@ func CheckConsistency(p tlog.TreeProof, older, newer Checkpoint) error {
 		return nil
 	}
 	return tlog.CheckTree(p, newer.Size, newer.Root, older.Size, older.Root)
-}
-
-// Bundle is a self-contained proof that one record is in a log: the
-// record's line, its inclusion proof, and the signed checkpoint the proof
-// is against. Anyone with the log's public key can check it, without the
-// log.
-type Bundle struct {
-	Format     string   `json:"format"`
-	Seq        int64    `json:"seq"`
-	Record     string   `json:"record"`
-	Proof      []string `json:"proof"`
-	Checkpoint string   `json:"checkpoint"`
-}
-
-// BundleFormat names the bundle format version.
-const BundleFormat = "bailiff-inclusion-proof/v1"
-
-// NewBundle proves record seq against a signed checkpoint (whose size
-// must be in the tree).
-func (t *Tree) NewBundle(rec Record, signed []byte, c Checkpoint) (*Bundle, error) {
-	root, err := t.Root(c.Size)
-	if err != nil {
-		return nil, err
-	}
-	if root != c.Root {
-		return nil, errors.New("the checkpoint's root is not this log's: it was made for another log or the log was rewritten")
-	}
-	p, err := t.ProveInclusion(rec.Seq, c.Size)
-	if err != nil {
-		return nil, err
-	}
-	b := &Bundle{Format: BundleFormat, Seq: rec.Seq, Record: string(rec.Line()), Checkpoint: string(signed), Proof: []string{}}
-	for _, h := range p {
-		b.Proof = append(b.Proof, base64.StdEncoding.EncodeToString(h[:]))
-	}
-	return b, nil
-}
-
-// ParseBundle reads a bundle's JSON strictly.
-func ParseBundle(data []byte) (*Bundle, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var b Bundle
-	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("proof bundle: %v", jsontext.PlainJSON(err, "a bundle has only format, seq, record, checkpoint and proof"))
-	}
-	if dec.More() {
-		return nil, errors.New("proof bundle: trailing data")
-	}
-	if b.Format != BundleFormat {
-		return nil, fmt.Errorf("proof bundle format %q is not %s", b.Format, BundleFormat)
-	}
-	return &b, nil
-}
-
-// VerifyBundle checks a bundle with the log's public key: the checkpoint's
-// signature, the record's own hash and seq, and the inclusion proof. It
-// returns the record and the checkpoint it was proved against.
-func VerifyBundle(b *Bundle, vkey string) (Record, Checkpoint, error) {
-	c, err := OpenCheckpoint([]byte(b.Checkpoint), vkey)
-	if err != nil {
-		return Record{}, c, err
-	}
-	rec, err := Parse([]byte(b.Record))
-	if err != nil {
-		return rec, c, fmt.Errorf("record: %v", err)
-	}
-	if rec.Seq != b.Seq {
-		return rec, c, fmt.Errorf("bundle names record %d but holds record %d", b.Seq, rec.Seq)
-	}
-	var p tlog.RecordProof
-	for i, s := range b.Proof {
-		raw, err := base64.StdEncoding.Strict().DecodeString(s)
-		if err != nil || len(raw) != tlog.HashSize {
-			return rec, c, fmt.Errorf("proof hash %d is not a base64 SHA-256 hash", i)
-		}
-		var h tlog.Hash
-		copy(h[:], raw)
-		p = append(p, h)
-	}
-	if rec.Seq >= c.Size {
-		return rec, c, fmt.Errorf("record %d is beyond the checkpoint's %d records", rec.Seq, c.Size)
-	}
-	if err := tlog.CheckRecord(p, c.Size, c.Root, rec.Seq, rec.Leaf()); err != nil {
-		return rec, c, fmt.Errorf("record %d is not in the checkpointed log: %v", rec.Seq, err)
-	}
-	return rec, c, nil
 }
 
 // CheckpointBody is a signed checkpoint written into the log: Note is the

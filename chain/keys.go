@@ -1,0 +1,116 @@
+package chain
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+// KeyName is the name a private or public key was made for.
+func KeyName(key string) string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(key, "PRIVATE+KEY+"), "+")
+	return name
+}
+
+// wrongKey says whose key a checkpoint is signed with, when it is not the
+// one given: by the signers' names, with key ids when a name is shared
+// (two keys made for one log).
+func wrongKey(v note.Verifier, sigs []note.Signature) error {
+	id := func(name string, hash uint32) string { return fmt.Sprintf("%q (key id %08x)", name, hash) }
+	var by []string
+	for _, s := range sigs {
+		by = append(by, id(s.Name, s.Hash))
+	}
+	if len(by) == 0 {
+		return fmt.Errorf("%w %s: it holds no signature", ErrWrongKey, id(v.Name(), v.KeyHash()))
+	}
+	return fmt.Errorf("%w %s, but by %s", ErrWrongKey, id(v.Name(), v.KeyHash()), strings.Join(by, " and "))
+}
+
+// ErrWrongKey is a checkpoint not signed by the key it was opened with.
+var ErrWrongKey = errors.New("the checkpoint is not signed by key")
+
+// GenerateKey makes an Ed25519 key pair for signing checkpoints, in the
+// sumdb/note text form: skey is secret, vkey is published. It refuses a
+// name ValidKeyName refuses: note.GenerateKey would make the pair, and no
+// signer could ever load it.
+func GenerateKey(rand io.Reader, name string) (skey, vkey string, err error) {
+	if err := ValidKeyName(name); err != nil {
+		return "", "", err
+	}
+	return note.GenerateKey(rand, name)
+}
+
+// KeyNameRule is the rule key names follow, as sumdb/note's signers and
+// verifiers enforce it.
+const KeyNameRule = "a key name is non-empty UTF-8 without spaces or '+'"
+
+// ErrKeyName is a name no note key can carry.
+var ErrKeyName = errors.New(KeyNameRule)
+
+// ValidKeyName reports whether name can name a note key.
+func ValidKeyName(name string) error {
+	if name == "" || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsSpace) >= 0 || strings.Contains(name, "+") {
+		return ErrKeyName
+	}
+	return nil
+}
+
+// KeyError is a key that cannot be used where it was given. Err is one of
+// ErrPublicKey, ErrPrivateKey or ErrNotKey; Detail, if set, is why a text
+// that looks like a key is still not one.
+type KeyError struct {
+	Err    error
+	Detail string
+}
+
+func (e *KeyError) Error() string {
+	if e.Detail != "" {
+		return e.Err.Error() + ": " + e.Detail
+	}
+	return e.Err.Error()
+}
+
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// ParsePrivateKey checks that key is a private key in the note signer
+// form (surrounding space removed) and returns it.
+func ParsePrivateKey(key string) (string, error) {
+	key = strings.TrimSpace(key)
+	if _, err := note.NewSigner(key); err != nil {
+		if _, verr := note.NewVerifier(key); verr == nil {
+			return "", &KeyError{Err: ErrPublicKey}
+		}
+		if strings.HasPrefix(key, "PRIVATE+KEY+") {
+			return "", &KeyError{Err: ErrNotKey, Detail: err.Error()}
+		}
+		return "", &KeyError{Err: ErrNotKey}
+	}
+	return key, nil
+}
+
+// ParsePublicKey checks that key is a public key in the note verifier
+// form (surrounding space removed) and returns it.
+func ParsePublicKey(key string) (string, error) {
+	key = strings.TrimSpace(key)
+	if _, err := note.NewVerifier(key); err != nil {
+		if strings.HasPrefix(key, "PRIVATE+KEY+") {
+			return "", &KeyError{Err: ErrPrivateKey}
+		}
+		return "", &KeyError{Err: ErrNotKey}
+	}
+	return key, nil
+}
+
+// The kinds of wrong key a KeyError reports; a caller tells them apart
+// with errors.Is, and a CLI calls each a usage error, not a finding.
+var (
+	ErrPublicKey  = errors.New("is a public key, a private key is needed")
+	ErrPrivateKey = errors.New("is a private key, a public key is needed")
+	ErrNotKey     = errors.New("is not a key")
+)

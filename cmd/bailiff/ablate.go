@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bailiff/engine"
+	"bailiff/report"
+	"bailiff/shadow"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+type ablateParams struct {
+	policy     string
+	labels     string
+	rules      bool
+	minBlock   string
+	maxBenign  string
+	failOnDead bool
+	unverified bool
+	format     formatFlag
+}
+
+// parseRate reads a rate flag: a share from 0 to 1. NaN is refused too,
+// since it compares false with everything and would never trip a gate.
+func parseRate(flag, s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v >= 0 && v <= 1) {
+		return 0, usageErr(fmt.Errorf("--%s wants a number from 0 to 1, not %q", flag, s), "")
+	}
+	return v, nil
+}
+
+func newAblate(stdout, stderr io.Writer) *cobra.Command {
+	var p ablateParams
+	c := &cobra.Command{
+		Use:   "ablate [--policy P] LOG|TRACE|DIR...",
+		Short: "Switch each check off alone and score what it earns",
+		Long: `ablate switches every check off in turn (pinning, scopes, budget, path,
+pattern, taint, approval; with --rules every rule too), runs the history
+again against the full policy, and reports per check the calls whose
+verdict changes and, for calls labelled "attack" or "benign" (in traces,
+or for audit logs in a --labels file),
+the attacks it alone stops, the attacks stopped anyway, and the benign
+calls it costs. A check whose absence changes nothing is dead.
+
+For audit logs the baseline is the recorded verdicts under each session's
+policy; traces need --policy. An audit log must pass bailiff verify
+first; --allow-unverified uses one that does not, and every output format
+then says UNVERIFIED. --min-block-rate, --max-benign-loss and
+--fail-on-dead make it a CI gate (exit 1); a gate with nothing to measure
+(no attack calls, no benign calls, no calls) is an error (exit 2).`,
+		Example: `  bailiff ablate --policy policy.yaml fixtures/corpus/
+  bailiff ablate --policy policy.yaml --rules --min-block-rate 0.95 --fail-on-dead corpus/`,
+		Args: minArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			for _, r := range []struct{ flag, value string }{{"min-block-rate", p.minBlock}, {"max-benign-loss", p.maxBenign}} {
+				if cmd.Flags().Changed(r.flag) {
+					if _, err := parseRate(r.flag, r.value); err != nil {
+						return err
+					}
+				}
+			}
+			_, err := p.format.get()
+			return err
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAblate(cmd.InOrStdin(), stdout, stderr, p, args)
+		},
+	}
+	c.Flags().StringVar(&p.policy, "policy", "", "the policy (default: each log session's recorded policy)")
+	c.Flags().BoolVar(&p.rules, "rules", false, "also switch off each rule of --policy alone")
+	c.Flags().StringVar(&p.labels, "labels", "", `labels for audit log calls: JSON lines of {"session","call","label"}`)
+	c.Flags().StringVar(&p.minBlock, "min-block-rate", "", "fail when the policy stops a smaller share of attacks")
+	c.Flags().StringVar(&p.maxBenign, "max-benign-loss", "", "fail when the policy stops a larger share of benign calls")
+	c.Flags().BoolVar(&p.failOnDead, "fail-on-dead", false, "fail when a check changes nothing")
+	c.Flags().BoolVar(&p.unverified, "allow-unverified", false, "use audit logs that fail verify (the output says UNVERIFIED)")
+	p.format.register(c)
+	return c
+}
+
+func runAblate(stdin io.Reader, stdout, stderr io.Writer, p ablateParams, args []string) error {
+	defer offlineMemory()()
+	var base *engine.Policy
+	var rules []string
+	var err error
+	if p.policy != "" {
+		if base, err = loadPolicy(stdin, p.policy, nil); err != nil {
+			return err
+		}
+		if p.rules {
+			for _, r := range base.Spec().Rules {
+				rules = append(rules, r.ID)
+			}
+		}
+	} else if p.rules {
+		return usageErr(errors.New("--rules needs --policy"), "")
+	}
+	inputs, cleanup, err := readInputs(stdin, stderr, args)
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	var labels shadow.Labels
+	if p.labels != "" {
+		data, err := readInput(stdin, p.labels, kindLabels)
+		if err != nil {
+			return err
+		}
+		if labels, err = shadow.ParseLabels(p.labels, data); err != nil {
+			return usageErr(err, "")
+		}
+	}
+	bar := logProgress(stderr, inputs, 1+len(engine.Switchable())+len(rules), "ablate")
+	defer bar.Done()
+	prov, err := verifyLogs(stderr, inputs, p.unverified, bar)
+	if err != nil {
+		return err
+	}
+	scores, tot, err := shadow.Ablation(inputs, base, rules, labels)
+	if err != nil {
+		return usageErr(err, "")
+	}
+	bar.Done()
+	if err := gateMeasures(p, tot); err != nil {
+		return err
+	}
+	f, _ := p.format.get()
+	var out bytes.Buffer
+	if err := report.Ablation(&out, f, scores, tot, prov); err != nil {
+		return err
+	}
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	var fails []string
+	if p.minBlock != "" {
+		if min, _ := parseRate("min-block-rate", p.minBlock); tot.BlockRate() < min {
+			fails = append(fails, fmt.Sprintf("the policy stops %.2f of attacks, less than %s", tot.BlockRate(), p.minBlock))
+		}
+	}
+	if p.maxBenign != "" {
+		if max, _ := parseRate("max-benign-loss", p.maxBenign); tot.BenignLoss() > max {
+			fails = append(fails, fmt.Sprintf("the policy stops %.2f of benign calls, more than %s", tot.BenignLoss(), p.maxBenign))
+		}
+	}
+	if p.failOnDead {
+		for _, s := range scores {
+			if s.Dead() {
+				fails = append(fails, "check "+s.Name+" is dead")
+			}
+		}
+	}
+	if len(fails) > 0 {
+		return &ExitError{Code: exitFinding, Err: errors.New(strings.Join(fails, "; "))}
+	}
+	return nil
+}
+
+// gateMeasures refuses a gate over nothing: a block rate over no attacks
+// or a benign loss over no benign calls would pass any threshold, and a
+// CI gate that passes without measuring is silently wrong.
+func gateMeasures(p ablateParams, tot shadow.Totals) error {
+	const hint = `label calls "attack" or "benign" in traces, or for audit logs with --labels`
+	switch {
+	case (p.minBlock != "" || p.maxBenign != "" || p.failOnDead) && tot.Calls == 0:
+		return usageErr(errors.New("the gates have nothing to measure: the input holds no calls"), "")
+	case p.minBlock != "" && tot.Attacks == 0:
+		return usageErr(fmt.Errorf("--min-block-rate has nothing to measure: no call is labelled attack (%s compared)", countOf(tot.Calls, "call")), hint)
+	case p.maxBenign != "" && tot.Benign == 0:
+		return usageErr(fmt.Errorf("--max-benign-loss has nothing to measure: no call is labelled benign (%s compared)", countOf(tot.Calls, "call")), hint)
+	}
+	return nil
+}
