@@ -78,32 +78,13 @@ func parseWebURL(s string) (webURL, bool) {
 		u.user = true
 		auth = auth[at+1:]
 	}
-	hostPart, port := auth, ""
-	if !strings.HasPrefix(auth, "[") {
-		if i := strings.IndexByte(auth, ':'); i >= 0 {
-			hostPart, port = auth[:i], auth[i+1:]
-		}
-	} else if i := strings.IndexByte(auth, ']'); i >= 0 {
-		hostPart = auth[:i+1]
-		switch r := auth[i+1:]; {
-		case r == "":
-		case r[0] == ':':
-			port = r[1:]
-		default:
-			return u, false
-		}
+	hostPart, port, ok := splitHostPort(auth)
+	if !ok {
+		return u, false
 	}
-	if port != "" {
-		n, err := strconv.ParseUint(port, 10, 16)
-		if err != nil || strings.Trim(port, "0123456789") != "" {
-			return u, false
-		}
-		port = strconv.FormatUint(n, 10)
-		if port == defaultPort[u.scheme] {
-			port = ""
-		}
+	if u.port, ok = canonicalPort(port, u.scheme); !ok {
+		return u, false
 	}
-	u.port = port
 	u.rawHost = hostPart
 	host, ok := canonicalHost(hostPart, true)
 	if !ok {
@@ -123,6 +104,45 @@ func parseWebURL(s string) (webURL, bool) {
 		u.path = "/"
 	}
 	return u, true
+}
+
+// splitHostPort splits an authority (userinfo removed) into its host and
+// port, an IPv6 literal keeping its brackets; anything but a port after
+// the brackets is no URL.
+func splitHostPort(auth string) (host, port string, ok bool) {
+	host = auth
+	if !strings.HasPrefix(auth, "[") {
+		if i := strings.IndexByte(auth, ':'); i >= 0 {
+			host, port = auth[:i], auth[i+1:]
+		}
+	} else if i := strings.IndexByte(auth, ']'); i >= 0 {
+		host = auth[:i+1]
+		switch r := auth[i+1:]; {
+		case r == "":
+		case r[0] == ':':
+			port = r[1:]
+		default:
+			return "", "", false
+		}
+	}
+	return host, port, true
+}
+
+// canonicalPort is port as a client connects to it: decimal without
+// leading zeros, and "" for the scheme's default.
+func canonicalPort(port, scheme string) (string, bool) {
+	if port == "" {
+		return "", true
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || strings.Trim(port, "0123456789") != "" {
+		return "", false
+	}
+	port = strconv.FormatUint(n, 10)
+	if port == defaultPort[scheme] {
+		port = ""
+	}
+	return port, true
 }
 
 func validScheme(s string) bool {
