@@ -16,7 +16,7 @@ import (
 // evidence store and the policies loaded so far, by version (a long log
 // has many sessions under one policy). It is safe for concurrent use.
 type Cache struct {
-	ev       chain.Evidence
+	ev       chain.EvidenceStore
 	mu       sync.Mutex
 	policies map[string]*policyEntry
 
@@ -72,7 +72,7 @@ type policyEntry struct {
 }
 
 // NewCache is an empty cache over the evidence store ev.
-func NewCache(ev chain.Evidence) *Cache {
+func NewCache(ev chain.EvidenceStore) *Cache {
 	return &Cache{ev: ev, policies: map[string]*policyEntry{}}
 }
 

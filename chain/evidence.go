@@ -12,12 +12,30 @@ import (
 	"strings"
 )
 
+// EvidenceStore is where the content a log's records refer to is kept, by
+// digest, as tlog keeps hashes behind its HashReader: what writes a log
+// puts content, what reads one back gets it. Get returns ErrPurged for
+// content a purge removed, ErrMissing for content lost otherwise, and an
+// *EvidenceError for bytes that are not the digest's. The directory store
+// beside a log (Evidence) is one.
+type EvidenceStore interface {
+	Put(data []byte, sync bool) (digest string, err error)
+	Get(digest string) ([]byte, error)
+}
+
 // Evidence is the content-addressed store beside a log that holds the
 // content of tool results. The log holds only each content's digest, so
 // content can be purged (for privacy or retention) without breaking the
 // chain. A file is named by the hex SHA-256 of its bytes.
 type Evidence struct {
 	Dir string
+}
+
+// Absent says the store is not there at all (no directory): a log copied
+// without its store, not one whose content was lost piece by piece.
+func (e Evidence) Absent() bool {
+	_, err := os.Stat(e.Dir)
+	return err != nil
 }
 
 // EvidenceDir is where the evidence of the log at name lives.

@@ -349,7 +349,7 @@ func (s *httpSink) requests() []string {
 
 // verifyClean reads a log back as bailiff verify does and reports every
 // finding as a test error.
-func verifyClean(t *testing.T, log string, ev chain.Evidence) *verify.Report {
+func verifyClean(t *testing.T, log string, ev chain.EvidenceStore) *verify.Report {
 	t.Helper()
 	f, err := os.Open(log)
 	if err != nil {

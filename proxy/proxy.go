@@ -64,7 +64,7 @@ import (
 type Options struct {
 	Policy       *engine.Policy
 	Log          *chain.Writer
-	Evidence     chain.Evidence
+	Evidence     chain.EvidenceStore
 	EvidenceSync bool
 	Server       string // the upstream's name, as rules select it
 	Session      string

@@ -36,7 +36,7 @@ func (s LogSession) ID() string {
 // altered reads as purged.
 // A log that fails integrity, or whose records cannot be read, is an
 // error: it must be verified first.
-func LogSessions(name string, r io.Reader, ev chain.Evidence, fn func(LogSession) error) error {
+func LogSessions(name string, r io.Reader, ev chain.EvidenceStore, fn func(LogSession) error) error {
 	v := audit.NewCache(ev)
 	open := map[string]*LogSession{}
 	rd := chain.NewReader(r)

@@ -20,7 +20,7 @@ import (
 type Recorder struct {
 	Policy   *engine.Policy
 	Log      *chain.Writer
-	Evidence chain.Evidence
+	Evidence chain.EvidenceStore
 	// Secret keys the digest of calls whose arguments were redacted. It
 	// must be set when the policy redacts anything a call holds.
 	Secret []byte

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -27,7 +26,7 @@ import (
 // unusable input only (it cannot be read, is empty: chain.ErrEmpty, or is
 // not a log: chain.ErrNotALog); everything wrong with the log is a
 // Finding.
-func Log(name string, r io.Reader, ev chain.Evidence, opt Options) (*Report, error) {
+func Log(name string, r io.Reader, ev chain.EvidenceStore, opt Options) (*Report, error) {
 	rep := &Report{File: name, Checked: !opt.IntegrityOnly, Checkpoint: opt.Checkpoint}
 	if opt.IntegrityOnly {
 		return rep, verifyIntegrity(rep, r, opt)
@@ -37,7 +36,7 @@ func Log(name string, r io.Reader, ev chain.Evidence, opt Options) (*Report, err
 		workers = runtime.GOMAXPROCS(0)
 	}
 	v := &verifier{file: name, cache: audit.NewCache(ev), key: opt.Key, approvers: opt.ApproverKeys}
-	if _, err := os.Stat(ev.Dir); err != nil {
+	if a, ok := ev.(interface{ Absent() bool }); ok && a.Absent() {
 		v.noStore = true
 	}
 	chans := make([]chan chain.Record, workers)
