@@ -137,8 +137,14 @@ func (s *Session) Tools(now time.Time, body *ToolsBody) error {
 	return nil
 }
 
-// Decide judges call c on the state so far; nothing is applied.
+// Decide judges call c on the state so far; nothing is applied. A call
+// without a digest is given its arguments' digest, which grants are bound
+// to; one whose arguments were redacted must carry its keyed digest (it
+// has no other), and without one no grant can match it.
 func (s *Session) Decide(c *engine.Call, now time.Time) engine.Decision {
+	if c.Digest == "" && len(c.Redacted) == 0 {
+		c.Digest = engine.ArgsDigest(c.Args)
+	}
 	fault.At(fault.Decide, c.Tool)
 	return engine.Decide(s.p, s.state, c, now)
 }

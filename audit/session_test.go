@@ -207,3 +207,25 @@ func TestSelfAcceptanceIsNeverWritten(t *testing.T) {
 		t.Errorf("read back: %v, want ErrAcceptRefused", err)
 	}
 }
+
+// TestDecideFillsTheDigest: a caller that leaves the digest out still
+// gets grants bound to exactly these arguments.
+func TestDecideFillsTheDigest(t *testing.T) {
+	s := start(t, nil)
+	c := call("c1", "pay")
+	want := c.Digest
+	c.Digest = ""
+	d := s.Decide(c, t0)
+	if c.Digest != want {
+		t.Fatalf("digest %q, want %q", c.Digest, want)
+	}
+	pc, err := s.Call(t0, c, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := engine.Grant{ID: "g", Server: "srv", Tool: "pay", Digest: engine.ArgsDigest(map[string]any{"n": "other"}),
+		Approver: "lee", Approve: true, Expires: t0.Add(time.Hour)}
+	if got, _ := s.AnswerWaiting(pc, other, t0); got.Verdict == engine.Allow {
+		t.Error("a grant for other arguments allowed the call")
+	}
+}
