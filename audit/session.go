@@ -30,9 +30,13 @@ type Session struct {
 	open  *Pending // an asked call still waiting for its answer
 }
 
-// Log is where a session's records go (a *chain.Writer).
+// Log is where a session's records go (a *chain.Writer). A result is
+// appended lazily: it need not be on disk before the client hears it,
+// only before any later decision is, and the next call record's sync
+// carries it (its evidence was synced before it was written).
 type Log interface {
 	Append(ts time.Time, session string, kind chain.Kind, body any) (chain.Record, error)
+	AppendLazy(ts time.Time, session string, kind chain.Kind, body any) (chain.Record, error)
 	Next() int64
 }
 
@@ -280,8 +284,10 @@ func (s *Session) Result(now time.Time, pos int, body *ResultBody, out *Output) 
 	if err != nil {
 		return src, err
 	}
-	if err := s.write(now, chain.KindResult, body); err != nil {
-		return src, err
+	if s.log != nil {
+		if _, err := s.log.AppendLazy(now, s.state.Session, chain.KindResult, body); err != nil {
+			return src, err
+		}
 	}
 	if body.Status != StatusOK && body.Call != "" {
 		s.state.Failed(body.Call)

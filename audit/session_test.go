@@ -229,3 +229,33 @@ func TestDecideFillsTheDigest(t *testing.T) {
 		t.Error("a grant for other arguments allowed the call")
 	}
 }
+
+// syncFile counts fsyncs.
+type syncFile struct {
+	bytes.Buffer
+	syncs int
+}
+
+func (f *syncFile) Sync() error { f.syncs++; return nil }
+
+// TestOnlyDecisionsWaitForTheDisk: with sync durability a call record is
+// fsynced before the call goes on, and a result is not: it rides the
+// next call's fsync (its evidence was synced before it was written).
+func TestOnlyDecisionsWaitForTheDisk(t *testing.T) {
+	f := &syncFile{}
+	s := start(t, chain.NewWriter(f, chain.Sync))
+	before := f.syncs
+	c := call("c1", "send")
+	if _, err := s.Call(t0, c, s.Decide(c, t0), &CallBody{Call: c.ID, Tool: c.Tool, Args: c.Args, Digest: c.Digest}); err != nil {
+		t.Fatal(err)
+	}
+	if f.syncs != before+1 {
+		t.Fatalf("call record: %d fsyncs, want 1", f.syncs-before)
+	}
+	if _, err := s.Result(t0, 0, &ResultBody{Call: "c1", Server: "srv", Tool: "send", Status: StatusOK, Content: "sha256:00", Size: 1}, &Output{Text: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	if f.syncs != before+1 {
+		t.Errorf("result record: fsynced on its own")
+	}
+}

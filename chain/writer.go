@@ -17,8 +17,9 @@ type Durability int
 
 // The durability modes.
 const (
-	// Sync writes and fsyncs every record before Append returns: a call
-	// record is on disk before the call is forwarded. The default.
+	// Sync writes and fsyncs every record before Append returns (a lazy
+	// one, with the next record that is not): a call record is on disk
+	// before the call is forwarded. The default.
 	Sync Durability = iota
 	// Batch writes every record at once and fsyncs every BatchSize
 	// records and on Sync and Close: a crash of the machine (not of the
@@ -158,10 +159,24 @@ func (w *Writer) Last() time.Time {
 	return w.last
 }
 
-// Append seals and writes one record whose body is v (one of the *Body
-// types, or nil for none) and returns it once it is as durable as the
-// writer's mode promises.
+// Append seals and writes one record whose body is v (a body value, or
+// nil for none) and returns it once it is as durable as the writer's mode
+// promises.
 func (w *Writer) Append(ts time.Time, session string, kind Kind, v any) (Record, error) {
+	return w.append(ts, session, kind, v, true)
+}
+
+// AppendLazy is Append for a record that need not be on disk before
+// anything else happens: with Sync durability it is not fsynced itself,
+// but reaches the disk with the next Append, Sync or Close. The log is one
+// file, so a later record that is on disk has every earlier one on disk
+// with it: a crash loses only lazy records written after the last
+// durable one, never one a durable record came after.
+func (w *Writer) AppendLazy(ts time.Time, session string, kind Kind, v any) (Record, error) {
+	return w.append(ts, session, kind, v, false)
+}
+
+func (w *Writer) append(ts time.Time, session string, kind Kind, v any, durable bool) (Record, error) {
 	body := []byte("{}")
 	if v != nil {
 		var err error
@@ -192,7 +207,7 @@ func (w *Writer) Append(ts time.Time, session string, kind Kind, v any) (Record,
 	w.prev = rec.Hash
 	w.last = rec.TS
 	w.unsynced++
-	if w.dur == Sync || (w.dur == Batch && w.unsynced >= BatchSize) {
+	if (w.dur == Sync && durable) || (w.dur == Batch && w.unsynced >= BatchSize) {
 		if err := w.syncLocked(); err != nil {
 			return Record{}, err
 		}
