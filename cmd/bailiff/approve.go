@@ -129,70 +129,83 @@ next identical call then goes through (or stays refused).`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pending, rec, err := pendingFromLog(audit)
-			if err != nil {
-				return err
-			}
-			var out []listed
-			for _, p := range pending {
-				r := rec[p.ID]
-				l := listed{ID: p.ID, Kind: p.Kind, Session: p.Session, Server: p.Server, Call: p.Call, Tool: p.Tool}
-				switch {
-				case !r.Found:
-					l.Problem = "the audit log holds no such ask: it cannot be approved"
-				default:
-					l.Server, l.Tool, l.Digest, l.Reason = r.Approval.Server, r.Approval.Tool, r.Approval.Digest, r.Reason
-					l.Args, l.Redacted = r.Args, r.Redacted
-					l.Asked = r.Asked.UTC().Format(chain.TimeFormat)
-					switch {
-					case r.Inconsistent != "":
-						l.Problem = "the audit log's record of this ask is inconsistent (" + r.Inconsistent + "): it cannot be approved"
-					case r.Differs != "":
-						l.Problem = "the pending file disagrees with the audit log (" + r.Differs + "): shown as logged; it cannot be approved"
-					case r.Ended:
-						l.Problem = "its session has ended: the call can no longer be retried, so an answer would approve nothing"
-					}
-				}
-				out = append(out, l)
-			}
-			f, _ := format.get()
-			if f == "json" {
-				enc := json.NewEncoder(stdout)
-				enc.SetEscapeHTML(false)
-				for _, l := range out {
-					if err := enc.Encode(l); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			if len(out) == 0 {
-				_, err := fmt.Fprintln(stdout, "no calls are waiting for approval")
-				return err
-			}
-			for _, l := range out {
-				fmt.Fprintln(stdout, l.ID)
-				if l.Asked == "" {
-					fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
-					continue
-				}
-				what, _ := json.Marshal(l.Args)
-				if l.Kind == "definition" {
-					what = []byte("new definition " + l.Digest)
-				} else if len(l.Redacted) > 0 {
-					what = append(what, []byte(" (redacted: "+strings.Join(l.Redacted, ", ")+")")...)
-				}
-				fmt.Fprintf(stdout, "  asked %s in session %s\n  %s.%s %s\n  %s\n", l.Asked, l.Session, l.Server, l.Tool, what, l.Reason)
-				if l.Problem != "" {
-					fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
-				}
-			}
-			return nil
+			return runApprovals(stdout, audit, format)
 		},
 	}
 	c.Flags().StringVar(&audit, "audit", "", "the gateway's audit log")
 	format.register(c)
 	return c
+}
+
+func runApprovals(stdout io.Writer, audit string, format formatFlag) error {
+	pending, rec, err := pendingFromLog(audit)
+	if err != nil {
+		return err
+	}
+	var out []listed
+	for _, p := range pending {
+		out = append(out, listPending(p, rec[p.ID]))
+	}
+	f, _ := format.get()
+	if f == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		for _, l := range out {
+			if err := enc.Encode(l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return printApprovals(stdout, out)
+}
+
+// listPending shows an ask as the log records it, not as its pending
+// file says, and says why it cannot be approved if it cannot.
+func listPending(p proxy.Pending, r proxy.Recorded) listed {
+	l := listed{ID: p.ID, Kind: p.Kind, Session: p.Session, Server: p.Server, Call: p.Call, Tool: p.Tool}
+	switch {
+	case !r.Found:
+		l.Problem = "the audit log holds no such ask: it cannot be approved"
+	default:
+		l.Server, l.Tool, l.Digest, l.Reason = r.Approval.Server, r.Approval.Tool, r.Approval.Digest, r.Reason
+		l.Args, l.Redacted = r.Args, r.Redacted
+		l.Asked = r.Asked.UTC().Format(chain.TimeFormat)
+		switch {
+		case r.Inconsistent != "":
+			l.Problem = "the audit log's record of this ask is inconsistent (" + r.Inconsistent + "): it cannot be approved"
+		case r.Differs != "":
+			l.Problem = "the pending file disagrees with the audit log (" + r.Differs + "): shown as logged; it cannot be approved"
+		case r.Ended:
+			l.Problem = "its session has ended: the call can no longer be retried, so an answer would approve nothing"
+		}
+	}
+	return l
+}
+
+func printApprovals(stdout io.Writer, out []listed) error {
+	if len(out) == 0 {
+		_, err := fmt.Fprintln(stdout, "no calls are waiting for approval")
+		return err
+	}
+	for _, l := range out {
+		fmt.Fprintln(stdout, l.ID)
+		if l.Asked == "" {
+			fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
+			continue
+		}
+		what, _ := json.Marshal(l.Args)
+		if l.Kind == "definition" {
+			what = []byte("new definition " + l.Digest)
+		} else if len(l.Redacted) > 0 {
+			what = append(what, []byte(" (redacted: "+strings.Join(l.Redacted, ", ")+")")...)
+		}
+		fmt.Fprintf(stdout, "  asked %s in session %s\n  %s.%s %s\n  %s\n", l.Asked, l.Session, l.Server, l.Tool, what, l.Reason)
+		if l.Problem != "" {
+			fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
+		}
+	}
+	return nil
 }
 
 func newAnswer(stdout io.Writer, answer string) *cobra.Command {

@@ -26,7 +26,6 @@ const (
 var overLimit = map[string]bool{
 	"chain/record.go":                     true,
 	"cmd/bailiff/approve.go:newAnswer":    true,
-	"cmd/bailiff/approve.go:newApprovals": true,
 	"cmd/bailiff/checkpoint.go:newKeygen": true,
 	"cmd/bailiff/gateway.go:runGateway":   true,
 	"cmd/bailiff/record.go:runRecord":     true,
