@@ -239,59 +239,7 @@ call, usable once, before the policy's approval TTL runs out.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
-			hint := "bailiff approvals --audit " + audit + " lists the pending ones"
-			if err := checkFile(audit, kindLog); err != nil {
-				return err
-			}
-			skey, err := approverKey(cmd.InOrStdin(), key)
-			if err != nil {
-				return err
-			}
-			if _, err := os.Stat(filepath.Join(proxy.ApprovalsDir(audit), "pending", filepath.Base(id)+".json")); err != nil || filepath.Base(id) != id {
-				return usageErr(fmt.Errorf("no pending approval %q", id), hint)
-			}
-			pending, rec, err := pendingFromLog(audit)
-			if err != nil {
-				return err
-			}
-			i := slices.IndexFunc(pending, func(p proxy.Pending) bool { return p.ID == id })
-			if i < 0 {
-				return usageErr(fmt.Errorf("approval %q is already answered", id), hint)
-			}
-			r := rec[id]
-			if !r.Found {
-				return usageErr(fmt.Errorf("the audit log holds no ask %q: the pending file was not written by the gateway", id), "")
-			}
-			if r.Ended {
-				return usageErr(fmt.Errorf("the session of %s has ended: its call can no longer be retried, so an answer would approve nothing", id), "the agent asks again in a new session, with a new approval id")
-			}
-			name := chain.KeyName(skey)
-			if name == r.Principal {
-				return usageErr(fmt.Errorf("%s is the session's principal, who never approves their own agent's calls", name), "")
-			}
-			// What is signed must be what the human read: an ask whose
-			// logged digest is not its logged arguments', or whose pending
-			// file says otherwise than the log, was edited by someone
-			// other than the gateway, and is refused either way.
-			if err := r.Signable(); err != nil {
-				return usageErr(fmt.Errorf("will not %s %s: %v", verb, id, err), "bailiff verify "+audit+" checks the log")
-			}
-			ap := r.Approval
-			// An answer the gateway will refuse approves nothing: written,
-			// it would read as done.
-			if pub, err := chain.PublicKey(skey); err == nil && !slices.Contains(r.Approvers, pub) {
-				return usageErr(fmt.Errorf("session %s does not trust %s's key: the gateway would refuse the answer", ap.Session, name),
-					"the gateway trusts the keys given with --approver-key (or approver_keys) when the session starts")
-			}
-			ap.Answer = answer
-			ap.Time = time.Now().UTC().Format(chain.TimeFormat)
-			a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
-			if _, err := a.Decide(ap, skey); err != nil {
-				return usageErr(err, hint)
-			}
-			_, err = fmt.Fprintf(stdout, "%s: %sd by %s; the gateway records it at the next call\n", id, verb, name)
-			return err
+			return runAnswer(cmd.InOrStdin(), stdout, answer, verb, audit, key, args[0])
 		},
 	}
 	c.Flags().StringVar(&audit, "audit", "", "the gateway's audit log")
@@ -299,4 +247,69 @@ call, usable once, before the policy's approval TTL runs out.`,
 	c.Flags().StringVar(&as, "as", "", "refused: the approver is the key's name")
 	_ = c.Flags().MarkHidden("as")
 	return c
+}
+
+func runAnswer(stdin io.Reader, stdout io.Writer, answer, verb, audit, key, id string) error {
+	hint := "bailiff approvals --audit " + audit + " lists the pending ones"
+	if err := checkFile(audit, kindLog); err != nil {
+		return err
+	}
+	skey, err := approverKey(stdin, key)
+	if err != nil {
+		return err
+	}
+	r, err := answerable(audit, id, hint)
+	if err != nil {
+		return err
+	}
+	name := chain.KeyName(skey)
+	if name == r.Principal {
+		return usageErr(fmt.Errorf("%s is the session's principal, who never approves their own agent's calls", name), "")
+	}
+	// What is signed must be what the human read: an ask whose
+	// logged digest is not its logged arguments', or whose pending
+	// file says otherwise than the log, was edited by someone
+	// other than the gateway, and is refused either way.
+	if err := r.Signable(); err != nil {
+		return usageErr(fmt.Errorf("will not %s %s: %v", verb, id, err), "bailiff verify "+audit+" checks the log")
+	}
+	ap := r.Approval
+	// An answer the gateway will refuse approves nothing: written,
+	// it would read as done.
+	if pub, err := chain.PublicKey(skey); err == nil && !slices.Contains(r.Approvers, pub) {
+		return usageErr(fmt.Errorf("session %s does not trust %s's key: the gateway would refuse the answer", ap.Session, name),
+			"the gateway trusts the keys given with --approver-key (or approver_keys) when the session starts")
+	}
+	ap.Answer = answer
+	ap.Time = time.Now().UTC().Format(chain.TimeFormat)
+	a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
+	if _, err := a.Decide(ap, skey); err != nil {
+		return usageErr(err, hint)
+	}
+	_, err = fmt.Fprintf(stdout, "%s: %sd by %s; the gateway records it at the next call\n", id, verb, name)
+	return err
+}
+
+// answerable finds the ask id names in the audit log, refusing one that
+// is answered, was not written by the gateway, or can no longer be retried.
+func answerable(audit, id, hint string) (proxy.Recorded, error) {
+	if _, err := os.Stat(filepath.Join(proxy.ApprovalsDir(audit), "pending", filepath.Base(id)+".json")); err != nil || filepath.Base(id) != id {
+		return proxy.Recorded{}, usageErr(fmt.Errorf("no pending approval %q", id), hint)
+	}
+	pending, rec, err := pendingFromLog(audit)
+	if err != nil {
+		return proxy.Recorded{}, err
+	}
+	i := slices.IndexFunc(pending, func(p proxy.Pending) bool { return p.ID == id })
+	if i < 0 {
+		return proxy.Recorded{}, usageErr(fmt.Errorf("approval %q is already answered", id), hint)
+	}
+	r := rec[id]
+	if !r.Found {
+		return proxy.Recorded{}, usageErr(fmt.Errorf("the audit log holds no ask %q: the pending file was not written by the gateway", id), "")
+	}
+	if r.Ended {
+		return proxy.Recorded{}, usageErr(fmt.Errorf("the session of %s has ended: its call can no longer be retried, so an answer would approve nothing", id), "the agent asks again in a new session, with a new approval id")
+	}
+	return r, nil
 }
