@@ -209,7 +209,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	if err != nil {
 		return err
 	}
-	pol, err := gatewayPolicy(stdin, stderr, c)
+	pol, err := policyOrDenyAll(stdin, stderr, c.Policy, "bailiff: warning: no policy in the config: every call is denied")
 	if err != nil {
 		return err
 	}
@@ -255,17 +255,17 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	return serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
 }
 
-// gatewayPolicy is the config's policy, or one that denies everything:
-// a gateway without a policy must not pass calls through.
-func gatewayPolicy(stdin io.Reader, stderr io.Writer, c *gatewayConfig) (*engine.Policy, error) {
+// policyOrDenyAll is the named policy, or without one a policy that
+// denies everything: no policy must not mean calls pass through.
+func policyOrDenyAll(stdin io.Reader, stderr io.Writer, name, warning string) (*engine.Policy, error) {
 	pol, err := engine.Load("deny-all", []byte(denyAll))
 	if err != nil {
 		return nil, err
 	}
-	if c.Policy != "" {
-		return loadPolicy(stdin, c.Policy, nil)
+	if name != "" {
+		return loadPolicy(stdin, name, nil)
 	}
-	fmt.Fprintln(stderr, "bailiff: warning: no policy in the config: every call is denied")
+	fmt.Fprintln(stderr, warning)
 	return pol, nil
 }
 
