@@ -129,70 +129,83 @@ next identical call then goes through (or stays refused).`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pending, rec, err := pendingFromLog(audit)
-			if err != nil {
-				return err
-			}
-			var out []listed
-			for _, p := range pending {
-				r := rec[p.ID]
-				l := listed{ID: p.ID, Kind: p.Kind, Session: p.Session, Server: p.Server, Call: p.Call, Tool: p.Tool}
-				switch {
-				case !r.Found:
-					l.Problem = "the audit log holds no such ask: it cannot be approved"
-				default:
-					l.Server, l.Tool, l.Digest, l.Reason = r.Approval.Server, r.Approval.Tool, r.Approval.Digest, r.Reason
-					l.Args, l.Redacted = r.Args, r.Redacted
-					l.Asked = r.Asked.UTC().Format(chain.TimeFormat)
-					switch {
-					case r.Inconsistent != "":
-						l.Problem = "the audit log's record of this ask is inconsistent (" + r.Inconsistent + "): it cannot be approved"
-					case r.Differs != "":
-						l.Problem = "the pending file disagrees with the audit log (" + r.Differs + "): shown as logged; it cannot be approved"
-					case r.Ended:
-						l.Problem = "its session has ended: the call can no longer be retried, so an answer would approve nothing"
-					}
-				}
-				out = append(out, l)
-			}
-			f, _ := format.get()
-			if f == "json" {
-				enc := json.NewEncoder(stdout)
-				enc.SetEscapeHTML(false)
-				for _, l := range out {
-					if err := enc.Encode(l); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			if len(out) == 0 {
-				_, err := fmt.Fprintln(stdout, "no calls are waiting for approval")
-				return err
-			}
-			for _, l := range out {
-				fmt.Fprintln(stdout, l.ID)
-				if l.Asked == "" {
-					fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
-					continue
-				}
-				what, _ := json.Marshal(l.Args)
-				if l.Kind == "definition" {
-					what = []byte("new definition " + l.Digest)
-				} else if len(l.Redacted) > 0 {
-					what = append(what, []byte(" (redacted: "+strings.Join(l.Redacted, ", ")+")")...)
-				}
-				fmt.Fprintf(stdout, "  asked %s in session %s\n  %s.%s %s\n  %s\n", l.Asked, l.Session, l.Server, l.Tool, what, l.Reason)
-				if l.Problem != "" {
-					fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
-				}
-			}
-			return nil
+			return runApprovals(stdout, audit, format)
 		},
 	}
 	c.Flags().StringVar(&audit, "audit", "", "the gateway's audit log")
 	format.register(c)
 	return c
+}
+
+func runApprovals(stdout io.Writer, audit string, format formatFlag) error {
+	pending, rec, err := pendingFromLog(audit)
+	if err != nil {
+		return err
+	}
+	var out []listed
+	for _, p := range pending {
+		out = append(out, listPending(p, rec[p.ID]))
+	}
+	f, _ := format.get()
+	if f == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		for _, l := range out {
+			if err := enc.Encode(l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return printApprovals(stdout, out)
+}
+
+// listPending shows an ask as the log records it, not as its pending
+// file says, and says why it cannot be approved if it cannot.
+func listPending(p proxy.Pending, r proxy.Recorded) listed {
+	l := listed{ID: p.ID, Kind: p.Kind, Session: p.Session, Server: p.Server, Call: p.Call, Tool: p.Tool}
+	switch {
+	case !r.Found:
+		l.Problem = "the audit log holds no such ask: it cannot be approved"
+	default:
+		l.Server, l.Tool, l.Digest, l.Reason = r.Approval.Server, r.Approval.Tool, r.Approval.Digest, r.Reason
+		l.Args, l.Redacted = r.Args, r.Redacted
+		l.Asked = r.Asked.UTC().Format(chain.TimeFormat)
+		switch {
+		case r.Inconsistent != "":
+			l.Problem = "the audit log's record of this ask is inconsistent (" + r.Inconsistent + "): it cannot be approved"
+		case r.Differs != "":
+			l.Problem = "the pending file disagrees with the audit log (" + r.Differs + "): shown as logged; it cannot be approved"
+		case r.Ended:
+			l.Problem = "its session has ended: the call can no longer be retried, so an answer would approve nothing"
+		}
+	}
+	return l
+}
+
+func printApprovals(stdout io.Writer, out []listed) error {
+	if len(out) == 0 {
+		_, err := fmt.Fprintln(stdout, "no calls are waiting for approval")
+		return err
+	}
+	for _, l := range out {
+		fmt.Fprintln(stdout, l.ID)
+		if l.Asked == "" {
+			fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
+			continue
+		}
+		what, _ := json.Marshal(l.Args)
+		if l.Kind == "definition" {
+			what = []byte("new definition " + l.Digest)
+		} else if len(l.Redacted) > 0 {
+			what = append(what, []byte(" (redacted: "+strings.Join(l.Redacted, ", ")+")")...)
+		}
+		fmt.Fprintf(stdout, "  asked %s in session %s\n  %s.%s %s\n  %s\n", l.Asked, l.Session, l.Server, l.Tool, what, l.Reason)
+		if l.Problem != "" {
+			fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
+		}
+	}
+	return nil
 }
 
 func newAnswer(stdout io.Writer, answer string) *cobra.Command {
@@ -226,59 +239,7 @@ call, usable once, before the policy's approval TTL runs out.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
-			hint := "bailiff approvals --audit " + audit + " lists the pending ones"
-			if err := checkFile(audit, kindLog); err != nil {
-				return err
-			}
-			skey, err := approverKey(cmd.InOrStdin(), key)
-			if err != nil {
-				return err
-			}
-			if _, err := os.Stat(filepath.Join(proxy.ApprovalsDir(audit), "pending", filepath.Base(id)+".json")); err != nil || filepath.Base(id) != id {
-				return usageErr(fmt.Errorf("no pending approval %q", id), hint)
-			}
-			pending, rec, err := pendingFromLog(audit)
-			if err != nil {
-				return err
-			}
-			i := slices.IndexFunc(pending, func(p proxy.Pending) bool { return p.ID == id })
-			if i < 0 {
-				return usageErr(fmt.Errorf("approval %q is already answered", id), hint)
-			}
-			r := rec[id]
-			if !r.Found {
-				return usageErr(fmt.Errorf("the audit log holds no ask %q: the pending file was not written by the gateway", id), "")
-			}
-			if r.Ended {
-				return usageErr(fmt.Errorf("the session of %s has ended: its call can no longer be retried, so an answer would approve nothing", id), "the agent asks again in a new session, with a new approval id")
-			}
-			name := chain.KeyName(skey)
-			if name == r.Principal {
-				return usageErr(fmt.Errorf("%s is the session's principal, who never approves their own agent's calls", name), "")
-			}
-			// What is signed must be what the human read: an ask whose
-			// logged digest is not its logged arguments', or whose pending
-			// file says otherwise than the log, was edited by someone
-			// other than the gateway, and is refused either way.
-			if err := r.Signable(); err != nil {
-				return usageErr(fmt.Errorf("will not %s %s: %v", verb, id, err), "bailiff verify "+audit+" checks the log")
-			}
-			ap := r.Approval
-			// An answer the gateway will refuse approves nothing: written,
-			// it would read as done.
-			if pub, err := chain.PublicKey(skey); err == nil && !slices.Contains(r.Approvers, pub) {
-				return usageErr(fmt.Errorf("session %s does not trust %s's key: the gateway would refuse the answer", ap.Session, name),
-					"the gateway trusts the keys given with --approver-key (or approver_keys) when the session starts")
-			}
-			ap.Answer = answer
-			ap.Time = time.Now().UTC().Format(chain.TimeFormat)
-			a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
-			if _, err := a.Decide(ap, skey); err != nil {
-				return usageErr(err, hint)
-			}
-			_, err = fmt.Fprintf(stdout, "%s: %sd by %s; the gateway records it at the next call\n", id, verb, name)
-			return err
+			return runAnswer(cmd.InOrStdin(), stdout, answer, verb, audit, key, args[0])
 		},
 	}
 	c.Flags().StringVar(&audit, "audit", "", "the gateway's audit log")
@@ -286,4 +247,69 @@ call, usable once, before the policy's approval TTL runs out.`,
 	c.Flags().StringVar(&as, "as", "", "refused: the approver is the key's name")
 	_ = c.Flags().MarkHidden("as")
 	return c
+}
+
+func runAnswer(stdin io.Reader, stdout io.Writer, answer, verb, audit, key, id string) error {
+	hint := "bailiff approvals --audit " + audit + " lists the pending ones"
+	if err := checkFile(audit, kindLog); err != nil {
+		return err
+	}
+	skey, err := approverKey(stdin, key)
+	if err != nil {
+		return err
+	}
+	r, err := answerable(audit, id, hint)
+	if err != nil {
+		return err
+	}
+	name := chain.KeyName(skey)
+	if name == r.Principal {
+		return usageErr(fmt.Errorf("%s is the session's principal, who never approves their own agent's calls", name), "")
+	}
+	// What is signed must be what the human read: an ask whose
+	// logged digest is not its logged arguments', or whose pending
+	// file says otherwise than the log, was edited by someone
+	// other than the gateway, and is refused either way.
+	if err := r.Signable(); err != nil {
+		return usageErr(fmt.Errorf("will not %s %s: %v", verb, id, err), "bailiff verify "+audit+" checks the log")
+	}
+	ap := r.Approval
+	// An answer the gateway will refuse approves nothing: written,
+	// it would read as done.
+	if pub, err := chain.PublicKey(skey); err == nil && !slices.Contains(r.Approvers, pub) {
+		return usageErr(fmt.Errorf("session %s does not trust %s's key: the gateway would refuse the answer", ap.Session, name),
+			"the gateway trusts the keys given with --approver-key (or approver_keys) when the session starts")
+	}
+	ap.Answer = answer
+	ap.Time = time.Now().UTC().Format(chain.TimeFormat)
+	a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
+	if _, err := a.Decide(ap, skey); err != nil {
+		return usageErr(err, hint)
+	}
+	_, err = fmt.Fprintf(stdout, "%s: %sd by %s; the gateway records it at the next call\n", id, verb, name)
+	return err
+}
+
+// answerable finds the ask id names in the audit log, refusing one that
+// is answered, was not written by the gateway, or can no longer be retried.
+func answerable(audit, id, hint string) (proxy.Recorded, error) {
+	if _, err := os.Stat(filepath.Join(proxy.ApprovalsDir(audit), "pending", filepath.Base(id)+".json")); err != nil || filepath.Base(id) != id {
+		return proxy.Recorded{}, usageErr(fmt.Errorf("no pending approval %q", id), hint)
+	}
+	pending, rec, err := pendingFromLog(audit)
+	if err != nil {
+		return proxy.Recorded{}, err
+	}
+	i := slices.IndexFunc(pending, func(p proxy.Pending) bool { return p.ID == id })
+	if i < 0 {
+		return proxy.Recorded{}, usageErr(fmt.Errorf("approval %q is already answered", id), hint)
+	}
+	r := rec[id]
+	if !r.Found {
+		return proxy.Recorded{}, usageErr(fmt.Errorf("the audit log holds no ask %q: the pending file was not written by the gateway", id), "")
+	}
+	if r.Ended {
+		return proxy.Recorded{}, usageErr(fmt.Errorf("the session of %s has ended: its call can no longer be retried, so an answer would approve nothing", id), "the agent asks again in a new session, with a new approval id")
+	}
+	return r, nil
 }

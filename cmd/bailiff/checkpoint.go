@@ -57,62 +57,7 @@ given count.`,
 			return checkKeyName("--name", p.name)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, out := p.name, p.out
-			if p.approver == chain.ElicitationApprover {
-				// The gateway refuses every key with this name: a key
-				// made with it could never approve anything.
-				return usageErr(fmt.Errorf("approver name %q is reserved for answers given through the client", p.approver), "choose another name")
-			}
-			if p.approver != "" {
-				name = p.approver
-				if out == "" {
-					dir, err := approverDir()
-					if err != nil {
-						return err
-					}
-					if err := os.MkdirAll(dir, 0o700); err != nil {
-						return usageErr(fmt.Errorf("cannot make %s: %v", dir, unwrapPath(err)), "")
-					}
-					out = filepath.Join(dir, name)
-				}
-			}
-			skey, vkey, err := chain.GenerateKey(rand.Reader, name)
-			if err != nil {
-				return usageErr(err, "")
-			}
-			if out == "-" {
-				return usageErr(errors.New("keygen writes two files, PREFIX.key and PREFIX.pub: -o takes a prefix, not -"), "")
-			}
-			// Both are checked first, so a refusal leaves neither half
-			// of a new pair beside an old one.
-			if err := p.output.check(nil, out+".key", out+".pub"); err != nil {
-				return err
-			}
-			// The private key is written 0600 from the start: a
-			// temporary file is, and so the renamed file is.
-			if err := p.output.write(out+".key", []byte(skey+"\n")); err != nil {
-				return err
-			}
-			// The public half is for others to read: 0644.
-			err = p.output.writeFrom(out+".pub", func(w io.Writer) error {
-				if f, ok := w.(*os.File); ok {
-					if err := f.Chmod(0o644); err != nil {
-						return usageErr(fmt.Errorf("cannot write %s.pub: %v", out, unwrapPath(err)), "")
-					}
-				}
-				if _, err := w.Write([]byte(vkey + "\n")); err != nil {
-					return usageErr(fmt.Errorf("cannot write %s.pub: %v", out, err), "")
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stderr, "bailiff: wrote %s.key (private) and %s.pub (public)\n", out, out)
-			if p.approver != "" {
-				fmt.Fprintf(stderr, "bailiff: hint: start the gateway with --approver-key %s.pub\n", out)
-			}
-			return nil
+			return runKeygen(stderr, p)
 		},
 	}
 	c.Flags().StringVar(&p.name, "name", "", "name of the log the key signs checkpoints for")
@@ -120,6 +65,78 @@ given count.`,
 	c.Flags().StringVarP(&p.out, "output", "o", "", "prefix of the key files")
 	p.output.register(c)
 	return c
+}
+
+func runKeygen(stderr io.Writer, p keygenParams) error {
+	name, out, err := keygenTarget(p)
+	if err != nil {
+		return err
+	}
+	skey, vkey, err := chain.GenerateKey(rand.Reader, name)
+	if err != nil {
+		return usageErr(err, "")
+	}
+	if out == "-" {
+		return usageErr(errors.New("keygen writes two files, PREFIX.key and PREFIX.pub: -o takes a prefix, not -"), "")
+	}
+	if err := writeKeyPair(p.output, out, skey, vkey); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "bailiff: wrote %s.key (private) and %s.pub (public)\n", out, out)
+	if p.approver != "" {
+		fmt.Fprintf(stderr, "bailiff: hint: start the gateway with --approver-key %s.pub\n", out)
+	}
+	return nil
+}
+
+// keygenTarget is the key's name and the prefix of its files: an
+// approver key without -o goes to the approver directory, made here.
+func keygenTarget(p keygenParams) (name, out string, err error) {
+	name, out = p.name, p.out
+	if p.approver == chain.ElicitationApprover {
+		// The gateway refuses every key with this name: a key
+		// made with it could never approve anything.
+		return "", "", usageErr(fmt.Errorf("approver name %q is reserved for answers given through the client", p.approver), "choose another name")
+	}
+	if p.approver != "" {
+		name = p.approver
+		if out == "" {
+			dir, err := approverDir()
+			if err != nil {
+				return "", "", err
+			}
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return "", "", usageErr(fmt.Errorf("cannot make %s: %v", dir, unwrapPath(err)), "")
+			}
+			out = filepath.Join(dir, name)
+		}
+	}
+	return name, out, nil
+}
+
+func writeKeyPair(o output, out, skey, vkey string) error {
+	// Both are checked first, so a refusal leaves neither half
+	// of a new pair beside an old one.
+	if err := o.check(nil, out+".key", out+".pub"); err != nil {
+		return err
+	}
+	// The private key is written 0600 from the start: a
+	// temporary file is, and so the renamed file is.
+	if err := o.write(out+".key", []byte(skey+"\n")); err != nil {
+		return err
+	}
+	// The public half is for others to read: 0644.
+	return o.writeFrom(out+".pub", func(w io.Writer) error {
+		if f, ok := w.(*os.File); ok {
+			if err := f.Chmod(0o644); err != nil {
+				return usageErr(fmt.Errorf("cannot write %s.pub: %v", out, unwrapPath(err)), "")
+			}
+		}
+		if _, err := w.Write([]byte(vkey + "\n")); err != nil {
+			return usageErr(fmt.Errorf("cannot write %s.pub: %v", out, err), "")
+		}
+		return nil
+	})
 }
 
 // checkKeyName refuses, before any file is made, a name the key's signer

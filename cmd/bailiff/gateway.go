@@ -209,16 +209,9 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	if err != nil {
 		return err
 	}
-	pol, err := engine.Load("deny-all", []byte(denyAll))
+	pol, err := policyOrDenyAll(stdin, stderr, c.Policy, "bailiff: warning: no policy in the config: every call is denied")
 	if err != nil {
 		return err
-	}
-	if c.Policy != "" {
-		if pol, err = loadPolicy(stdin, c.Policy, nil); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintln(stderr, "bailiff: warning: no policy in the config: every call is denied")
 	}
 	dur, err := chain.ParseDurability(c.Durability)
 	if err != nil {
@@ -228,35 +221,11 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	if err != nil {
 		return err
 	}
-	if c.Principal.Subject == "" {
-		c.Principal.Subject = os.Getenv("USER")
-	}
-	if c.Principal.Subject == "" {
-		return noPrincipal()
-	}
-	approvers, keyFiles, err := loadApproverKeyFiles(stdin, c.ApproverKeys, filepath.Dir(config), "gateway")
+	approvers, keyFiles, err := gatewayApprovers(stdin, stderr, c, config)
 	if err != nil {
 		return err
 	}
-	if err := noPrincipalKey(approvers, c.Principal.Subject); err != nil {
-		return err
-	}
-	if len(approvers) == 0 {
-		fmt.Fprintln(stderr, "bailiff: warning: no approver keys: asks the client cannot put to a human can never be approved")
-	}
-	var roots []writable
-	for _, n := range slices.Sorted(maps.Keys(c.Servers)) {
-		s := c.Servers[n]
-		if s.URL != "" {
-			continue // nothing of it runs here, nothing it is given is a path here
-		}
-		dir := s.Cwd
-		if dir == "" {
-			dir, _ = os.Getwd()
-		}
-		roots = append(roots, writableRoots(nil, n, dir, append([]string{s.Command}, s.Args...))...)
-	}
-	roots = append(roots, writableRoots(pol, "", "", nil)...)
+	roots := gatewayRoots(c, pol)
 	if err := checkStateOutside(c.Audit, roots); err != nil {
 		return err
 	}
@@ -273,6 +242,76 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	_, _ = rand.Read(suffix)
 	session := fmt.Sprintf("gateway-%s-%s", time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(suffix))
 
+	names, ups := gatewayUpstreams(c)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opt := proxy.Options{
+		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
+		Server: "gateway", Session: session, Principal: c.Principal, Secret: secret,
+		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, ApproverKeys: approvers, Stderr: stderr,
+		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
+	}
+	fmt.Fprintf(stderr, "bailiff: session %s: gateway for %s behind policy %s, audit log %s\n", session, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
+	return serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
+}
+
+// policyOrDenyAll is the named policy, or without one a policy that
+// denies everything: no policy must not mean calls pass through.
+func policyOrDenyAll(stdin io.Reader, stderr io.Writer, name, warning string) (*engine.Policy, error) {
+	pol, err := engine.Load("deny-all", []byte(denyAll))
+	if err != nil {
+		return nil, err
+	}
+	if name != "" {
+		return loadPolicy(stdin, name, nil)
+	}
+	fmt.Fprintln(stderr, warning)
+	return pol, nil
+}
+
+// gatewayApprovers loads the approver keys, once the principal is known,
+// so none of them can be the principal's own.
+func gatewayApprovers(stdin io.Reader, stderr io.Writer, c *gatewayConfig, config string) ([]string, []guarded, error) {
+	if c.Principal.Subject == "" {
+		c.Principal.Subject = os.Getenv("USER")
+	}
+	if c.Principal.Subject == "" {
+		return nil, nil, noPrincipal()
+	}
+	approvers, keyFiles, err := loadApproverKeyFiles(stdin, c.ApproverKeys, filepath.Dir(config), "gateway")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := noPrincipalKey(approvers, c.Principal.Subject); err != nil {
+		return nil, nil, err
+	}
+	if len(approvers) == 0 {
+		fmt.Fprintln(stderr, "bailiff: warning: no approver keys: asks the client cannot put to a human can never be approved")
+	}
+	return approvers, keyFiles, nil
+}
+
+// gatewayRoots is where the local servers and the policy may write: the
+// audit state and what the gateway trusts must lie outside all of it.
+func gatewayRoots(c *gatewayConfig, pol *engine.Policy) []writable {
+	var roots []writable
+	for _, n := range slices.Sorted(maps.Keys(c.Servers)) {
+		s := c.Servers[n]
+		if s.URL != "" {
+			continue // nothing of it runs here, nothing it is given is a path here
+		}
+		dir := s.Cwd
+		if dir == "" {
+			dir, _ = os.Getwd()
+		}
+		roots = append(roots, writableRoots(nil, n, dir, append([]string{s.Command}, s.Args...))...)
+	}
+	return append(roots, writableRoots(pol, "", "", nil)...)
+}
+
+// gatewayUpstreams is the config's servers in name order, so sessions
+// start them, and the banner names them, the same way every time.
+func gatewayUpstreams(c *gatewayConfig) ([]string, []proxy.Upstream) {
 	names := make([]string, 0, len(c.Servers))
 	for n := range c.Servers {
 		names = append(names, n)
@@ -298,15 +337,10 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		}
 		ups = append(ups, proxy.Upstream{Name: n, Cmd: cmd})
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	opt := proxy.Options{
-		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
-		Server: "gateway", Session: session, Principal: c.Principal, Secret: secret,
-		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, ApproverKeys: approvers, Stderr: stderr,
-		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
-	}
-	fmt.Fprintf(stderr, "bailiff: session %s: gateway for %s behind policy %s, audit log %s\n", session, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
+	return names, ups
+}
+
+func serveGateway(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opt proxy.Options, ups []proxy.Upstream, lp listenParams) error {
 	if lp.addr != "" {
 		ln, err := net.Listen("tcp", lp.addr)
 		if err != nil {

@@ -83,39 +83,9 @@ func untimed(events []replay.Event) bool {
 }
 
 func runRecord(stdin io.Reader, stderr io.Writer, p recordParams, traces []string) error {
-	pol, err := loadPolicy(stdin, p.policy, nil)
+	rec, err := newRecorder(stdin, p)
 	if err != nil {
 		return err
-	}
-	rec := &replay.Recorder{Policy: pol, Evidence: chain.Evidence{Dir: chain.EvidenceDir(p.out)}}
-	for _, k := range p.approvers {
-		skey, err := readPrivateKey(stdin, k)
-		if err != nil {
-			return err
-		}
-		if err := wantApproverKey(k, skey); err != nil {
-			return err
-		}
-		if _, err := chain.PublicKey(skey); err != nil {
-			return usageErr(fmt.Errorf("%s: %v", k, err), "bailiff keygen --approver NAME makes one")
-		}
-		if rec.Approvers == nil {
-			rec.Approvers = map[string]string{}
-		}
-		rec.Approvers[chain.KeyName(skey)] = skey
-	}
-	if p.clock != "" {
-		if rec.Epoch, err = time.Parse(time.RFC3339Nano, p.clock); err != nil {
-			return usageErr(fmt.Errorf("--clock %q is not an RFC 3339 time", p.clock), "")
-		}
-	}
-	if p.secret != "" {
-		if rec.Secret, err = readInput(stdin, p.secret, kindSecret); err != nil {
-			return err
-		}
-		if len(rec.Secret) < 16 {
-			return usageErr(fmt.Errorf("secret %s holds %s: a digest key needs at least 16", p.secret, countOf(len(rec.Secret), "byte")), "head -c 32 /dev/urandom > "+p.secret)
-		}
 	}
 	if p.out == "-" {
 		return usageErr(errors.New("record writes a log and its evidence store beside it: -o takes a file, not -"), "")
@@ -127,36 +97,96 @@ func runRecord(stdin io.Reader, stderr io.Writer, p recordParams, traces []strin
 	if chain.InUse(p.out) {
 		return usageErr(fmt.Errorf("%s is being written by a running gateway", p.out), "")
 	}
-	type parsed struct {
-		name   string
-		events []replay.Event
-		size   int
-	}
 	// Two passes over the traces' bytes: parsing, then recording.
 	bar := newProgress(stderr, 2*fileSizes(traces), "record")
 	defer bar.Done()
-	var all []parsed
+	all, err := parseTraces(stdin, p, traces, bar)
+	if err != nil {
+		return err
+	}
+	if err := writeRecorded(rec, p, all, bar); err != nil {
+		return err
+	}
+	bar.Done()
+	fmt.Fprintf(stderr, "bailiff: recorded %s to %s\n", countOf(int(rec.Log.Next()), "record"), p.out)
+	return nil
+}
+
+// newRecorder is everything record takes from its flags: the policy, the
+// approvers' private keys, the clock and the digest secret.
+func newRecorder(stdin io.Reader, p recordParams) (*replay.Recorder, error) {
+	pol, err := loadPolicy(stdin, p.policy, nil)
+	if err != nil {
+		return nil, err
+	}
+	rec := &replay.Recorder{Policy: pol, Evidence: chain.Evidence{Dir: chain.EvidenceDir(p.out)}}
+	for _, k := range p.approvers {
+		skey, err := readPrivateKey(stdin, k)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantApproverKey(k, skey); err != nil {
+			return nil, err
+		}
+		if _, err := chain.PublicKey(skey); err != nil {
+			return nil, usageErr(fmt.Errorf("%s: %v", k, err), "bailiff keygen --approver NAME makes one")
+		}
+		if rec.Approvers == nil {
+			rec.Approvers = map[string]string{}
+		}
+		rec.Approvers[chain.KeyName(skey)] = skey
+	}
+	if p.clock != "" {
+		if rec.Epoch, err = time.Parse(time.RFC3339Nano, p.clock); err != nil {
+			return nil, usageErr(fmt.Errorf("--clock %q is not an RFC 3339 time", p.clock), "")
+		}
+	}
+	if p.secret != "" {
+		if rec.Secret, err = readInput(stdin, p.secret, kindSecret); err != nil {
+			return nil, err
+		}
+		if len(rec.Secret) < 16 {
+			return nil, usageErr(fmt.Errorf("secret %s holds %s: a digest key needs at least 16", p.secret, countOf(len(rec.Secret), "byte")), "head -c 32 /dev/urandom > "+p.secret)
+		}
+	}
+	return rec, nil
+}
+
+type parsedTrace struct {
+	name   string
+	events []replay.Event
+	size   int
+}
+
+// parseTraces reads every trace before anything is written, so a bad one
+// leaves no log behind.
+func parseTraces(stdin io.Reader, p recordParams, traces []string, bar *progress) ([]parsedTrace, error) {
+	var all []parsedTrace
 	for _, t := range traces {
 		data, err := readInput(stdin, t, kindTrace)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		events, err := replay.ParseTrace(t, bytes.NewReader(data))
 		if errors.Is(err, replay.ErrEmpty) {
-			return usageErr(fmt.Errorf("%s is empty: no session to record", t), "")
+			return nil, usageErr(fmt.Errorf("%s is empty: no session to record", t), "")
 		}
 		if err != nil {
-			return usageErr(err, "see docs/trace-format.md for the trace format")
+			return nil, usageErr(err, "see docs/trace-format.md for the trace format")
 		}
 		if p.clock == "" && untimed(events) {
 			// A log's times are believed: a session stamped from a made-up
 			// epoch would read as having happened then.
-			return usageErr(fmt.Errorf("%s: no event has \"at\": record does not make up the log's times", t),
+			return nil, usageErr(fmt.Errorf("%s: no event has \"at\": record does not make up the log's times", t),
 				"give each event an \"at\", or --clock TIME for the time of line 0 (events at TIME plus their line in seconds)")
 		}
-		all = append(all, parsed{t, events, len(data)})
+		all = append(all, parsedTrace{t, events, len(data)})
 		bar.Add(len(data))
 	}
+	return all, nil
+}
+
+func writeRecorded(rec *replay.Recorder, p recordParams, all []parsedTrace, bar *progress) error {
 	// A store this run made goes with a failed run: blobs of a log that
 	// was never written would be left for no log. One that was there
 	// (--force) is only ever added to, and keeps what it held.
@@ -180,14 +210,7 @@ func runRecord(stdin io.Reader, stderr io.Writer, p recordParams, traces []strin
 	for _, t := range all {
 		bar.Add(t.size)
 		if err := rec.Record(t.name, t.events); err != nil {
-			var se *replay.SyntaxError
-			if errors.As(err, &se) && se.NeedsKey != "" {
-				return usageErr(err, fmt.Sprintf("bailiff keygen --approver %s makes the key; give record its private half with --approver-key", se.NeedsKey))
-			}
-			if errors.As(err, &se) {
-				return usageErr(err, "")
-			}
-			return usageErr(fmt.Errorf("cannot write %s: %v", p.out, err), "")
+			return recordError(err, p.out)
 		}
 	}
 	if err := rec.Log.Close(); err != nil {
@@ -207,7 +230,17 @@ func runRecord(stdin io.Reader, stderr io.Writer, p recordParams, traces []strin
 		return usageErr(fmt.Errorf("cannot write %s: %v", p.out, unwrapPath(err)), "")
 	}
 	recorded = true
-	bar.Done()
-	fmt.Fprintf(stderr, "bailiff: recorded %s to %s\n", countOf(int(rec.Log.Next()), "record"), p.out)
 	return nil
+}
+
+// recordError tells a trace the recorder refuses from a log it cannot write.
+func recordError(err error, out string) error {
+	var se *replay.SyntaxError
+	if errors.As(err, &se) && se.NeedsKey != "" {
+		return usageErr(err, fmt.Sprintf("bailiff keygen --approver %s makes the key; give record its private half with --approver-key", se.NeedsKey))
+	}
+	if errors.As(err, &se) {
+		return usageErr(err, "")
+	}
+	return usageErr(fmt.Errorf("cannot write %s: %v", out, err), "")
 }

@@ -41,68 +41,79 @@ is complete. Any other file that exists is replaced only with --force.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFile(args[0], kindLog); err != nil {
-				return err
-			}
-			// Repairing in place is the common use; any other file that
-			// exists is someone else's and goes only under --force.
-			inPlace := sameFile(args[0], out)
-			if !inPlace && !force {
-				if _, err := os.Lstat(out); err == nil {
-					return usageErr(fmt.Errorf("%s exists: repair replaces it only with --force, or when -o is LOG itself", out), "")
-				}
-			}
-			if !inPlace {
-				o := output{force: force}
-				if err := o.check([]string{args[0]}, out); err != nil {
-					return err
-				}
-			}
-			f, err := os.Open(args[0])
-			if err != nil {
-				return usageErr(fmt.Errorf("cannot read %s: %v", args[0], unwrapPath(err)), "")
-			}
-			defer f.Close()
-			var done chain.Repaired
-			err = writeAtomic(out, !inPlace && !force, func(w io.Writer) error {
-				bw := bufio.NewWriterSize(w, 1<<20)
-				var err error
-				done, err = chain.Repair(f, bw)
-				var ve *chain.VerifyError
-				if errors.As(err, &ve) {
-					return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], ve), Hint: "repair only cuts a torn last line; run bailiff verify " + args[0]}
-				}
-				if errors.Is(err, chain.ErrNotALog) {
-					return usageErr(fmt.Errorf("%s %v", args[0], err), "repair reads only audit logs")
-				}
-				if err == nil {
-					err = bw.Flush()
-				}
-				if err != nil {
-					return usageErr(fmt.Errorf("cannot repair %s: %v", args[0], err), "")
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if err := carryEvidence(args[0], out); err != nil {
-				return err
-			}
-			switch {
-			case done.Cut > 0:
-				fmt.Fprintf(stderr, "bailiff: kept %s, cut %s of a torn last line\n", countOf(int(done.Kept), "record"), countOf(int(done.Cut), "byte"))
-			case done.Newline:
-				fmt.Fprintf(stderr, "bailiff: kept %s; the last one lacked its newline, which was added\n", countOf(int(done.Kept), "record"))
-			default:
-				fmt.Fprintf(stderr, "bailiff: kept %s; nothing was torn\n", countOf(int(done.Kept), "record"))
-			}
-			return nil
+			return runRepair(stderr, args[0], out, force)
 		},
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "where to write the repaired log")
 	c.Flags().BoolVar(&force, "force", false, "replace OUT even when it is another file that exists")
 	return c
+}
+
+func runRepair(stderr io.Writer, log, out string, force bool) error {
+	if err := checkFile(log, kindLog); err != nil {
+		return err
+	}
+	// Repairing in place is the common use; any other file that
+	// exists is someone else's and goes only under --force.
+	inPlace := sameFile(log, out)
+	if !inPlace && !force {
+		if _, err := os.Lstat(out); err == nil {
+			return usageErr(fmt.Errorf("%s exists: repair replaces it only with --force, or when -o is LOG itself", out), "")
+		}
+	}
+	if !inPlace {
+		o := output{force: force}
+		if err := o.check([]string{log}, out); err != nil {
+			return err
+		}
+	}
+	done, err := repairCopy(log, out, !inPlace && !force)
+	if err != nil {
+		return err
+	}
+	if err := carryEvidence(log, out); err != nil {
+		return err
+	}
+	switch {
+	case done.Cut > 0:
+		fmt.Fprintf(stderr, "bailiff: kept %s, cut %s of a torn last line\n", countOf(int(done.Kept), "record"), countOf(int(done.Cut), "byte"))
+	case done.Newline:
+		fmt.Fprintf(stderr, "bailiff: kept %s; the last one lacked its newline, which was added\n", countOf(int(done.Kept), "record"))
+	default:
+		fmt.Fprintf(stderr, "bailiff: kept %s; nothing was torn\n", countOf(int(done.Kept), "record"))
+	}
+	return nil
+}
+
+// repairCopy writes log's whole records to out, which replaces out only
+// once complete; exclusive refuses an out that appeared meanwhile.
+func repairCopy(log, out string, exclusive bool) (chain.Repaired, error) {
+	f, err := os.Open(log)
+	if err != nil {
+		return chain.Repaired{}, usageErr(fmt.Errorf("cannot read %s: %v", log, unwrapPath(err)), "")
+	}
+	defer f.Close()
+	var done chain.Repaired
+	err = writeAtomic(out, exclusive, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		var err error
+		done, err = chain.Repair(f, bw)
+		var ve *chain.VerifyError
+		if errors.As(err, &ve) {
+			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", log, ve), Hint: "repair only cuts a torn last line; run bailiff verify " + log}
+		}
+		if errors.Is(err, chain.ErrNotALog) {
+			return usageErr(fmt.Errorf("%s %v", log, err), "repair reads only audit logs")
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err != nil {
+			return usageErr(fmt.Errorf("cannot repair %s: %v", log, err), "")
+		}
+		return nil
+	})
+	return done, err
 }
 
 // carryEvidence copies into out's evidence store the content its result

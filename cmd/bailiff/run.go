@@ -70,37 +70,10 @@ stderr go to stderr.`,
   bailiff run --policy fs.yaml --server fs -- npx -y @modelcontextprotocol/server-filesystem /srv/share
   bailiff run --policy policy.yaml --server notes --url http://127.0.0.1:8080/mcp`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if p.url != "" && len(args) > 0 {
-				return usageErr(errors.New("run takes a server command or --url (or $BAILIFF_URL), not both"), "bailiff run --url http://127.0.0.1:8080/mcp")
-			}
-			if p.url != "" {
-				return nil
-			}
-			if len(args) == 0 {
-				return usageErr(errors.New("run needs the server: a command (after its flags, or after --) or --url URL"), "bailiff run --policy policy.yaml -- COMMAND [ARG...]")
-			}
-			return nil
+			return checkRunArgs(p.url, args)
 		},
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if n := cmd.ArgsLenAtDash(); n > 0 {
-				return usageErr(errors.New("the server command goes after bailiff's flags (and an optional --)"), "bailiff run --policy policy.yaml -- COMMAND [ARG...]")
-			}
-			if p.url != "" {
-				u, err := url.Parse(p.url)
-				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					return usageErr(fmt.Errorf("--url %q is not an http or https URL", p.url), "bailiff run --url http://127.0.0.1:8080/mcp")
-				}
-			}
-			_, err := chain.ParseDurability(p.durability)
-			if err != nil {
-				return usageErr(err, "")
-			}
-			for flag, v := range map[string]string{"--policy": p.policy, "--audit": p.audit, "--secret": p.secret} {
-				if v == "-" {
-					return usageErr(fmt.Errorf("%s cannot be -: standard input and output carry the MCP session", flag), "")
-				}
-			}
-			return nil
+			return checkRunFlags(cmd, p)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runProxy(stdin, stdout, stderr, p, args)
@@ -125,30 +98,48 @@ stderr go to stderr.`,
 	return c
 }
 
+// checkRunArgs: the server is a command or a URL, exactly one of them.
+func checkRunArgs(url string, args []string) error {
+	if url != "" && len(args) > 0 {
+		return usageErr(errors.New("run takes a server command or --url (or $BAILIFF_URL), not both"), "bailiff run --url http://127.0.0.1:8080/mcp")
+	}
+	if url != "" {
+		return nil
+	}
+	if len(args) == 0 {
+		return usageErr(errors.New("run needs the server: a command (after its flags, or after --) or --url URL"), "bailiff run --policy policy.yaml -- COMMAND [ARG...]")
+	}
+	return nil
+}
+
+func checkRunFlags(cmd *cobra.Command, p runParams) error {
+	if n := cmd.ArgsLenAtDash(); n > 0 {
+		return usageErr(errors.New("the server command goes after bailiff's flags (and an optional --)"), "bailiff run --policy policy.yaml -- COMMAND [ARG...]")
+	}
+	if p.url != "" {
+		u, err := url.Parse(p.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErr(fmt.Errorf("--url %q is not an http or https URL", p.url), "bailiff run --url http://127.0.0.1:8080/mcp")
+		}
+	}
+	_, err := chain.ParseDurability(p.durability)
+	if err != nil {
+		return usageErr(err, "")
+	}
+	for flag, v := range map[string]string{"--policy": p.policy, "--audit": p.audit, "--secret": p.secret} {
+		if v == "-" {
+			return usageErr(fmt.Errorf("%s cannot be -: standard input and output carry the MCP session", flag), "")
+		}
+	}
+	return nil
+}
+
 func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []string) error {
-	pol, err := engine.Load("deny-all", []byte(denyAll))
+	pol, err := policyOrDenyAll(stdin, stderr, p.policy, "bailiff: warning: no --policy: every call is denied")
 	if err != nil {
 		return err
 	}
-	if p.policy != "" {
-		if pol, err = loadPolicy(stdin, p.policy, nil); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintln(stderr, "bailiff: warning: no --policy: every call is denied")
-	}
-	server := p.server
-	if server == "" && p.url != "" {
-		// PreRunE has parsed it.
-		u, _ := url.Parse(p.url)
-		server = u.Hostname()
-	}
-	if server == "" {
-		server = filepath.Base(command[0])
-		if (server == "npx" || server == "node" || server == "uvx") && len(command) > 1 {
-			server = filepath.Base(command[len(command)-1])
-		}
-	}
+	server := serverName(p, command)
 	audit := p.audit
 	if audit == "" {
 		audit = filepath.Join(stateDir(), "bailiff-"+server+".audit.jsonl")
@@ -171,18 +162,9 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	if err != nil {
 		return err
 	}
-	principal := engine.Principal{Subject: p.principal, Scopes: p.scopes}
-	if principal.Subject == "" {
-		principal.Subject = os.Getenv("USER")
-	}
-	if principal.Subject == "" {
-		return noPrincipal()
-	}
-	if err := noPrincipalKey(approvers, principal.Subject); err != nil {
+	principal, err := runPrincipal(stderr, p, approvers)
+	if err != nil {
 		return err
-	}
-	if len(approvers) == 0 {
-		fmt.Fprintln(stderr, "bailiff: warning: no approver keys: asks the client cannot put to a human can never be approved")
 	}
 	session := p.session
 	if session == "" {
@@ -204,19 +186,60 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}, ApproverKeys: approvers, Stderr: stderr, CallTimeout: p.callTimeout,
 		Protected: protectedPaths(append(stateGuarded(audit), trust...)),
 	}
+	return serveRun(ctx, stdin, stdout, stderr, opt, p.url, command, audit)
+}
+
+// serverName is --server, else a name the server is known by: the URL's
+// host, or the command's base name (for a launcher, its last argument's).
+func serverName(p runParams, command []string) string {
+	server := p.server
+	if server == "" && p.url != "" {
+		// PreRunE has parsed it.
+		u, _ := url.Parse(p.url)
+		server = u.Hostname()
+	}
+	if server == "" {
+		server = filepath.Base(command[0])
+		if (server == "npx" || server == "node" || server == "uvx") && len(command) > 1 {
+			server = filepath.Base(command[len(command)-1])
+		}
+	}
+	return server
+}
+
+// runPrincipal is who the agent acts for, checked against the approver
+// keys: a principal must never approve their own agent's calls.
+func runPrincipal(stderr io.Writer, p runParams, approvers []string) (engine.Principal, error) {
+	principal := engine.Principal{Subject: p.principal, Scopes: p.scopes}
+	if principal.Subject == "" {
+		principal.Subject = os.Getenv("USER")
+	}
+	if principal.Subject == "" {
+		return principal, noPrincipal()
+	}
+	if err := noPrincipalKey(approvers, principal.Subject); err != nil {
+		return principal, err
+	}
+	if len(approvers) == 0 {
+		fmt.Fprintln(stderr, "bailiff: warning: no approver keys: asks the client cannot put to a human can never be approved")
+	}
+	return principal, nil
+}
+
+func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opt proxy.Options, serverURL string, command []string, audit string) error {
 	what := strings.Join(command, " ")
-	if p.url != "" {
-		what = p.url
+	if serverURL != "" {
+		what = serverURL
 	}
-	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, audit log %s\n", session, what, shortVersion(pol.Version()), audit)
-	var err2 error
-	if p.url != "" {
-		err2 = proxy.RunURL(ctx, opt, stdin, stdout, p.url)
+	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, audit log %s\n", opt.Session, what, shortVersion(opt.Policy.Version()), audit)
+	var err error
+	if serverURL != "" {
+		err = proxy.RunURL(ctx, opt, stdin, stdout, serverURL)
 	} else {
-		err2 = proxy.Run(ctx, opt, stdin, stdout, exec.Command(command[0], command[1:]...))
+		err = proxy.Run(ctx, opt, stdin, stdout, exec.Command(command[0], command[1:]...))
 	}
-	if err2 != nil {
-		return usageErr(err2, "")
+	if err != nil {
+		return usageErr(err, "")
 	}
 	return nil
 }

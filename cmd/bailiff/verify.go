@@ -223,70 +223,17 @@ func runVerify(stdin io.Reader, stdout, stderr io.Writer, p verifyParams, args [
 	if err != nil {
 		return err
 	}
-	opt := verify.Options{IntegrityOnly: p.integrityOnly}
-	if len(p.approvers) > 0 {
-		if opt.ApproverKeys, err = loadApproverKeys(stdin, p.approvers, ".", "verify"); err != nil {
-			return err
-		}
-	}
-	if p.key != "" {
-		if opt.Key, err = readPublicKey(stdin, p.key); err != nil {
-			return err
-		}
-		if err := wantLogKey(p.key, opt.Key); err != nil {
-			return err
-		}
-	}
-	if p.checkpoint != "" {
-		if len(files) != 1 {
-			return usageErr(errors.New("--checkpoint is for one log"), "")
-		}
-		note, err := readInput(stdin, p.checkpoint, kindCheckpoint)
-		if err != nil {
-			return err
-		}
-		c, err := chain.OpenCheckpoint(note, opt.Key)
-		if err != nil {
-			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
-		}
-		opt.Checkpoint = &c
+	opt, err := verifyOptions(stdin, p, files)
+	if err != nil {
+		return err
 	}
 	if p.evidence != "" && len(files) != 1 {
 		return usageErr(errors.New("--evidence is for one log"), "")
 	}
 	bar := newProgress(stderr, fileSizes(files), "verify")
 	defer bar.Done()
-	reports := make([]*verify.Report, len(files))
-	errs := make([]error, len(files))
-	// Logs in parallel; each log also spreads its sessions over workers.
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, name := range files {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			defer func() {
-				if r := recover(); r != nil {
-					errs[i] = fmt.Errorf("%s: internal error: %v", name, r)
-				}
-			}()
-			reports[i], errs[i] = verifyOne(stdin, stderr, name, p.evidence, opt, bar)
-		}()
-	}
-	wg.Wait()
-	bar.Done()
-	for i, err := range errs {
-		if err == nil {
-			continue
-		}
-		// An answer about the others would sit beside no answer about
-		// this one: nothing is printed, and the hint says so.
-		var ee *ExitError
-		if len(files) > 1 && errors.As(err, &ee) && ee.Hint == "" {
-			ee.Hint = fmt.Sprintf("none of the %d logs was reported; verify the others without %s", len(files), files[i])
-		}
+	reports, err := verifyAll(stdin, stderr, files, p.evidence, opt, bar)
+	if err != nil {
 		return err
 	}
 	f, _ := p.format.get()
@@ -303,6 +250,80 @@ func runVerify(stdin io.Reader, stdout, stderr io.Writer, p verifyParams, args [
 		}
 	}
 	return nil
+}
+
+// verifyOptions reads what the logs are checked against: the approver
+// keys, the log's public key and the checkpoint it signed.
+func verifyOptions(stdin io.Reader, p verifyParams, files []string) (verify.Options, error) {
+	var err error
+	opt := verify.Options{IntegrityOnly: p.integrityOnly}
+	if len(p.approvers) > 0 {
+		if opt.ApproverKeys, err = loadApproverKeys(stdin, p.approvers, ".", "verify"); err != nil {
+			return opt, err
+		}
+	}
+	if p.key != "" {
+		if opt.Key, err = readPublicKey(stdin, p.key); err != nil {
+			return opt, err
+		}
+		if err := wantLogKey(p.key, opt.Key); err != nil {
+			return opt, err
+		}
+	}
+	if p.checkpoint != "" {
+		if len(files) != 1 {
+			return opt, usageErr(errors.New("--checkpoint is for one log"), "")
+		}
+		note, err := readInput(stdin, p.checkpoint, kindCheckpoint)
+		if err != nil {
+			return opt, err
+		}
+		c, err := chain.OpenCheckpoint(note, opt.Key)
+		if err != nil {
+			return opt, &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
+		}
+		opt.Checkpoint = &c
+	}
+	return opt, nil
+}
+
+// verifyAll verifies every log, and fails if any one fails: a report on
+// some logs must not read as a report on all of them.
+func verifyAll(stdin io.Reader, stderr io.Writer, files []string, evidence string, opt verify.Options, bar *progress) ([]*verify.Report, error) {
+	reports := make([]*verify.Report, len(files))
+	errs := make([]error, len(files))
+	// Logs in parallel; each log also spreads its sessions over workers.
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, name := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("%s: internal error: %v", name, r)
+				}
+			}()
+			reports[i], errs[i] = verifyOne(stdin, stderr, name, evidence, opt, bar)
+		}()
+	}
+	wg.Wait()
+	bar.Done()
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		// An answer about the others would sit beside no answer about
+		// this one: nothing is printed, and the hint says so.
+		var ee *ExitError
+		if len(files) > 1 && errors.As(err, &ee) && ee.Hint == "" {
+			ee.Hint = fmt.Sprintf("none of the %d logs was reported; verify the others without %s", len(files), files[i])
+		}
+		return nil, err
+	}
+	return reports, nil
 }
 
 func verifyOne(stdin io.Reader, stderr io.Writer, name, evidence string, opt verify.Options, bar io.Writer) (*verify.Report, error) {
