@@ -1,0 +1,71 @@
+package engine
+
+// Explanation is what a policy says about calls to one tool on one
+// server, before any call is seen: the rules that can decide it, in the
+// order Decide tries them, and the contract the tool carries.
+type Explanation struct {
+	Server, Tool string
+	// Rules can match a call to the tool, in policy order. A rule whose
+	// Conditional is set decides only the calls its predicates or scopes
+	// admit; the next rule (or the default) decides the rest.
+	Rules []ExplainedRule
+	// DefaultApplies is set when some call can reach the default deny:
+	// no rule matches, or every matching rule is conditional.
+	DefaultApplies bool
+	// Contract is the tool's contract as written, nil when it has none.
+	Contract *Contract
+}
+
+// ExplainedRule is one rule that can match the tool.
+type ExplainedRule struct {
+	ID      string
+	Verdict Verdict
+	// Predicates and Scopes are what the match is conditional on.
+	Predicates []string
+	Scopes     []string
+	// Disabled is set when the rule is switched off (--without-rule):
+	// Decide skips it, so it decides nothing.
+	Disabled bool
+}
+
+// Conditional reports whether the rule may not apply to every call.
+func (r ExplainedRule) Conditional() bool { return len(r.Predicates) > 0 || len(r.Scopes) > 0 }
+
+// Explain uses the same server and tool globs Decide matches with, so a
+// rule for server fs* never names a tool on server mail. Scopes count as
+// conditions only while the scopes check is on, as in Decide.
+func (p *Policy) Explain(server, tool string) Explanation {
+	e := Explanation{Server: server, Tool: tool, DefaultApplies: true}
+	for i := range p.rules {
+		r := &p.rules[i]
+		if !r.serverG.match(server) || !r.toolG.match(tool) {
+			continue
+		}
+		x := ExplainedRule{ID: r.id, Verdict: r.action, Disabled: p.disabledRules != nil && p.disabledRules[r.id]}
+		for _, pr := range r.preds {
+			x.Predicates = append(x.Predicates, pr.path.raw)
+		}
+		if p.on(CheckScopes) {
+			x.Scopes = append(x.Scopes, r.scopes...)
+		}
+		if !x.Disabled && !x.Conditional() && e.DefaultApplies {
+			e.DefaultApplies = false
+		}
+		e.Rules = append(e.Rules, x)
+	}
+	if ct := p.contractFor(tool); ct.hasContract && ct.spec != nil {
+		c := *ct.spec
+		e.Contract = &c
+	}
+	return e
+}
+
+// NamesTool reports whether some enabled rule can match the tool.
+func (e Explanation) NamesTool() bool {
+	for _, r := range e.Rules {
+		if !r.Disabled {
+			return true
+		}
+	}
+	return false
+}
