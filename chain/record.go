@@ -54,7 +54,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	fastjson "github.com/segmentio/encoding/json"
@@ -206,13 +205,15 @@ func Parse(line []byte) (Record, error) {
 	if stated != actual {
 		return Record{}, fmt.Errorf("hash field %s is not the hash of the record (%s)", short(stated), short(actual))
 	}
-	return parseFrame(line, seq, prev, stated)
+	return parseFrame(line, seq, prev, stated, nil)
 }
 
 // parseFrame reads the ts, session, kind and body of a line whose seq,
 // prev and hash Header has read, and checks the frame is canonical by
 // encoding it again.
-func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
+// intern, when set, shares the session id between the records of a
+// session.
+func parseFrame(line []byte, seq int64, prev, hash tlog.Hash, intern *interner) (Record, error) {
 	r := Record{Seq: seq, Prev: prev, Hash: hash}
 	rest := line[len(linePrefix):]
 	_, n, _ := parseSeq(rest)
@@ -221,9 +222,12 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
 	if !bytes.HasPrefix(rest, []byte(tsKey)) || len(rest) < len(tsKey)+len(TimeFormat)+len(sessKey) {
 		return r, errors.New("record has no ts where the format puts it")
 	}
-	ts, err := time.Parse(TimeFormat, string(rest[len(tsKey):len(tsKey)+len(TimeFormat)]))
-	if err != nil {
-		return r, fmt.Errorf("ts is not %s", TimeFormat)
+	ts, ok := parseTS(rest[len(tsKey) : len(tsKey)+len(TimeFormat)])
+	if !ok {
+		var err error
+		if ts, err = time.Parse(TimeFormat, string(rest[len(tsKey):len(tsKey)+len(TimeFormat)])); err != nil {
+			return r, fmt.Errorf("ts is not %s", TimeFormat)
+		}
 	}
 	r.TS = ts
 	rest = rest[len(tsKey)+len(TimeFormat):]
@@ -235,9 +239,11 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
 	if end < 0 {
 		return r, errors.New("record session is not a JSON string")
 	}
-	if err := json.Unmarshal(rest[:end], &r.Session); err != nil {
+	session, err := frameString(rest[:end], intern)
+	if err != nil {
 		return r, fmt.Errorf("record session: %v", err)
 	}
+	r.Session = session
 	rest = rest[end:]
 	if !bytes.HasPrefix(rest, []byte(kindKey)) {
 		return r, errors.New("record has no kind where the format puts it")
@@ -251,7 +257,8 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
 	if !knownKind(r.Kind) {
 		return r, fmt.Errorf("unknown record kind %q", r.Kind)
 	}
-	head := headerBytes(r.Seq, r.TS, r.Session, r.Kind)
+	var scratch [128]byte // most headers fit: comparing them allocates nothing
+	head := appendHeader(scratch[:0], r.Seq, r.TS, r.Session, r.Kind)
 	if !bytes.HasPrefix(line, head) {
 		return r, errors.New("record header is not in canonical form")
 	}
@@ -284,10 +291,10 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
 // is one of the frame's keys, or "".
 func reservedKey(obj []byte) string {
 	found := ""
-	eachTopKey(obj, func(k string, _ int) bool {
-		switch k {
+	eachTopKey(obj, func(k []byte, _ int) bool {
+		switch string(k) {
 		case "v", "seq", "ts", "session", "kind", "prev", "hash":
-			found = k
+			found = string(k)
 			return false
 		}
 		return true
@@ -301,8 +308,8 @@ func reservedKey(obj []byte) string {
 // taken without encoding it again.
 func RawField(obj []byte, key string) ([]byte, bool) {
 	var raw []byte
-	eachTopKey(obj, func(k string, at int) bool {
-		if k != key {
+	eachTopKey(obj, func(k []byte, at int) bool {
+		if string(k) != key {
 			return true
 		}
 		if end := valueEnd(obj, at); end >= 0 {
@@ -315,7 +322,9 @@ func RawField(obj []byte, key string) ([]byte, bool) {
 
 // eachTopKey calls fn with each top-level key of a JSON object and where
 // its value starts, until fn returns false. Invalid JSON ends the walk.
-func eachTopKey(obj []byte, fn func(key string, at int) bool) {
+// The key is valid only during the call: most keys are the object's own
+// bytes, so walking the keys allocates nothing.
+func eachTopKey(obj []byte, fn func(key []byte, at int) bool) {
 	depth := 0
 	for i := 0; i < len(obj); i++ {
 		switch obj[i] {
@@ -330,10 +339,12 @@ func eachTopKey(obj []byte, fn func(key string, at int) bool) {
 			}
 			// At depth 1 a string after '{' or ',' and before ':' is a key.
 			if depth == 1 && (obj[i-1] == '{' || obj[i-1] == ',') && i+n < len(obj) && obj[i+n] == ':' {
-				k := string(obj[i+1 : i+n-1])
-				if strings.IndexByte(k, '\\') >= 0 {
+				k := obj[i+1 : i+n-1]
+				if bytes.IndexByte(k, '\\') >= 0 {
 					// "ki\u006ed" is "kind" to every JSON parser.
-					_ = json.Unmarshal(obj[i:i+n], &k)
+					u := string(k)
+					_ = json.Unmarshal(obj[i:i+n], &u)
+					k = []byte(u)
 				}
 				if !fn(k, i+n+1) {
 					return
@@ -372,26 +383,13 @@ func valueEnd(obj []byte, start int) int {
 	return -1
 }
 
-// stringEnd returns the length of the JSON string b starts with, through
-// its closing quote, or -1.
-func stringEnd(b []byte) int {
-	if len(b) == 0 || b[0] != '"' {
-		return -1
-	}
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return -1
-}
-
 // headerBytes is everything from the opening brace to the kind.
 func headerBytes(seq int64, ts time.Time, session string, kind Kind) []byte {
-	b := make([]byte, 0, 96+len(session))
+	return appendHeader(make([]byte, 0, 96+len(session)), seq, ts, session, kind)
+}
+
+// appendHeader appends headerBytes to b.
+func appendHeader(b []byte, seq int64, ts time.Time, session string, kind Kind) []byte {
 	b = append(b, linePrefix...)
 	b = strconv.AppendInt(b, seq, 10)
 	b = append(b, `,"ts":"`...)

@@ -1,0 +1,105 @@
+package chain
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// The frame of every record is read on the one goroutine that checks the
+// chain, so these hand parsers take the common case without allocating
+// or reflecting, and hand anything else to the general parser, whose
+// answer (and error) is the reference. Their fuzz targets check they
+// agree with it.
+
+// stringEnd returns the length of the JSON string b starts with, through
+// its closing quote, or -1. It jumps from quote to quote: a quote ends
+// the string unless an odd run of backslashes comes before it.
+func stringEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '"' {
+		return -1
+	}
+	for i := 1; ; {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		j := i + q
+		k := j - 1
+		for k >= 1 && b[k] == '\\' {
+			k--
+		}
+		if (j-1-k)%2 == 0 {
+			return j + 1
+		}
+		i = j + 1
+	}
+}
+
+// frameString decodes a JSON string (with its quotes). A string of
+// printable ASCII without escapes is its own bytes; intern, when set,
+// gives back an equal string already made.
+func frameString(quoted []byte, intern *interner) (string, error) {
+	in := quoted[1 : len(quoted)-1]
+	for _, c := range in {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			var s string
+			err := json.Unmarshal(quoted, &s)
+			return s, err
+		}
+	}
+	if intern != nil {
+		return intern.get(in), nil
+	}
+	return string(in), nil
+}
+
+// interner hands out one string per distinct session id: a log repeats
+// each id in every record of its session.
+type interner struct{ m map[string]string }
+
+// maxInterned bounds the table: a log of many short sessions starts over
+// rather than keeping every id.
+const maxInterned = 4096
+
+func (t *interner) get(b []byte) string {
+	if s, ok := t.m[string(b)]; ok {
+		return s
+	}
+	if t.m == nil || len(t.m) >= maxInterned {
+		t.m = make(map[string]string)
+	}
+	s := string(b)
+	t.m[s] = s
+	return s
+}
+
+// parseTS reads a ts in TimeFormat. It reports false for anything it
+// does not take itself (a bad digit, a date out of range), and the
+// caller then asks time.Parse.
+func parseTS(b []byte) (time.Time, bool) {
+	if len(b) != len(TimeFormat) || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[19] != '.' || b[29] != 'Z' {
+		return time.Time{}, false
+	}
+	ok := true
+	num := func(from, to int) int {
+		n := 0
+		for _, c := range b[from:to] {
+			if c < '0' || c > '9' {
+				ok = false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec, nsec := num(11, 13), num(14, 16), num(17, 19), num(20, 29)
+	if !ok || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Day() != day {
+		return time.Time{}, false // the 30th of February, normalized into March
+	}
+	return t, true
+}
