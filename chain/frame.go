@@ -37,21 +37,21 @@ func stringEnd(b []byte) int {
 }
 
 // frameString decodes a JSON string (with its quotes). A string of
-// printable ASCII without escapes is its own bytes; intern, when set,
-// gives back an equal string already made.
-func frameString(quoted []byte, intern *interner) (string, error) {
+// printable ASCII without escapes is its own bytes, and plain says so:
+// it is then also its own canonical encoding. intern, when set, gives
+// back an equal string already made.
+func frameString(quoted []byte, intern *interner) (s string, plain bool, err error) {
 	in := quoted[1 : len(quoted)-1]
 	for _, c := range in {
 		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			var s string
 			err := json.Unmarshal(quoted, &s)
-			return s, err
+			return s, false, err
 		}
 	}
 	if intern != nil {
-		return intern.get(in), nil
+		return intern.get(in), true, nil
 	}
-	return string(in), nil
+	return string(in), true, nil
 }
 
 // interner hands out one string per distinct session id: a log repeats
@@ -76,7 +76,8 @@ func (t *interner) get(b []byte) string {
 
 // parseTS reads a ts in TimeFormat. It reports false for anything it
 // does not take itself (a bad digit, a date out of range), and the
-// caller then asks time.Parse.
+// caller then asks time.Parse. What it takes is canonical: those digits
+// are what formatting the time writes.
 func parseTS(b []byte) (time.Time, bool) {
 	if len(b) != len(TimeFormat) || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[19] != '.' || b[29] != 'Z' {
 		return time.Time{}, false

@@ -48,9 +48,12 @@ func FuzzFrameString(f *testing.F) {
 		var want string
 		werr := json.Unmarshal(b, &want)
 		for _, intern := range []*interner{nil, &in} {
-			got, err := frameString(b, intern)
+			got, plain, err := frameString(b, intern)
 			if (err == nil) != (werr == nil) || got != want {
 				t.Fatalf("frameString(%q) = %q, %v; encoding/json: %q, %v", b, got, err, want, werr)
+			}
+			if plain && string(appendString(nil, got)) != string(b) {
+				t.Fatalf("frameString(%q) says plain, but it encodes as %s", b, appendString(nil, got))
 			}
 		}
 	})
@@ -68,6 +71,9 @@ func FuzzParseTS(f *testing.F) {
 		want, err := time.Parse(TimeFormat, string(b))
 		if ok && (err != nil || !got.Equal(want) || got.Location() != want.Location()) {
 			t.Fatalf("parseTS(%q) = %v; time.Parse: %v, %v", b, got, want, err)
+		}
+		if ok && got.Format(TimeFormat) != string(b) {
+			t.Fatalf("parseTS took %q, which formats as %s", b, got.Format(TimeFormat))
 		}
 		if !ok && err == nil && want.Format(TimeFormat) == string(b) {
 			t.Fatalf("parseTS refuses canonical %q", b)

@@ -222,8 +222,8 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash, intern *interner) 
 	if !bytes.HasPrefix(rest, []byte(tsKey)) || len(rest) < len(tsKey)+len(TimeFormat)+len(sessKey) {
 		return r, errors.New("record has no ts where the format puts it")
 	}
-	ts, ok := parseTS(rest[len(tsKey) : len(tsKey)+len(TimeFormat)])
-	if !ok {
+	ts, canonical := parseTS(rest[len(tsKey) : len(tsKey)+len(TimeFormat)])
+	if !canonical {
 		var err error
 		if ts, err = time.Parse(TimeFormat, string(rest[len(tsKey):len(tsKey)+len(TimeFormat)])); err != nil {
 			return r, fmt.Errorf("ts is not %s", TimeFormat)
@@ -239,7 +239,7 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash, intern *interner) 
 	if end < 0 {
 		return r, errors.New("record session is not a JSON string")
 	}
-	session, err := frameString(rest[:end], intern)
+	session, plain, err := frameString(rest[:end], intern)
 	if err != nil {
 		return r, fmt.Errorf("record session: %v", err)
 	}
@@ -257,13 +257,21 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash, intern *interner) 
 	if !knownKind(r.Kind) {
 		return r, fmt.Errorf("unknown record kind %q", r.Kind)
 	}
-	var scratch [128]byte // most headers fit: comparing them allocates nothing
-	head := appendHeader(scratch[:0], r.Seq, r.TS, r.Session, r.Kind)
-	if !bytes.HasPrefix(line, head) {
-		return r, errors.New("record header is not in canonical form")
+	// Every piece of the header was read where the format puts it; when
+	// the ts and session were taken as their own canonical bytes, the
+	// header is what encoding it again would write, and only otherwise
+	// is it encoded again to compare.
+	headLen := len(line) - len(rest) + q + 1
+	if !canonical || !plain {
+		var scratch [128]byte // most headers fit: comparing them allocates nothing
+		head := appendHeader(scratch[:0], r.Seq, r.TS, r.Session, r.Kind)
+		if !bytes.HasPrefix(line, head) {
+			return r, errors.New("record header is not in canonical form")
+		}
+		headLen = len(head)
 	}
 	// The body is what follows the kind: either nothing or ",{fields}".
-	body := line[len(head) : len(line)-suffixLen]
+	body := line[headLen : len(line)-suffixLen]
 	switch {
 	case len(body) == 0:
 		r.Body = json.RawMessage("{}")
