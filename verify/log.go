@@ -71,16 +71,8 @@ func (v *verifier) read(rep *Report, rd *chain.Reader, p *pool, cp *chain.Checkp
 			checkRoot(rep, cp, rd.Root())
 		}
 		rec, err := rd.Next()
-		if err == io.EOF {
-			return nil
-		}
-		var ve *chain.VerifyError
-		if errors.As(err, &ve) {
-			rep.Findings = append(rep.Findings, integrityFinding(v.file, ve))
-			return nil
-		}
 		if err != nil {
-			return err
+			return v.readEnd(rep, err)
 		}
 		if rec.TS.Before(last) {
 			rep.Warnings = append(rep.Warnings, Finding{File: v.file, Seq: rec.Seq, Session: rec.Session, Kind: WarnTime,
@@ -102,6 +94,22 @@ func (v *verifier) read(rep *Report, rd *chain.Reader, p *pool, cp *chain.Checkp
 			p.send(rec)
 		}
 	}
+}
+
+// readEnd is how reading ends on err: cleanly at io.EOF, with a finding
+// at the first integrity failure, or with the error for unreadable input.
+// Apart from the loop, the heap target errors.As needs is made once, at
+// the end, not for every record.
+func (v *verifier) readEnd(rep *Report, err error) error {
+	if err == io.EOF {
+		return nil
+	}
+	var ve *chain.VerifyError
+	if errors.As(err, &ve) {
+		rep.Findings = append(rep.Findings, integrityFinding(v.file, ve))
+		return nil
+	}
+	return err
 }
 
 func verifyIntegrity(rep *Report, r io.Reader, opt Options) error {
