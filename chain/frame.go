@@ -104,3 +104,99 @@ func parseTS(b []byte) (time.Time, bool) {
 	}
 	return t, true
 }
+
+// reservedKey returns the first top-level key of a valid JSON object that
+// is one of the frame's keys, or "".
+func reservedKey(obj []byte) string {
+	found := ""
+	eachTopKey(obj, func(k []byte, _ int) bool {
+		switch string(k) {
+		case "v", "seq", "ts", "session", "kind", "prev", "hash":
+			found = string(k)
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// RawField returns the bytes of the value of a top-level key of a JSON
+// object, as stored. For a body DecodeBody accepted, that is exactly
+// encoding/json's encoding of the decoded value, so its digest can be
+// taken without encoding it again.
+func RawField(obj []byte, key string) ([]byte, bool) {
+	var raw []byte
+	eachTopKey(obj, func(k []byte, at int) bool {
+		if string(k) != key {
+			return true
+		}
+		if end := valueEnd(obj, at); end >= 0 {
+			raw = obj[at:end]
+		}
+		return false
+	})
+	return raw, raw != nil
+}
+
+// eachTopKey calls fn with each top-level key of a JSON object and where
+// its value starts, until fn returns false. Invalid JSON ends the walk.
+// The key is valid only during the call: most keys are the object's own
+// bytes, so walking the keys allocates nothing.
+func eachTopKey(obj []byte, fn func(key []byte, at int) bool) {
+	depth := 0
+	for i := 0; i < len(obj); i++ {
+		switch obj[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			n := stringEnd(obj[i:])
+			if n < 0 {
+				return
+			}
+			// At depth 1 a string after '{' or ',' and before ':' is a key.
+			if depth == 1 && (obj[i-1] == '{' || obj[i-1] == ',') && i+n < len(obj) && obj[i+n] == ':' {
+				k := obj[i+1 : i+n-1]
+				if bytes.IndexByte(k, '\\') >= 0 {
+					// "ki\u006ed" is "kind" to every JSON parser.
+					u := string(k)
+					_ = json.Unmarshal(obj[i:i+n], &u)
+					k = []byte(u)
+				}
+				if !fn(k, i+n+1) {
+					return
+				}
+			}
+			i += n - 1
+		}
+	}
+}
+
+// valueEnd returns where the JSON value starting at obj[start] ends: at
+// the comma or brace that closes it at its own depth.
+func valueEnd(obj []byte, start int) int {
+	depth := 0
+	for i := start; i < len(obj); i++ {
+		switch obj[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		case '"':
+			n := stringEnd(obj[i:])
+			if n < 0 {
+				return -1
+			}
+			i += n - 1
+		}
+	}
+	return -1
+}
