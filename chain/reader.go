@@ -110,6 +110,7 @@ type Reader struct {
 	// for checkpoint records, which sign the log up to themselves.
 	before tlog.Hash
 	err    error
+	intern interner
 }
 
 // NewReader reads a log from its first record.
@@ -156,7 +157,7 @@ func (r *Reader) check(line []byte, off int64, complete bool) (Record, *VerifyEr
 	if vErr != nil {
 		return Record{}, vErr
 	}
-	rec, err := parseFrame(line, r.next, r.prev, h)
+	rec, err := parseFrame(line, r.next, r.prev, h, &r.intern)
 	if err != nil {
 		return Record{}, fail(err.Error(), "", "")
 	}

@@ -54,7 +54,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	fastjson "github.com/segmentio/encoding/json"
@@ -206,13 +205,15 @@ func Parse(line []byte) (Record, error) {
 	if stated != actual {
 		return Record{}, fmt.Errorf("hash field %s is not the hash of the record (%s)", short(stated), short(actual))
 	}
-	return parseFrame(line, seq, prev, stated)
+	return parseFrame(line, seq, prev, stated, nil)
 }
 
 // parseFrame reads the ts, session, kind and body of a line whose seq,
 // prev and hash Header has read, and checks the frame is canonical by
 // encoding it again.
-func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
+// intern, when set, shares the session id between the records of a
+// session.
+func parseFrame(line []byte, seq int64, prev, hash tlog.Hash, intern *interner) (Record, error) {
 	r := Record{Seq: seq, Prev: prev, Hash: hash}
 	rest := line[len(linePrefix):]
 	_, n, _ := parseSeq(rest)
@@ -221,9 +222,12 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
 	if !bytes.HasPrefix(rest, []byte(tsKey)) || len(rest) < len(tsKey)+len(TimeFormat)+len(sessKey) {
 		return r, errors.New("record has no ts where the format puts it")
 	}
-	ts, err := time.Parse(TimeFormat, string(rest[len(tsKey):len(tsKey)+len(TimeFormat)]))
-	if err != nil {
-		return r, fmt.Errorf("ts is not %s", TimeFormat)
+	ts, canonical := parseTS(rest[len(tsKey) : len(tsKey)+len(TimeFormat)])
+	if !canonical {
+		var err error
+		if ts, err = time.Parse(TimeFormat, string(rest[len(tsKey):len(tsKey)+len(TimeFormat)])); err != nil {
+			return r, fmt.Errorf("ts is not %s", TimeFormat)
+		}
 	}
 	r.TS = ts
 	rest = rest[len(tsKey)+len(TimeFormat):]
@@ -235,9 +239,11 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
 	if end < 0 {
 		return r, errors.New("record session is not a JSON string")
 	}
-	if err := json.Unmarshal(rest[:end], &r.Session); err != nil {
+	session, plain, err := frameString(rest[:end], intern)
+	if err != nil {
 		return r, fmt.Errorf("record session: %v", err)
 	}
+	r.Session = session
 	rest = rest[end:]
 	if !bytes.HasPrefix(rest, []byte(kindKey)) {
 		return r, errors.New("record has no kind where the format puts it")
@@ -251,147 +257,54 @@ func parseFrame(line []byte, seq int64, prev, hash tlog.Hash) (Record, error) {
 	if !knownKind(r.Kind) {
 		return r, fmt.Errorf("unknown record kind %q", r.Kind)
 	}
-	head := headerBytes(r.Seq, r.TS, r.Session, r.Kind)
-	if !bytes.HasPrefix(line, head) {
-		return r, errors.New("record header is not in canonical form")
+	// Every piece of the header was read where the format puts it; when
+	// the ts and session were taken as their own canonical bytes, the
+	// header is what encoding it again would write, and only otherwise
+	// is it encoded again to compare.
+	headLen := len(line) - len(rest) + q + 1
+	if !canonical || !plain {
+		var scratch [128]byte // most headers fit: comparing them allocates nothing
+		head := appendHeader(scratch[:0], r.Seq, r.TS, r.Session, r.Kind)
+		if !bytes.HasPrefix(line, head) {
+			return r, errors.New("record header is not in canonical form")
+		}
+		headLen = len(head)
 	}
-	// The body is what follows the kind: either nothing or ",{fields}".
-	body := line[len(head) : len(line)-suffixLen]
+	r.Body, err = frameBody(line[headLen : len(line)-suffixLen])
+	return r, err
+}
+
+// frameBody makes the body object of what follows the kind: either
+// nothing or ",{fields}".
+func frameBody(body []byte) (json.RawMessage, error) {
 	switch {
 	case len(body) == 0:
-		r.Body = json.RawMessage("{}")
+		return json.RawMessage("{}"), nil
 	case body[0] == ',' && len(body) > 1:
 		b := make([]byte, len(body)+1)
 		b[0] = '{'
 		copy(b[1:], body[1:])
 		b[len(b)-1] = '}'
 		if !fastjson.Valid(b) {
-			return r, errors.New("record body is not a JSON object")
+			return nil, errors.New("record body is not a JSON object")
 		}
 		if k := reservedKey(b); k != "" {
 			// A second "kind" (or seq, …) would read differently to a
 			// parser that keeps the last of two equal keys.
-			return r, fmt.Errorf("record body repeats the frame's key %q", k)
+			return nil, fmt.Errorf("record body repeats the frame's key %q", k)
 		}
-		r.Body = b
-	default:
-		return r, errors.New("record header is not in canonical form")
+		return b, nil
 	}
-	return r, nil
-}
-
-// reservedKey returns the first top-level key of a valid JSON object that
-// is one of the frame's keys, or "".
-func reservedKey(obj []byte) string {
-	found := ""
-	eachTopKey(obj, func(k string, _ int) bool {
-		switch k {
-		case "v", "seq", "ts", "session", "kind", "prev", "hash":
-			found = k
-			return false
-		}
-		return true
-	})
-	return found
-}
-
-// RawField returns the bytes of the value of a top-level key of a JSON
-// object, as stored. For a body DecodeBody accepted, that is exactly
-// encoding/json's encoding of the decoded value, so its digest can be
-// taken without encoding it again.
-func RawField(obj []byte, key string) ([]byte, bool) {
-	var raw []byte
-	eachTopKey(obj, func(k string, at int) bool {
-		if k != key {
-			return true
-		}
-		if end := valueEnd(obj, at); end >= 0 {
-			raw = obj[at:end]
-		}
-		return false
-	})
-	return raw, raw != nil
-}
-
-// eachTopKey calls fn with each top-level key of a JSON object and where
-// its value starts, until fn returns false. Invalid JSON ends the walk.
-func eachTopKey(obj []byte, fn func(key string, at int) bool) {
-	depth := 0
-	for i := 0; i < len(obj); i++ {
-		switch obj[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		case '"':
-			n := stringEnd(obj[i:])
-			if n < 0 {
-				return
-			}
-			// At depth 1 a string after '{' or ',' and before ':' is a key.
-			if depth == 1 && (obj[i-1] == '{' || obj[i-1] == ',') && i+n < len(obj) && obj[i+n] == ':' {
-				k := string(obj[i+1 : i+n-1])
-				if strings.IndexByte(k, '\\') >= 0 {
-					// "ki\u006ed" is "kind" to every JSON parser.
-					_ = json.Unmarshal(obj[i:i+n], &k)
-				}
-				if !fn(k, i+n+1) {
-					return
-				}
-			}
-			i += n - 1
-		}
-	}
-}
-
-// valueEnd returns where the JSON value starting at obj[start] ends: at
-// the comma or brace that closes it at its own depth.
-func valueEnd(obj []byte, start int) int {
-	depth := 0
-	for i := start; i < len(obj); i++ {
-		switch obj[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			depth--
-		case ',':
-			if depth == 0 {
-				return i
-			}
-		case '"':
-			n := stringEnd(obj[i:])
-			if n < 0 {
-				return -1
-			}
-			i += n - 1
-		}
-	}
-	return -1
-}
-
-// stringEnd returns the length of the JSON string b starts with, through
-// its closing quote, or -1.
-func stringEnd(b []byte) int {
-	if len(b) == 0 || b[0] != '"' {
-		return -1
-	}
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return -1
+	return nil, errors.New("record header is not in canonical form")
 }
 
 // headerBytes is everything from the opening brace to the kind.
 func headerBytes(seq int64, ts time.Time, session string, kind Kind) []byte {
-	b := make([]byte, 0, 96+len(session))
+	return appendHeader(make([]byte, 0, 96+len(session)), seq, ts, session, kind)
+}
+
+// appendHeader appends headerBytes to b.
+func appendHeader(b []byte, seq int64, ts time.Time, session string, kind Kind) []byte {
 	b = append(b, linePrefix...)
 	b = strconv.AppendInt(b, seq, 10)
 	b = append(b, `,"ts":"`...)

@@ -35,11 +35,11 @@ func TestExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noScopes, err := p.Without(string(CheckScopes))
+	noScopes, err := p.Without(OffCheck(CheckScopes))
 	if err != nil {
 		t.Fatal(err)
 	}
-	noRule, err := p.Without("rule:fs-read")
+	noRule, err := p.Without(OffRule("fs-read"))
 	if err != nil {
 		t.Fatal(err)
 	}

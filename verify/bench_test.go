@@ -25,7 +25,7 @@ tools:
 
 // benchLog records sessions of a mail assistant reading and sending mail,
 // and returns the log and its evidence store.
-func benchLog(b *testing.B, sessions int) ([]byte, chain.Evidence) {
+func benchLog(b testing.TB, sessions int) ([]byte, chain.Evidence) {
 	b.Helper()
 	pol, err := engine.Load("bench", []byte(benchPolicy))
 	if err != nil {

@@ -4,12 +4,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -31,95 +28,22 @@ func Log(name string, r io.Reader, ev chain.EvidenceStore, opt Options) (*Report
 	if opt.IntegrityOnly {
 		return rep, verifyIntegrity(rep, r, opt)
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	v := &verifier{file: name, cache: audit.NewCache(ev), key: opt.Key, approvers: opt.ApproverKeys}
 	if a, ok := ev.(interface{ Absent() bool }); ok && a.Absent() {
 		v.noStore = true
 	}
-	chans := make([]chan chain.Record, workers)
-	results := make([]*sessionSet, workers)
-	var wg sync.WaitGroup
-	for i := range chans {
-		chans[i] = make(chan chain.Record, 256)
-		results[i] = &sessionSet{v: v, sessions: map[string]*vsession{}}
-		wg.Add(1)
-		go func(in chan chain.Record, set *sessionSet) {
-			defer wg.Done()
-			// A worker that fails keeps draining its channel, so the
-			// reader never blocks, and its failure fails the whole run:
-			// a verify that lost a session must never say ok.
-			for rec := range in {
-				if set.failed == nil {
-					set.failed = safeRecord(set, rec)
-				}
-			}
-		}(chans[i], results[i])
-	}
+	p := startPool(v, opt.Workers)
 	rd := chain.NewReader(r)
-	var (
-		readErr error
-		last    time.Time // the time of the record before
-	)
-	for {
-		if opt.Checkpoint != nil && rd.Count() == opt.Checkpoint.Size {
-			checkRoot(rep, opt.Checkpoint, rd.Root())
-		}
-		rec, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		var ve *chain.VerifyError
-		if errors.As(err, &ve) {
-			rep.Findings = append(rep.Findings, integrityFinding(name, ve))
-			break
-		}
-		if err != nil {
-			readErr = err
-			break
-		}
-		if rec.TS.Before(last) {
-			rep.Warnings = append(rep.Warnings, Finding{File: name, Seq: rec.Seq, Session: rec.Session, Kind: WarnTime,
-				Recorded: rec.TS.Format(chain.TimeFormat), Recomputed: "not before " + last.Format(chain.TimeFormat),
-				Reason: fmt.Sprintf("time goes back: record %d is at %s, before record %d at %s", rec.Seq, rec.TS.Format(chain.TimeFormat), rec.Seq-1, last.Format(chain.TimeFormat))})
-		}
-		last = rec.TS
-		if rec.Kind == chain.KindCheckpoint {
-			v.checkpointRecord(rec, rd.RootBefore())
-			continue
-		}
-		if rec.Kind == chain.KindMalformed {
-			// A request that never became a call decides nothing, and may
-			// come before its session's record.
-			var b audit.MalformedBody
-			if err := chain.DecodeBody(rec.Body, &b); err != nil {
-				v.findings = append(v.findings, Finding{File: name, Seq: rec.Seq, Session: rec.Session, Kind: FindRecord, Reason: "malformed record: " + err.Error()})
-			}
-			continue
-		}
-		h := fnv.New32a()
-		h.Write([]byte(rec.Session))
-		chans[h.Sum32()%uint32(workers)] <- rec
-	}
-	for _, c := range chans {
-		close(c)
-	}
-	wg.Wait()
-	for _, set := range results {
-		set.close()
-	}
+	readErr := v.read(rep, rd, p, opt.Checkpoint)
+	// Every worker is drained and joined before any error returns, so
+	// none is left blocked on its channel and none of their failures is
+	// missed.
+	p.wait()
 	if readErr != nil {
 		return nil, inputError(name, readErr)
 	}
-	for _, set := range results {
-		if set.failed != nil {
-			return nil, fmt.Errorf("%s: %w", name, set.failed)
-		}
-		if set.fatal != nil {
-			return nil, fmt.Errorf("%s: %w", name, set.fatal)
-		}
+	if err := p.err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	rep.Records = rd.Count()
 	if rep.Records == 0 && len(rep.Findings) == 0 {
@@ -130,16 +54,61 @@ func Log(name string, r io.Reader, ev chain.EvidenceStore, opt Options) (*Report
 			Recorded: fmt.Sprintf("%d records", rd.Count()), Recomputed: fmt.Sprintf("%d records", opt.Checkpoint.Size),
 			Reason: fmt.Sprintf("the log was truncated: the checkpoint covers %d records and the log has %d", opt.Checkpoint.Size, rd.Count())})
 	}
-	for _, set := range results {
-		rep.Findings = append(rep.Findings, set.findings...)
-		rep.Unevaluable = append(rep.Unevaluable, set.unevaluable...)
-		rep.Sessions += len(set.sessions)
-		rep.Calls += set.calls
-		rep.Contents += set.contents
-	}
+	p.merge(rep)
 	rep.Findings = append(rep.Findings, v.findings...)
 	sortReport(rep)
 	return rep, nil
+}
+
+// read checks the chain in file order and hands each session's records
+// to its worker. It returns an error only for input that cannot be read;
+// the first integrity failure is a finding and ends the reading.
+func (v *verifier) read(rep *Report, rd *chain.Reader, p *pool, cp *chain.Checkpoint) error {
+	var last time.Time // the time of the record before
+	for {
+		if cp != nil && rd.Count() == cp.Size {
+			checkRoot(rep, cp, rd.Root())
+		}
+		rec, err := rd.Next()
+		if err != nil {
+			return v.readEnd(rep, err)
+		}
+		if rec.TS.Before(last) {
+			rep.Warnings = append(rep.Warnings, Finding{File: v.file, Seq: rec.Seq, Session: rec.Session, Kind: WarnTime,
+				Recorded: rec.TS.Format(chain.TimeFormat), Recomputed: "not before " + last.Format(chain.TimeFormat),
+				Reason: fmt.Sprintf("time goes back: record %d is at %s, before record %d at %s", rec.Seq, rec.TS.Format(chain.TimeFormat), rec.Seq-1, last.Format(chain.TimeFormat))})
+		}
+		last = rec.TS
+		switch rec.Kind {
+		case chain.KindCheckpoint:
+			v.checkpointRecord(rec, rd.RootBefore())
+		case chain.KindMalformed:
+			// A request that never became a call decides nothing, and may
+			// come before its session's record.
+			var b audit.MalformedBody
+			if err := chain.DecodeBody(rec.Body, &b); err != nil {
+				v.findings = append(v.findings, Finding{File: v.file, Seq: rec.Seq, Session: rec.Session, Kind: FindRecord, Reason: "malformed record: " + err.Error()})
+			}
+		default:
+			p.send(rec)
+		}
+	}
+}
+
+// readEnd is how reading ends on err: cleanly at io.EOF, with a finding
+// at the first integrity failure, or with the error for unreadable input.
+// Apart from the loop, the heap target errors.As needs is made once, at
+// the end, not for every record.
+func (v *verifier) readEnd(rep *Report, err error) error {
+	if err == io.EOF {
+		return nil
+	}
+	var ve *chain.VerifyError
+	if errors.As(err, &ve) {
+		rep.Findings = append(rep.Findings, integrityFinding(v.file, ve))
+		return nil
+	}
+	return err
 }
 
 func verifyIntegrity(rep *Report, r io.Reader, opt Options) error {
