@@ -292,6 +292,15 @@ func (s *Session) Result(now time.Time, pos int, body *ResultBody, out *Output) 
 	if body.Status != StatusOK && body.Call != "" {
 		s.state.Failed(body.Call)
 	}
+	if pc := s.calls[body.Call]; pc != nil && !pc.waiting && pc.call.Args != nil {
+		// A call with its result is settled: only its id, server, tool
+		// and digest are asked of it again (grants, sources). Its
+		// arguments would otherwise stay in memory for the whole of a
+		// long-lived gateway session.
+		c := *pc.call
+		c.Args = nil
+		pc.call = &c
+	}
 	switch {
 	case out == nil:
 	case out.Unknown:

@@ -259,3 +259,20 @@ func TestOnlyDecisionsWaitForTheDisk(t *testing.T) {
 		t.Errorf("result record: fsynced on its own")
 	}
 }
+
+// TestASettledCallLetsGoOfItsArguments: once its result is in, a call's
+// arguments are not held for the rest of the session.
+func TestASettledCallLetsGoOfItsArguments(t *testing.T) {
+	s := start(t, nil)
+	c := call("c1", "send")
+	pc, err := s.Call(t0, c, s.Decide(c, t0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Result(t0, 2, &ResultBody{Call: "c1", Tool: "send", Status: StatusOK}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if pc.Call().Args != nil || pc.Call().Digest != c.Digest || c.Args == nil {
+		t.Errorf("after its result: args %v digest %q (caller's args %v)", pc.Call().Args, pc.Call().Digest, c.Args)
+	}
+}
