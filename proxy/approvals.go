@@ -559,8 +559,13 @@ func (p *Proxy) collectGrants() {
 		delete(p.waiting, aid)
 		now := p.opt.Now()
 		sig := a.Signature
+		// The approval's life runs from when the human signed it, not from
+		// when the gateway noticed: an answer taken at the next call, an
+		// hour on, must not be fresh for a quarter of an hour more
+		// (takeAnswer has checked the time parses and is not ahead).
+		signed, _ := time.Parse(chain.TimeFormat, sig.Time)
 		g := engine.Grant{ID: aid, Server: c.Server, Tool: c.Tool, Digest: c.Digest, Approver: approver,
-			Approve: a.Answer == "approve", Expires: now.Add(p.opt.Policy.ApprovalTTL())}
+			Approve: a.Answer == "approve", Expires: signed.Add(p.opt.Policy.ApprovalTTL())}
 		body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
 			Answer: audit.Answer(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Signature: &sig}
 		if p.gateway {

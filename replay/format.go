@@ -72,6 +72,9 @@ func FormatEvent(ev Event) []byte {
 	case ev.Tools != nil:
 		kind = "tools"
 		body["tools"] = ev.ToolValues
+		if ev.Repin {
+			body["repin"] = true
+		}
 	default:
 		kind = "end"
 	}

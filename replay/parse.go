@@ -42,7 +42,10 @@ func ParseEvent(b []byte, line int) (Event, error) {
 		case "tools":
 			ev.Tools, ev.ToolValues, err = toolList(f, "tools", true)
 			if err == nil {
-				err = f.only("tools", "at")
+				err = f.only("tools", "repin", "at")
+			}
+			if err == nil {
+				ev.Repin, err = f.boolean("repin")
 			}
 		case "end":
 			ev.End = true

@@ -131,7 +131,7 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 	case ev.Output != nil:
 		err = r.output(s, ev.Output, now, fail)
 	case ev.Tools != nil:
-		err = s.Tools(now, &audit.ToolsBody{Tools: ev.Tools})
+		err = s.Tools(now, &audit.ToolsBody{Tools: ev.Tools, Repin: ev.Repin})
 	case ev.End:
 		r.cur = nil
 		err = s.End(now, &audit.EndBody{})

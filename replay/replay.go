@@ -93,7 +93,7 @@ func Run(p *engine.Policy, file string, events []Event) ([]Result, error) {
 				return nil, fail("output %v", rerr)
 			}
 		case ev.Tools != nil:
-			err = s.Tools(now, &audit.ToolsBody{Tools: ev.Tools})
+			err = s.Tools(now, &audit.ToolsBody{Tools: ev.Tools, Repin: ev.Repin})
 		case ev.End:
 			err = s.End(now, nil)
 			s = nil

@@ -37,7 +37,9 @@ type Event struct {
 	Tools  []engine.ToolDef
 	// ToolValues are the tools of a tools event as written.
 	ToolValues []any
-	// Repin and Accept, read from audit logs only, are a tools record's.
+	// Repin is a tools event's "repin" (tools new to the session are
+	// pinned, as the live gateway's relist does); Accept, read from audit
+	// logs only, is a tools record's.
 	Repin  bool
 	Accept []engine.ToolDef
 	// AcceptedBy is who accepted Accept; it is applied only if
