@@ -107,8 +107,9 @@ type Pack struct {
 	Redacted            int                       // calls with redacted arguments
 	Findings            []PackFinding
 	ToolNames           []string
-	Annots              map[string][]string // tool -> annotation hints set
-	Dests               map[string][]string // tool -> destination-shaped arguments
+	Annots              map[string][]string        // tool -> annotation hints set
+	Dests               map[string][]string        // tool -> destination-shaped arguments
+	toolServers         map[string]map[string]bool // tool -> the servers of sessions that called or listed it
 }
 
 // BuildPack reads the logs (verifying each) and describes the policy
@@ -150,7 +151,7 @@ func BuildPack(in PackInput) (*Pack, error) {
 	p := &Pack{In: in, ByTool: map[string]map[string]int{}, ByCheck: map[string]int{}, ByRule: map[string]int{},
 		ByDay: map[string]map[string]int{}, Asks: map[string]int{}, DeniedTo: map[string]int{}, DestRaw: map[string][]string{},
 		Annots: map[string][]string{}, Dests: map[string][]string{}, policies: map[string]*engine.Policy{},
-		sessionIn: map[string]string{}}
+		sessionIn: map[string]string{}, toolServers: map[string]map[string]bool{}}
 	tools := map[string]bool{}
 	for _, name := range in.Logs {
 		if err := p.readLog(name, tools); err != nil {
@@ -322,15 +323,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-func (p *Pack) namedByRule(tool string) bool {
-	for _, r := range p.Policy.Spec().Rules {
-		if engine.MatchGlob(r.Tool, tool) {
-			return true
-		}
-	}
-	return false
-}
-
 func (p *Pack) readAnnotations(data []byte) {
 	var list struct {
 		Tools []struct {
@@ -446,6 +438,14 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 		}
 		p.Sessions++
 		p.policies[s.Policy.Version()] = s.Policy
+		server := ""
+		if len(s.Events) > 0 && s.Events[0].Start != nil {
+			st := s.Events[0].Start
+			server = st.Server
+			for _, t := range st.Tools {
+				p.sawServer(server, t.Name)
+			}
+		}
 		// The last session is the one that started last, whichever log
 		// and whatever order the logs were given in; untimed sessions
 		// fall back to that order.
@@ -483,6 +483,7 @@ func (p *Pack) readLog(name string, tools map[string]bool) error {
 				d := e.Call.Recorded
 				p.Calls++
 				tools[e.Call.Tool] = true
+				p.sawServer(server, e.Call.Tool)
 				v := string(d.Verdict)
 				if p.ByTool[e.Call.Tool] == nil {
 					p.ByTool[e.Call.Tool] = map[string]int{}
@@ -636,59 +637,6 @@ func parseAblate(data []byte) ([]ablationLine, *ablationTotals, error) {
 		return nil, nil, fmt.Errorf("no policy line: give the output of bailiff ablate --format json")
 	}
 	return lines, tot, nil
-}
-
-// controls describes the controls on one tool.
-func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string) {
-	spec := p.Policy.Spec()
-	// Every rule that names the tool: which one decides depends on the
-	// call, so one alone would hide the others.
-	var rules []string
-	for _, r := range spec.Rules {
-		if engine.MatchGlob(r.Tool, tool) {
-			s := r.ID + " (" + r.Action
-			if len(r.When) > 0 {
-				s += ", conditional"
-			}
-			rules = append(rules, s+")")
-		}
-	}
-	rule = "none: denied by default"
-	if len(rules) > 0 {
-		rule = strings.Join(rules, "; ")
-	}
-	budget, path, patterns, sink = "-", "-", "-", "-"
-	c := spec.Tools[tool]
-	if d := p.Dests[tool]; len(d) > 0 {
-		// No contract says otherwise: destination-shaped arguments gate it.
-		sink = "gated by its arguments " + strings.Join(d, ", ")
-	}
-	if c == nil {
-		return
-	}
-	if c.MaxCalls != nil {
-		budget = fmt.Sprint(*c.MaxCalls)
-	}
-	if len(c.WriteParams) > 0 {
-		path = strings.Join(c.WriteParams, ", ") + " under " + orNone(c.AllowedPathPrefixes)
-	}
-	if len(c.ArgPatterns) > 0 {
-		var ps []string
-		for _, k := range sortedKeys(c.ArgPatterns) {
-			ps = append(ps, k+"="+c.ArgPatterns[k])
-		}
-		patterns = strings.Join(ps, ", ")
-	}
-	switch {
-	case c.Exfiltrating != nil && !*c.Exfiltrating:
-		sink = "not a sink"
-	case c.Exfiltrating != nil || len(c.SinkParams) > 0 || len(c.TrustedDestinations) > 0:
-		sink = "a sink: destinations in " + orWord(c.SinkParams, "no named argument") + "; trusted: " + orWord(c.TrustedDestinations, "nothing")
-		if c.OnTaint == "ask" {
-			sink += "; on taint ask"
-		}
-	}
-	return
 }
 
 func orNone(l []string) string { return orWord(l, "none") }
