@@ -13,23 +13,16 @@ import (
 // logs' sessions ran against (a tool from a --tools file or a contract
 // only). Rules are scoped by server, so a tool's controls depend on it.
 func (p *Pack) servers(tool string) []string {
-	if s := p.toolServers[tool]; len(s) > 0 {
+	if s := p.ToolServers[tool]; len(s) > 0 {
 		return sortedKeys(s)
 	}
 	all := map[string]bool{}
-	for _, s := range p.toolServers {
+	for _, s := range p.ToolServers {
 		for k := range s {
 			all[k] = true
 		}
 	}
 	return sortedKeys(all)
-}
-
-func (p *Pack) sawServer(server, tool string) {
-	if p.toolServers[tool] == nil {
-		p.toolServers[tool] = map[string]bool{}
-	}
-	p.toolServers[tool][server] = true
 }
 
 // namedByRule reports whether some rule can match the tool on one of its
