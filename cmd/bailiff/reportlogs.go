@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"bailiff/chain"
+	"bailiff/replay"
 	"bailiff/report"
 	"bailiff/verify"
 )
@@ -15,8 +16,8 @@ import (
 // since and until, for report.BuildPack. A log named "-" is read from
 // stdinFile, where standard input was spooled. Every byte of the logs is
 // written to progress twice: verified, then summarized.
-func packLogs(logs []string, stdinFile string, since, until time.Time, ckpt *chain.Checkpoint, progress io.Writer) ([]report.PackLog, *verify.Summary, error) {
-	sum := verify.NewSummary(since, until)
+func packLogs(logs []string, stdinFile string, since, until time.Time, ckpt *chain.Checkpoint, progress io.Writer) ([]report.PackLog, *replay.Summary, error) {
+	sum := replay.NewSummary(since, until)
 	var out []report.PackLog
 	for _, name := range logs {
 		file := name
@@ -32,7 +33,7 @@ func packLogs(logs []string, stdinFile string, since, until time.Time, ckpt *cha
 	return out, sum, nil
 }
 
-func packLog(sum *verify.Summary, name, file string, ckpt *chain.Checkpoint, progress io.Writer) (report.PackLog, error) {
+func packLog(sum *replay.Summary, name, file string, ckpt *chain.Checkpoint, progress io.Writer) (report.PackLog, error) {
 	l := report.PackLog{Name: name}
 	f, err := os.Open(file)
 	if err != nil {

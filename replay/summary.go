@@ -1,4 +1,4 @@
-package verify
+package replay
 
 import (
 	"fmt"
@@ -10,19 +10,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
 )
-
-// Evidential reports whether a verified log's records are evidence: a
-// log whose chain or embedded policy fails proves nothing of its calls.
-func Evidential(r *Report) bool {
-	for _, x := range r.Findings {
-		if x.Kind == FindIntegrity || x.Kind == FindPolicy {
-			return false
-		}
-	}
-	return true
-}
 
 // Summary is what verified logs' sessions did within a period, counted
 // across the logs: a session outside the period is not described, not its
@@ -77,7 +65,7 @@ type LogRead struct {
 func (s *Summary) Add(name string, r io.Reader, ev chain.EvidenceStore) (LogRead, error) {
 	var read LogRead
 	var dup error
-	read.Err = replay.LogSessions(name, r, ev, func(ls replay.LogSession) error {
+	read.Err = LogSessions(name, r, ev, func(ls LogSession) error {
 		s.Read++
 		if prev, ok := s.sessionIn[ls.ID()]; ok && prev != name && dup == nil {
 			dup = fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", ls.ID(), prev, name)
@@ -104,7 +92,7 @@ func (s *Summary) sawServer(server, tool string) {
 }
 
 // session counts one session, if it has a record in range.
-func (s *Summary) session(ls replay.LogSession) {
+func (s *Summary) session(ls LogSession) {
 	inside := s.Since.IsZero() && s.Until.IsZero()
 	var start time.Time
 	for _, e := range ls.Events {
@@ -155,7 +143,7 @@ type asked struct{ tool, day string }
 // call's verdict is its final one, as replay and shadow show it: the
 // answer that settles it moves it from ask. Its check stays the one that
 // asked; approval counts the answer.
-func (s *Summary) events(server string, events []replay.Event) {
+func (s *Summary) events(server string, events []Event) {
 	open := map[string]asked{}
 	for _, e := range events {
 		if !RealTime(e.At) {
@@ -202,7 +190,7 @@ func (s *Summary) events(server string, events []replay.Event) {
 	s.Asks["unanswered"] += len(open)
 }
 
-func (s *Summary) call(server, day string, c *replay.Call) {
+func (s *Summary) call(server, day string, c *Call) {
 	d := c.Recorded
 	s.Calls++
 	s.sawServer(server, c.Tool)
@@ -242,7 +230,7 @@ func (s *Summary) call(server, day string, c *replay.Call) {
 
 // RealTime tells whether t is a time a record was written at, not a
 // placeholder: zero, or the clock bailiff record gives events without
-// "at" (replay.Epoch plus whole seconds, one per trace line), which would
+// "at" (Epoch plus whole seconds, one per trace line), which would
 // otherwise show as a period in January 2000 that never happened.
 func RealTime(t time.Time) bool {
 	if t.IsZero() {
@@ -251,7 +239,7 @@ func RealTime(t time.Time) bool {
 	// Older record stamped events without "at" at the epoch plus their
 	// line in seconds: whole seconds within days of it. A real time is
 	// anything else, a real log of early 2000 included.
-	d := t.Sub(replay.Epoch)
+	d := t.Sub(Epoch)
 	return d < 0 || d >= 1<<20*time.Second || t.Nanosecond() != 0
 }
 
