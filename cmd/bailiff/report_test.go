@@ -148,8 +148,16 @@ func TestReportConsistent(t *testing.T) {
 	if !regexp.MustCompile(`\| send\\_email +\| 2 +\| 2 +\| 0 +\|`).MatchString(md) || !regexp.MustCompile(`\| approval +\| 3 +\|`).MatchString(md) {
 		t.Errorf("answered asks are not counted by their answers:\n%s", md)
 	}
-	if !strings.Contains(md, "no-test-keys (deny, conditional); curl (allow)") {
-		t.Errorf("the curl row does not show both its rules:\n%s", md)
+	// curl's rules are for server web: on mail nothing names it.
+	if !regexp.MustCompile(`\| curl +\| none: denied by default +\|`).MatchString(md) {
+		t.Errorf("the curl row claims rules for server web on server mail:\n%s", md)
+	}
+	code, web, errs := reportRun(t, "--audit", fixtures+"/chain/good_web.jsonl", "-o", "-")
+	if code != 0 {
+		t.Fatalf("web: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(web, "no-test-keys (deny, conditional); curl (allow)") {
+		t.Errorf("the curl row does not show both its rules:\n%s", web)
 	}
 	if strings.Contains(md, "sink none") || strings.Contains(md, "trusted none") {
 		t.Errorf("unclear sink wording:\n%s", md)
@@ -592,5 +600,45 @@ func TestReportResultsOfOtherInputs(t *testing.T) {
 	code, _, errs = reportRun(t, "--audit", mail, "--shadow", "../../golden/shadow/mail.json", "--ablate", "../../golden/ablate/mail.json", "-o", "-")
 	if code != 0 {
 		t.Errorf("results over the pack's own log: exit %d, %s", code, errs)
+	}
+}
+
+// TestReportRuleServer: a rule is described for a tool only on the servers
+// its server glob matches, and a rule that needs a scope says so.
+func TestReportRuleServer(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.yaml")
+	trace := filepath.Join(dir, "trace.jsonl")
+	os.WriteFile(pol, []byte(`version: 1
+rules:
+  - {id: other-mail, server: other, tool: send_email, action: allow}
+  - {id: read, server: "ma*", tool: read, action: allow, scopes: [mail.read]}
+`), 0o644)
+	lines := []string{
+		`{"start":{"session":"s1","server":"mail","principal":{"subject":"ana","scopes":["mail.read"]},"tools":["read","send_email"]}}`,
+		`{"call":{"id":"c1","tool":"read","args":{}}}`,
+		`{"call":{"id":"c2","tool":"send_email","args":{"to":"x@example.com"}}}`,
+		`{"end":{}}`,
+	}
+	os.WriteFile(trace, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	log := filepath.Join(dir, "audit.jsonl")
+	var out, errb bytes.Buffer
+	if code := run([]string{"record", "--clock", "2026-03-02T09:00:00Z", "--policy", pol, trace, "-o", log}, nil, &out, &errb); code != 0 {
+		t.Fatalf("record: %s", errb.String())
+	}
+	tools := filepath.Join(dir, "tools.json")
+	os.WriteFile(tools, []byte(`{"tools":[{"name":"read","inputSchema":{"type":"object"}},{"name":"send_email","inputSchema":{"type":"object"}}]}`), 0o644)
+	code, md, errs := reportRun(t, "--audit", log, "--tools", tools, "-o", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(md, "1 listed tool is named by no rule, so every call to them is denied by default: send\\_email") {
+		t.Errorf("send_email is not found named by no rule on its server:\n%s", md)
+	}
+	if strings.Contains(md, "other-mail (allow)") || !regexp.MustCompile(`\| send\\_email +\| none: denied by default +\|`).MatchString(md) {
+		t.Errorf("the pack claims a rule for server other covers send_email on server mail:\n%s", md)
+	}
+	if !strings.Contains(md, "| read        | read (allow, needs scope mail.read); otherwise denied by default |") {
+		t.Errorf("the read row does not say its rule needs a scope:\n%s", md)
 	}
 }

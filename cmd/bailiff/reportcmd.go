@@ -107,8 +107,9 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 	if err := p.output.check(append(inputs, logs...), p.out, p.html, p.sarif); err != nil {
 		return err
 	}
-	in := report.PackInput{Logs: logs, PolicyName: p.policy, Tools: map[string][]byte{}, GeneratedAt: p.generatedAt,
+	in := report.PackInput{PolicyName: p.policy, Tools: map[string][]byte{}, GeneratedAt: p.generatedAt,
 		ShadowFile: p.shadow, AblateFile: p.ablate}
+	stdinFile := ""
 	for _, l := range logs {
 		if l == "-" {
 			path, _, done, err := spool(stdin, kindLog)
@@ -117,14 +118,14 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 				return err
 			}
 			noStore(stderr)
-			in.Stdin = path
+			stdinFile = path
 			continue
 		}
 		if err := checkFile(l, kindLog); err != nil {
 			return err
 		}
 	}
-	if err := distinctLogs(logs, map[string]string{"-": in.Stdin}); err != nil {
+	if err := distinctLogs(logs, map[string]string{"-": stdinFile}); err != nil {
 		return err
 	}
 	if p.policy != "" {
@@ -190,13 +191,22 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 		in.Checkpoint = &c
 	}
 	sized := slices.Clone(logs)
-	if in.Stdin != "" {
-		sized = append(sized, in.Stdin)
+	if stdinFile != "" {
+		sized = append(sized, stdinFile)
 	}
 	bar := newProgress(stderr, 2*fileSizes(sized), "report")
 	defer bar.Done()
-	in.Progress = bar
-	pack, err := report.BuildPack(in)
+	// Results and a policy that would be refused are refused before any
+	// log is read.
+	if err := report.CheckInputs(in); err != nil {
+		bar.Done()
+		return usageErr(err, "")
+	}
+	in.Logs, in.Summary, err = packLogs(logs, stdinFile, in.Since, in.Until, in.Checkpoint, bar)
+	var pack *report.Pack
+	if err == nil {
+		pack, err = report.BuildPack(in)
+	}
 	bar.Done()
 	if err != nil {
 		return usageErr(err, "")

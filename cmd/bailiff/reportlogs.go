@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"time"
+
+	"bailiff/chain"
+	"bailiff/replay"
+	"bailiff/report"
+	"bailiff/verify"
+)
+
+// packLogs verifies each log and counts its evidential sessions between
+// since and until, for report.BuildPack. A log named "-" is read from
+// stdinFile, where standard input was spooled. Every byte of the logs is
+// written to progress twice: verified, then summarized.
+func packLogs(logs []string, stdinFile string, since, until time.Time, ckpt *chain.Checkpoint, progress io.Writer) ([]report.PackLog, *replay.Summary, error) {
+	sum := replay.NewSummary(since, until)
+	var out []report.PackLog
+	for _, name := range logs {
+		file := name
+		if name == "-" {
+			file = stdinFile
+		}
+		l, err := packLog(sum, name, file, ckpt, progress)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, l)
+	}
+	return out, sum, nil
+}
+
+func packLog(sum *replay.Summary, name, file string, ckpt *chain.Checkpoint, progress io.Writer) (report.PackLog, error) {
+	l := report.PackLog{Name: name}
+	f, err := os.Open(file)
+	if err != nil {
+		return l, err
+	}
+	defer f.Close()
+	ev := chain.Evidence{Dir: chain.EvidenceDir(file)}
+	var r io.Reader = f
+	if progress != nil {
+		r = io.TeeReader(f, progress)
+	}
+	if l.Report, err = verify.Log(name, bufio.NewReader(r), ev, verify.Options{Workers: 1, Checkpoint: ckpt}); err != nil {
+		return l, err
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		return l, err
+	}
+	if l.First, err = chain.FirstLineHash(f); err != nil {
+		return l, err
+	}
+	if !verify.Evidential(l.Report) {
+		// Its records are not evidence: summarize nothing of it.
+		return l, nil
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		return l, err
+	}
+	read, err := sum.Add(name, bufio.NewReader(r), ev)
+	if err != nil {
+		return l, err
+	}
+	l.Read = &read
+	l.EvidenceDir = ev.Dir
+	_, err = os.Stat(ev.Dir)
+	l.NoEvidence = err != nil
+	return l, nil
+}

@@ -1,0 +1,261 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"bailiff/chain"
+	"bailiff/engine"
+)
+
+// Summary is what verified logs' sessions did within a period, counted
+// across the logs: a session outside the period is not described, not its
+// calls and not its policy either.
+type Summary struct {
+	Since, Until time.Time // zero: unbounded
+	// Read counts the sessions read, in range or not; SpanFirst and
+	// SpanLast bound every timed record, in range or not.
+	Read                int
+	SpanFirst, SpanLast time.Time
+	Sessions            int
+	// Policies are the policies the sessions in range were decided under,
+	// by version; LastPolicy is the version of the one that started last.
+	Policies   map[string]*engine.Policy
+	LastPolicy string
+	lastAt     time.Time
+	sessionIn  map[string]string // session id -> the log it is in
+	// First and Last bound the timed records in range; Untimed counts the
+	// records in range that carry no real time.
+	First, Last time.Time
+	Untimed     int
+	Calls       int
+	ByTool      map[string]map[string]int // tool -> verdict -> n
+	ByCheck     map[string]int
+	ByRule      map[string]int
+	ByDay       map[string]map[string]int // day -> verdict -> n
+	Asks        map[string]int            // approved, declined, unanswered
+	DeniedTo    map[string]int            // tainted destinations denied, by normalized form
+	DestRaw     map[string][]string       // normalized destination -> the forms it was written in
+	Redacted    int                       // calls with redacted arguments
+	// ToolServers are the servers of the sessions that called or listed
+	// each tool.
+	ToolServers map[string]map[string]bool
+}
+
+// NewSummary is an empty summary of the records in [since, until).
+func NewSummary(since, until time.Time) *Summary {
+	return &Summary{Since: since, Until: until, Policies: map[string]*engine.Policy{}, sessionIn: map[string]string{},
+		ByTool: map[string]map[string]int{}, ByCheck: map[string]int{}, ByRule: map[string]int{},
+		ByDay: map[string]map[string]int{}, Asks: map[string]int{}, DeniedTo: map[string]int{},
+		DestRaw: map[string][]string{}, ToolServers: map[string]map[string]bool{}}
+}
+
+// LogRead is what reading one log's sessions found.
+type LogRead struct {
+	HasOutput bool  // some call's output was recorded
+	Err       error // the records could not all be read
+}
+
+// Add counts one verified, evidential log's sessions. Its error is a
+// session that is in another log too, which would be counted twice.
+func (s *Summary) Add(name string, r io.Reader, ev chain.EvidenceStore) (LogRead, error) {
+	var read LogRead
+	var dup error
+	read.Err = LogSessions(name, r, ev, func(ls LogSession) error {
+		s.Read++
+		if prev, ok := s.sessionIn[ls.ID()]; ok && prev != name && dup == nil {
+			dup = fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", ls.ID(), prev, name)
+		}
+		s.sessionIn[ls.ID()] = name
+		for _, e := range ls.Events {
+			read.HasOutput = read.HasOutput || e.Output != nil
+		}
+		s.session(ls)
+		return nil
+	})
+	return read, dup
+}
+
+func (s *Summary) inRange(t time.Time) bool {
+	return (s.Since.IsZero() || !t.Before(s.Since)) && (s.Until.IsZero() || t.Before(s.Until))
+}
+
+func (s *Summary) sawServer(server, tool string) {
+	if s.ToolServers[tool] == nil {
+		s.ToolServers[tool] = map[string]bool{}
+	}
+	s.ToolServers[tool][server] = true
+}
+
+// session counts one session, if it has a record in range.
+func (s *Summary) session(ls LogSession) {
+	inside := s.Since.IsZero() && s.Until.IsZero()
+	var start time.Time
+	for _, e := range ls.Events {
+		if !RealTime(e.At) {
+			continue
+		}
+		if start.IsZero() {
+			start = e.At
+		}
+		if s.SpanFirst.IsZero() || e.At.Before(s.SpanFirst) {
+			s.SpanFirst = e.At
+		}
+		if e.At.After(s.SpanLast) {
+			s.SpanLast = e.At
+		}
+		inside = inside || s.inRange(e.At)
+	}
+	if !inside {
+		return
+	}
+	s.Sessions++
+	s.Policies[ls.Policy.Version()] = ls.Policy
+	server := ""
+	if len(ls.Events) > 0 && ls.Events[0].Start != nil {
+		st := ls.Events[0].Start
+		server = st.Server
+		for _, t := range st.Tools {
+			s.sawServer(server, t.Name)
+		}
+	}
+	// The last session is the one that started last, whichever log and
+	// whatever order the logs were given in; untimed sessions fall back
+	// to that order.
+	if RealTime(start) {
+		if !start.Before(s.lastAt) {
+			s.LastPolicy, s.lastAt = ls.Policy.Version(), start
+		}
+	} else if s.lastAt.IsZero() {
+		s.LastPolicy = ls.Policy.Version()
+	}
+	s.events(server, ls.Events)
+}
+
+// asked is a call waiting for its answer.
+type asked struct{ tool, day string }
+
+// events counts one session's calls and answers in range. An asked
+// call's verdict is its final one, as replay and shadow show it: the
+// answer that settles it moves it from ask. Its check stays the one that
+// asked; approval counts the answer.
+func (s *Summary) events(server string, events []Event) {
+	open := map[string]asked{}
+	for _, e := range events {
+		if !RealTime(e.At) {
+			// No time to place it in a period: counted, never dated.
+			s.Untimed++
+			if !s.Since.IsZero() || !s.Until.IsZero() {
+				continue
+			}
+		} else if !s.inRange(e.At) {
+			continue
+		} else {
+			if s.First.IsZero() || e.At.Before(s.First) {
+				s.First = e.At
+			}
+			if e.At.After(s.Last) {
+				s.Last = e.At
+			}
+		}
+		switch {
+		case e.Call != nil && e.Call.Recorded != nil:
+			day := "(no time)"
+			if RealTime(e.At) {
+				day = e.At.UTC().Format("2006-01-02")
+			}
+			s.call(server, day, e.Call)
+			if e.Call.Recorded.Verdict == engine.Ask {
+				open[e.Call.ID] = asked{e.Call.Tool, day}
+			}
+		case e.Grant != nil && e.Grant.Recorded != nil && open[e.Grant.Call] != (asked{}):
+			a := open[e.Grant.Call]
+			delete(open, e.Grant.Call)
+			v := string(e.Grant.Recorded.Verdict)
+			s.ByTool[a.tool][string(engine.Ask)]--
+			s.ByTool[a.tool][v]++
+			s.ByDay[a.day][string(engine.Ask)]--
+			s.ByDay[a.day][v]++
+			if e.Grant.Recorded.Verdict == engine.Allow {
+				s.Asks["approved"]++
+			} else {
+				s.Asks["declined"]++
+			}
+		}
+	}
+	s.Asks["unanswered"] += len(open)
+}
+
+func (s *Summary) call(server, day string, c *Call) {
+	d := c.Recorded
+	s.Calls++
+	s.sawServer(server, c.Tool)
+	v := string(d.Verdict)
+	if s.ByTool[c.Tool] == nil {
+		s.ByTool[c.Tool] = map[string]int{}
+	}
+	s.ByTool[c.Tool][v]++
+	s.ByCheck[string(d.Check)]++
+	if d.Rule != "" {
+		s.ByRule[d.Rule]++
+	}
+	if s.ByDay[day] == nil {
+		s.ByDay[day] = map[string]int{}
+	}
+	s.ByDay[day][v]++
+	if len(c.Redacted) > 0 {
+		s.Redacted++
+	}
+	if d.Verdict == engine.Deny && d.Check == engine.CheckTaint {
+		dest, raw := d.Destination, writtenDestination(d.Reason)
+		if dest == "" {
+			dest = "(redacted)"
+		}
+		// The reason quotes the argument's path too, which the caller
+		// chose: a quoted form that does not read as the decided
+		// destination is not shown as it.
+		if raw == "" || engine.Normalize(raw) != d.Destination {
+			raw = dest
+		}
+		s.DeniedTo[dest]++
+		if !slices.Contains(s.DestRaw[dest], raw) {
+			s.DestRaw[dest] = append(s.DestRaw[dest], raw)
+		}
+	}
+}
+
+// RealTime tells whether t is a time a record was written at, not a
+// placeholder: zero, or the clock bailiff record gives events without
+// "at" (Epoch plus whole seconds, one per trace line), which would
+// otherwise show as a period in January 2000 that never happened.
+func RealTime(t time.Time) bool {
+	if t.IsZero() {
+		return false
+	}
+	// Older record stamped events without "at" at the epoch plus their
+	// line in seconds: whole seconds within days of it. A real time is
+	// anything else, a real log of early 2000 included.
+	d := t.Sub(Epoch)
+	return d < 0 || d >= 1<<20*time.Second || t.Nanosecond() != 0
+}
+
+// writtenDestination is the destination as the call wrote it, which the
+// taint check's reason quotes; the decision's Destination is normalized
+// (lower-cased), which is how calls are counted but not what was sent.
+func writtenDestination(reason string) string {
+	m := quotedDest.FindStringSubmatch(reason)
+	if m == nil {
+		return ""
+	}
+	s, err := strconv.Unquote(m[1])
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+var quotedDest = regexp.MustCompile(`^destination \S+ ("(?:[^"\\]|\\.)*")`)

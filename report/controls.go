@@ -1,0 +1,131 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"bailiff/engine"
+)
+
+// servers are the servers a tool is offered on, as the logs show them: the
+// servers of the sessions that called or listed it, else every server the
+// logs' sessions ran against (a tool from a --tools file or a contract
+// only). Rules are scoped by server, so a tool's controls depend on it.
+func (p *Pack) servers(tool string) []string {
+	if s := p.ToolServers[tool]; len(s) > 0 {
+		return sortedKeys(s)
+	}
+	all := map[string]bool{}
+	for _, s := range p.ToolServers {
+		for k := range s {
+			all[k] = true
+		}
+	}
+	return sortedKeys(all)
+}
+
+// namedByRule reports whether some rule can match the tool on one of its
+// servers; with no server known, only rules for any server count.
+func (p *Pack) namedByRule(tool string) bool {
+	servers := p.servers(tool)
+	if len(servers) == 0 {
+		servers = []string{""}
+	}
+	for _, s := range servers {
+		if p.Policy.Explain(s, tool).NamesTool() {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleText says which rules decide calls to the tool, per server when
+// its servers' rules differ.
+func (p *Pack) ruleText(tool string) string {
+	servers := p.servers(tool)
+	if len(servers) == 0 {
+		return "no session shows its server; on any server: " + explainedRules(p.Policy.Explain("", tool))
+	}
+	texts := map[string][]string{}
+	for _, s := range servers {
+		t := explainedRules(p.Policy.Explain(s, tool))
+		texts[t] = append(texts[t], s)
+	}
+	if len(texts) == 1 {
+		for t := range texts {
+			return t
+		}
+	}
+	var out []string
+	for t, ss := range texts {
+		out = append(out, "on "+strings.Join(ss, ", ")+": "+t)
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+// explainedRules lists every rule that can match: which one decides
+// depends on the call, so one alone would hide the others.
+func explainedRules(e engine.Explanation) string {
+	var rules []string
+	for _, r := range e.Rules {
+		var notes []string
+		if r.Disabled {
+			notes = append(notes, "disabled")
+		}
+		if len(r.Predicates) > 0 {
+			notes = append(notes, "conditional")
+		}
+		if len(r.Scopes) > 0 {
+			notes = append(notes, "needs scope "+strings.Join(r.Scopes, ", "))
+		}
+		rules = append(rules, r.ID+" ("+strings.Join(append([]string{string(r.Verdict)}, notes...), ", ")+")")
+	}
+	switch {
+	case len(rules) == 0:
+		return "none: denied by default"
+	case e.DefaultApplies:
+		rules = append(rules, "otherwise denied by default")
+	}
+	return strings.Join(rules, "; ")
+}
+
+// controls describes the controls on one tool.
+func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string) {
+	rule = p.ruleText(tool)
+	budget, path, patterns, sink = "-", "-", "-", "-"
+	// The contract is the tool's whatever the server: contracts are keyed
+	// by tool name alone.
+	c := p.Policy.Explain("", tool).Contract
+	if d := p.Dests[tool]; len(d) > 0 {
+		// No contract says otherwise: destination-shaped arguments gate it.
+		sink = "gated by its arguments " + strings.Join(d, ", ")
+	}
+	if c == nil {
+		return
+	}
+	if c.MaxCalls != nil {
+		budget = fmt.Sprint(*c.MaxCalls)
+	}
+	if len(c.WriteParams) > 0 {
+		path = strings.Join(c.WriteParams, ", ") + " under " + orNone(c.AllowedPathPrefixes)
+	}
+	if len(c.ArgPatterns) > 0 {
+		var ps []string
+		for _, k := range sortedKeys(c.ArgPatterns) {
+			ps = append(ps, k+"="+c.ArgPatterns[k])
+		}
+		patterns = strings.Join(ps, ", ")
+	}
+	switch {
+	case c.Exfiltrating != nil && !*c.Exfiltrating:
+		sink = "not a sink"
+	case c.Exfiltrating != nil || len(c.SinkParams) > 0 || len(c.TrustedDestinations) > 0:
+		sink = "a sink: destinations in " + orWord(c.SinkParams, "no named argument") + "; trusted: " + orWord(c.TrustedDestinations, "nothing")
+		if c.OnTaint == "ask" {
+			sink += "; on taint ask"
+		}
+	}
+	return
+}

@@ -1,0 +1,175 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"bailiff/engine"
+)
+
+// checkInputs parses the policy given and the results. A results file
+// that is not one would be a pack with a hole the reviewer never sees:
+// it is refused; one over unverified logs is a finding.
+func checkInputs(in PackInput) (*engine.Policy, []PackFinding, error) {
+	var unverified []PackFinding
+	for _, r := range []struct {
+		flag, file, what, head string
+		data                   []byte
+		parse                  func([]byte) error
+	}{
+		{"--shadow", in.ShadowFile, "shadow", "summary", in.Shadow, func(b []byte) error { _, _, err := parseShadow(b); return err }},
+		{"--ablate", in.AblateFile, "ablation", "policy", in.Ablate, func(b []byte) error { _, _, err := parseAblate(b); return err }},
+	} {
+		if r.data == nil {
+			continue
+		}
+		if err := r.parse(r.data); err != nil {
+			return nil, nil, fmt.Errorf("%s %s: %v", r.flag, r.file, err)
+		}
+		ok, notes, err := resultVerified(r.data, r.head)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s %s: %v", r.flag, r.file, err)
+		}
+		if !ok {
+			unverified = append(unverified, PackFinding{Rule: "unverified-baseline", Severity: SevHigh, Where: r.file,
+				Message: fmt.Sprintf("the %s result was run with --allow-unverified over logs that fail verify (%s): its numbers stand on a history that may be forged", r.what, strings.Join(notes, "; "))})
+		}
+	}
+	if in.PolicyData == nil {
+		return nil, unverified, nil
+	}
+	given, err := engine.Load(in.PolicyName, in.PolicyData)
+	return given, unverified, err
+}
+
+// resultVerified reads whether a shadow or ablate result's baseline was
+// verified, from its head line (type head). A result that does not say is
+// refused: it comes from a bailiff that did not verify, and a pack built
+// on it would vouch for numbers nobody checked.
+func resultVerified(data []byte, head string) (bool, []string, error) {
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var h struct {
+			Type       string   `json:"type"`
+			Verified   *bool    `json:"verified"`
+			Unverified []string `json:"unverified"`
+		}
+		if json.Unmarshal(line, &h) != nil || h.Type != head {
+			continue
+		}
+		if h.Verified == nil {
+			return false, nil, fmt.Errorf("its %s line does not say whether its logs were verified: give the output of this bailiff's --format json", head)
+		}
+		return *h.Verified, h.Unverified, nil
+	}
+	return false, nil, fmt.Errorf("no %s line", head)
+}
+
+// shadowSummary reads the counts line of shadow --format json output.
+func parseShadow(data []byte) (map[string]int, int, error) {
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var s struct {
+			Type   string         `json:"type"`
+			Calls  int            `json:"calls"`
+			Counts map[string]int `json:"counts"`
+		}
+		if json.Unmarshal(line, &s) == nil && s.Type == "summary" {
+			return s.Counts, s.Calls, nil
+		}
+	}
+	return nil, 0, fmt.Errorf("no summary line: give the output of bailiff shadow --format json")
+}
+
+func parseAblate(data []byte) ([]ablationLine, *ablationTotals, error) {
+	var lines []ablationLine
+	var tot *ablationTotals
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var head struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(line, &head); err != nil {
+			return nil, nil, err
+		}
+		switch head.Type {
+		case "check":
+			var l ablationLine
+			if err := json.Unmarshal(line, &l); err != nil {
+				return nil, nil, err
+			}
+			lines = append(lines, l)
+		case "policy":
+			var t ablationTotals
+			if err := json.Unmarshal(line, &t); err != nil {
+				return nil, nil, err
+			}
+			tot = &t
+		}
+	}
+	if tot == nil {
+		return nil, nil, fmt.Errorf("no policy line: give the output of bailiff ablate --format json")
+	}
+	return lines, tot, nil
+}
+
+// sameInputs refuses a shadow or ablation result computed over inputs
+// other than the pack's logs: a trace, another log, or one of these logs
+// at another length.
+func (p *Pack) sameInputs(flag, file, head string, data []byte) error {
+	var theirs []InputRef
+	found := false
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var h struct {
+			Type   string      `json:"type"`
+			Inputs *[]InputRef `json:"inputs"`
+		}
+		if json.Unmarshal(line, &h) != nil || h.Type != head {
+			continue
+		}
+		if h.Inputs == nil {
+			return fmt.Errorf("%s %s: its %s line does not name its inputs: give the output of this bailiff's --format json", flag, file, head)
+		}
+		theirs, found = *h.Inputs, true
+		break
+	}
+	if !found {
+		return fmt.Errorf("%s %s: no %s line", flag, file, head)
+	}
+	key := func(r InputRef) string {
+		if r.Trace {
+			return "trace " + r.File
+		}
+		return fmt.Sprintf("%s/%d", r.First, r.Records)
+	}
+	count := map[string]int{}
+	for _, r := range p.refs {
+		count[key(r)]++
+	}
+	for _, r := range theirs {
+		count[key(r)]--
+	}
+	for _, n := range count {
+		if n != 0 {
+			return fmt.Errorf("%s %s was computed over other inputs than the pack's logs: it covers %s; the pack reads %s", flag, file, refNames(theirs), refNames(p.refs))
+		}
+	}
+	return nil
+}
+
+func refNames(refs []InputRef) string {
+	if len(refs) == 0 {
+		return "nothing"
+	}
+	var out []string
+	for _, r := range refs {
+		if r.Trace {
+			out = append(out, r.File+" (a trace)")
+		} else {
+			out = append(out, fmt.Sprintf("%s (%d records)", r.File, r.Records))
+		}
+	}
+	return strings.Join(out, ", ")
+}
