@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -86,8 +87,15 @@ func (e Evidence) Put(data []byte, sync bool) (string, error) {
 	if _, err := os.Stat(p); err == nil {
 		return d, nil
 	}
+	_, statErr := os.Stat(e.Dir)
 	if err := os.MkdirAll(e.Dir, 0o700); err != nil {
 		return "", err
+	}
+	if sync && statErr != nil {
+		// A store made now is itself a new name, in the log's directory.
+		if err := syncDir(filepath.Dir(e.Dir)); err != nil {
+			return "", err
+		}
 	}
 	tmp, err := os.CreateTemp(e.Dir, ".put-*")
 	if err != nil {
@@ -107,7 +115,32 @@ func (e Evidence) Put(data []byte, sync bool) (string, error) {
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	return d, os.Rename(tmp.Name(), p)
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return "", err
+	}
+	if sync {
+		// The file's bytes are on disk, but its name is an entry in the
+		// directory: without syncing that too, a crash can keep a later
+		// synced record that names the content and lose the file.
+		if err := syncDir(e.Dir); err != nil {
+			return "", err
+		}
+	}
+	return d, nil
+}
+
+// syncDir syncs a directory's entries; a variable so a test can see it
+// called in its place.
+var syncDir = func(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // a directory cannot be opened for syncing there; NTFS journals renames
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 // Get returns the content stored under digest: ErrPurged when a purge
