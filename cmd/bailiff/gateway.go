@@ -81,6 +81,13 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 			return nil, usageErr(fmt.Errorf("%s: server %q has a url and a command (or args, env, cwd): it is one or the other", name, n), "")
 		}
 	}
+	for key, v := range map[string]string{"policy": c.Policy, "audit": c.Audit, "secret": c.Secret} {
+		if v == "-" {
+			// Joined to a config in the working directory, "-" would stay
+			// "-", and read the MCP session's own input as a file.
+			return nil, usageErr(fmt.Errorf("%s: %s cannot be -: standard input and output carry the MCP session", name, key), "")
+		}
+	}
 	dir := filepath.Dir(name)
 	rel := func(p string) string {
 		if p == "" || filepath.IsAbs(p) {

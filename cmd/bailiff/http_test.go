@@ -167,3 +167,26 @@ func TestGatewayListen(t *testing.T) {
 	}
 	verifiesWithCalls(t, audit, 2)
 }
+
+// TestGatewayConfigPathsNotStdin: a config in the working directory whose
+// policy, audit or secret is "-" is refused, not joined to "-" and read from
+// standard input, which carries the MCP session (a client's first message
+// would be read as the policy).
+func TestGatewayConfigPathsNotStdin(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, key := range []string{"policy", "audit", "secret"} {
+		t.Run(key, func(t *testing.T) {
+			if err := os.WriteFile("gw.yaml", []byte(key+": \"-\"\nservers:\n  s:\n    command: \"true\"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stdin := strings.NewReader("version: 1\nrules:\n  - {id: all, tool: \"*\", action: allow}\n")
+			_, err := loadGatewayConfig(stdin, "gw.yaml")
+			if err == nil || !strings.Contains(err.Error(), key+" cannot be -") {
+				t.Errorf("got %v, want %s refused", err, key)
+			}
+			if stdin.Len() == 0 {
+				t.Errorf("standard input was read")
+			}
+		})
+	}
+}
