@@ -99,6 +99,10 @@ func (cmp *comparison) step(ev *replay.Event, fail func(string, ...any) error) e
 		o := ev.Output
 		body := &audit.ResultBody{Call: o.Call, Server: o.Server, Tool: o.Tool, Channel: o.Channel, Status: replay.OutputStatus(o)}
 		out := replay.Brought(o)
+		if out != nil && !out.Unknown {
+			// Both sides take the same text: analyze it once.
+			out.Analyzed = &engine.Analyzed{Text: out.Text}
+		}
 		if _, err := b.Result(now, ev.Line, body, out); err != nil {
 			return fail("output %v", err)
 		}
