@@ -270,6 +270,9 @@ func (s *Session) Source(callID, server, tool string, pos int) (engine.Source, e
 type Output struct {
 	Text    string
 	Unknown bool
+	// Analyzed, when set, holds Text and is shared by the sessions the
+	// same output is given to, so its text is analyzed once.
+	Analyzed *engine.Analyzed
 }
 
 // Result is what came back, as body records it, with out its output (nil
@@ -305,6 +308,8 @@ func (s *Session) Result(now time.Time, pos int, body *ResultBody, out *Output) 
 	case out == nil:
 	case out.Unknown:
 		s.state.AddPurged(s.p, src)
+	case out.Analyzed != nil:
+		s.state.AddAnalyzed(s.p, src, out.Analyzed)
 	default:
 		s.state.AddOutput(s.p, src, out.Text)
 	}

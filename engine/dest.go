@@ -233,19 +233,15 @@ func percentDecode(s string) (string, bool) {
 
 // endsInNumber is WHATWG's test for a host that must parse as IPv4.
 func endsInNumber(h string) bool {
-	parts := strings.Split(h, ".")
-	if parts[len(parts)-1] == "" {
-		if len(parts) == 1 {
-			return false
-		}
-		parts = parts[:len(parts)-1]
-	}
-	last := parts[len(parts)-1]
-	if last != "" && strings.Trim(last, "0123456789") == "" {
+	// The last label, ignoring one trailing dot, found without splitting
+	// the host: this runs for every host-like token.
+	h = strings.TrimSuffix(h, ".")
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	if last != "" && allIn(last, isDigit) {
 		return true
 	}
 	if len(last) >= 2 && (last[:2] == "0x" || last[:2] == "0X") {
-		return strings.Trim(last[2:], "0123456789abcdefABCDEF") == ""
+		return allIn(last[2:], isHexDigit)
 	}
 	return false
 }

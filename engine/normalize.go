@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
@@ -95,5 +96,6 @@ func asciiNormalize(s string) string {
 		}
 		b = append(b, c)
 	}
-	return string(b)
+	// b is not written again: the string can be its bytes, not a copy.
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }

@@ -113,6 +113,9 @@ func (ix *taintIndex) add(src Source, text string) {
 // spilling as it goes, so that one large output does not leave buf (and
 // its capacity, for the rest of the session) as large as itself.
 func (ix *taintIndex) appendText(t string) {
+	if ix.buf == nil {
+		ix.buf = ix.pooledText()
+	}
 	ix.size += len(t)
 	if ix.store == nil {
 		ix.buf = append(ix.buf, t...)

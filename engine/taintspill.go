@@ -1,5 +1,7 @@
 package engine
 
+import "sync"
+
 // BlockSize is the size of the blocks a BlockStore holds.
 const BlockSize = blockSize
 
@@ -54,6 +56,31 @@ func (ix *taintIndex) release() {
 		}
 	}
 	ix.spilled = nil
+	// The text goes back for another session to fill: a replay opens
+	// session after session, and each grew its text from nothing. The
+	// index lets go of it, so a second release gives nothing back twice.
+	if c := cap(ix.buf); c > 0 && c <= maxPooledText {
+		b := ix.buf[:0]
+		textPool.Put(&b)
+	}
+	ix.buf = nil
+}
+
+// textPool holds the text buffers of closed sessions (*[]byte), up to
+// maxPooledText each: a larger one would be held for a session that may
+// never need it.
+var textPool sync.Pool
+
+const maxPooledText = 4 << 20
+
+// pooledText is an empty buffer for the index's text, reused when there
+// is one no larger than a spilling index would grow its own.
+func (ix *taintIndex) pooledText() []byte {
+	p, ok := textPool.Get().(*[]byte)
+	if !ok || (ix.store != nil && cap(*p) > 2*ix.spillAfter) {
+		return nil
+	}
+	return (*p)[:0]
 }
 
 // text returns the text from lo to hi, reading spilled blocks back. lo is

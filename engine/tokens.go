@@ -192,12 +192,31 @@ func hostKey(tok string) (string, bool) {
 // ipv4 tells whether h is a dotted-quad IPv4 address: a host too, though
 // its last label is a number.
 func ipv4(h string) bool {
-	parts := strings.Split(h, ".")
-	if len(parts) != 4 {
+	// By hand, not strings.Split: every host-like token of every output
+	// comes here, and a split allocates.
+	if strings.Count(h, ".") != 3 {
 		return false
 	}
-	for _, p := range parts {
-		if p == "" || len(p) > 3 || strings.Trim(p, "0123456789") != "" {
+	for range 4 {
+		p, rest, _ := strings.Cut(h, ".")
+		if p == "" || len(p) > 3 || !allIn(p, isDigit) {
+			return false
+		}
+		h = rest
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isHexDigit(c byte) bool {
+	return isDigit(c) || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+}
+
+// allIn tells whether every byte of s is one ok takes ("" is).
+func allIn(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
 			return false
 		}
 	}

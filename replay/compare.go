@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"bailiff/audit"
@@ -67,7 +68,7 @@ func LogSessions(name string, r io.Reader, ev chain.EvidenceStore, fn func(LogSe
 			if problem != "" {
 				return fail(errors.New(problem))
 			}
-			ls = &LogSession{Policy: p}
+			ls = &LogSession{Policy: p, Events: pooledEvents()}
 			open[rec.Session] = ls
 			ls.Events = append(ls.Events, Event{Line: int(rec.Seq), At: rec.TS, Start: &Start{Session: rec.Session, Server: b.Server,
 				Principal: b.Principal, Tools: b.Tools}})
@@ -170,4 +171,29 @@ func event(v *audit.Cache, rec chain.Record) (Event, error) {
 		e.End = true
 	}
 	return e, nil
+}
+
+// Recycle gives back the events of a session LogSessions handed over,
+// once nothing reads them any more, for a later session to fill: each
+// session otherwise grows its events from nothing.
+func Recycle(events []Event) {
+	if cap(events) == 0 || cap(events) > maxPooledEvents {
+		return
+	}
+	clear(events[:cap(events)]) // what they point to can go
+	events = events[:0]
+	eventsPool.Put(&events)
+}
+
+// eventsPool holds event slices ([]Event) of sessions compared, up to
+// maxPooledEvents each.
+var eventsPool sync.Pool
+
+const maxPooledEvents = 1 << 14
+
+func pooledEvents() []Event {
+	if p, ok := eventsPool.Get().(*[]Event); ok {
+		return *p
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package shadow
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"bailiff/audit"
@@ -34,8 +35,11 @@ type Pair struct {
 // policy in shadow mode would have been. A call a recorded log holds
 // keeps its recorded verdict as the baseline.
 func CompareSession(base, cand *engine.Policy, file string, events []replay.Event, fn func(Pair)) error {
-	cmp := &comparison{base: base, cand: cand, file: file, fn: fn}
-	defer cmp.close()
+	cmp := &comparison{base: base, cand: cand, file: file, fn: fn, pairs: pooledPairs()}
+	defer func() {
+		cmp.close()
+		recyclePairs(cmp.pairs)
+	}()
 	for i := range events {
 		ev := &events[i]
 		fail := func(format string, a ...any) error {
@@ -75,7 +79,9 @@ func (cmp *comparison) flush() {
 	for _, p := range cmp.pairs {
 		cmp.fn(p)
 	}
-	cmp.pairs, cmp.index = nil, nil
+	// fn took copies: the array is filled again by the next session.
+	clear(cmp.pairs)
+	cmp.pairs, cmp.index = cmp.pairs[:0], nil
 	cmp.close()
 }
 
@@ -99,6 +105,10 @@ func (cmp *comparison) step(ev *replay.Event, fail func(string, ...any) error) e
 		o := ev.Output
 		body := &audit.ResultBody{Call: o.Call, Server: o.Server, Tool: o.Tool, Channel: o.Channel, Status: replay.OutputStatus(o)}
 		out := replay.Brought(o)
+		if out != nil && !out.Unknown {
+			// Both sides take the same text: analyze it once.
+			out.Analyzed = &engine.Analyzed{Text: out.Text}
+		}
 		if _, err := b.Result(now, ev.Line, body, out); err != nil {
 			return fail("output %v", err)
 		}
@@ -192,4 +202,26 @@ func start(p *engine.Policy, ev *replay.Event) *audit.Session {
 	s, _ := audit.Start(audit.Config{Policy: p, Spill: true}, replay.EventTime(ev), st.Session,
 		&audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools})
 	return s
+}
+
+// pairsPool holds the pair slices ([]Pair) of compared sessions, for the
+// sessions after: each otherwise grows its own from nothing.
+var pairsPool sync.Pool
+
+const maxPooledPairs = 1 << 14
+
+func pooledPairs() []Pair {
+	if p, ok := pairsPool.Get().(*[]Pair); ok {
+		return *p
+	}
+	return nil
+}
+
+func recyclePairs(pairs []Pair) {
+	if cap(pairs) == 0 || cap(pairs) > maxPooledPairs {
+		return
+	}
+	clear(pairs[:cap(pairs)])
+	pairs = pairs[:0]
+	pairsPool.Put(&pairs)
 }

@@ -175,6 +175,7 @@ func compareLog(in Input, base *engine.Policy, cands []Candidate, seen map[strin
 			defer wg.Done()
 			for s := range work {
 				err := compareSafely(name, base, cands, s, emit)
+				replay.Recycle(s.Events)
 				if err != nil {
 					mu.Lock()
 					if first == nil {

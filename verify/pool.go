@@ -1,15 +1,25 @@
 package verify
 
 import (
+	"context"
 	"runtime"
 	"sync"
+
+	"golang.org/x/sync/semaphore"
 
 	"bailiff/chain"
 )
 
-// queueLen bounds the records waiting for each worker: with the reader
-// ahead of the workers, memory is at most workers × queueLen records.
-const queueLen = 256
+// queueLen bounds the records waiting for each worker. It is longer than
+// a typical session, so that while one worker replays a long session the
+// reader can run ahead into the next one, which may be another worker's:
+// a log written one session after another otherwise keeps one worker
+// busy. queueBytes bounds what the waiting records hold, since a record
+// with large arguments can be megabytes.
+const (
+	queueLen   = 4096
+	queueBytes = 16 << 20
+)
 
 // pool is the workers that replay sessions: each session goes to one
 // worker, chosen by its id, so a session's records are replayed in log
@@ -18,6 +28,7 @@ type pool struct {
 	chans   []chan chain.Record
 	results []*sessionSet
 	wg      sync.WaitGroup
+	queued  *semaphore.Weighted // bytes of body queued, at most queueBytes
 }
 
 // startPool starts workers (GOMAXPROCS when 0 or less).
@@ -25,7 +36,8 @@ func startPool(v *verifier, workers int) *pool {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	p := &pool{chans: make([]chan chain.Record, workers), results: make([]*sessionSet, workers)}
+	p := &pool{chans: make([]chan chain.Record, workers), results: make([]*sessionSet, workers),
+		queued: semaphore.NewWeighted(queueBytes)}
 	for i := range p.chans {
 		p.chans[i] = make(chan chain.Record, queueLen)
 		p.results[i] = &sessionSet{v: v, sessions: map[string]*vsession{}}
@@ -44,12 +56,22 @@ func (p *pool) work(in chan chain.Record, set *sessionSet) {
 		if set.failed == nil {
 			set.failed = safeRecord(set, rec)
 		}
+		p.queued.Release(queuedSize(rec))
 	}
 }
 
 // send queues a record for the worker of its session.
 func (p *pool) send(rec chain.Record) {
+	// Background never ends, so Acquire fails only on a weight over the
+	// bound, which queuedSize rules out.
+	_ = p.queued.Acquire(context.Background(), queuedSize(rec))
 	p.chans[shard(rec.Session, len(p.chans))] <- rec
+}
+
+// queuedSize is what a queued record counts against queueBytes; one
+// larger than the bound counts as the whole bound, so it waits alone.
+func queuedSize(rec chain.Record) int64 {
+	return min(int64(len(rec.Body)), queueBytes)
 }
 
 // shard is FNV-1a of the session id, modulo n; computed over the string

@@ -1,0 +1,76 @@
+package engine
+
+import "strings"
+
+// Analyzed is the text of one tool output with what a taint index takes
+// from it, worked out on the first state it is added to and reused by the
+// others: shadow adds every output to two states (the baseline's and the
+// candidate's), and normalizing and tokenizing the text is most of what
+// adding it costs. A zero Analyzed but for Text is ready to use; it is
+// not safe for concurrent use.
+type Analyzed struct {
+	Text   string
+	done   bool
+	norm   string
+	emails []string // cloned: they outlive norm's other bytes in the maps
+	hosts  []string // of URLs in Text, then of tokens of norm, cloned
+}
+
+// AddAnalyzed is AddOutput for an output that may be added to other
+// states too.
+func (s *State) AddAnalyzed(p *Policy, src Source, a *Analyzed) {
+	if p.trustedSource(src) {
+		return
+	}
+	defer func() {
+		// As in AddOutput: output the index failed on is unknown output.
+		if r := recover(); r != nil {
+			s.purged = append(s.purged, src)
+		}
+	}()
+	a.analyze()
+	s.taint.addAnalyzed(src, a)
+}
+
+func (a *Analyzed) analyze() {
+	if a.done {
+		return
+	}
+	a.norm = Normalize(a.Text)
+	urlHosts(a.Text, func(h string) { a.hosts = append(a.hosts, h) })
+	tokens(a.norm, func(email, host string) {
+		if email != "" {
+			a.emails = append(a.emails, strings.Clone(email))
+		}
+		if host != "" {
+			a.hosts = append(a.hosts, strings.Clone(host))
+		}
+	})
+	a.done = true
+}
+
+// addAnalyzed is add with the text's analysis done: the same maps, text
+// and filters come of it.
+func (ix *taintIndex) addAnalyzed(src Source, a *Analyzed) {
+	if ix.emails == nil {
+		ix.emails = map[string]int32{}
+		ix.hosts = map[string]int32{}
+	}
+	i := int32(len(ix.sources))
+	ix.sources = append(ix.sources, src)
+	ix.starts = append(ix.starts, ix.size)
+	ix.grams(ix.size, a.norm)
+	ix.grams(ix.size+len(a.norm), "\x00")
+	ix.appendText(a.norm)
+	ix.appendText("\x00")
+	for _, e := range a.emails {
+		if _, ok := ix.emails[e]; !ok {
+			ix.emails[e] = i
+		}
+	}
+	for _, h := range a.hosts {
+		if _, ok := ix.hosts[h]; !ok {
+			ix.hosts[h] = i
+		}
+	}
+}
