@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"maps"
 	"sort"
 	"strings"
 
@@ -84,195 +83,14 @@ func (p *Pack) Markdown() []byte { return p.markdown(true) }
 // markdown writes the pack, with the Mermaid charts or without them (the
 // HTML draws its own chart, and would show their source as text).
 func (p *Pack) markdown(mermaid bool) []byte {
-	var b bytes.Buffer
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	table := func(head []string, rows [][]string) { _ = writeMarkdown(&b, head, rows); b.WriteString("\n") }
-	w("# bailiff review pack\n\n")
-	switch p.PolicyFrom {
-	case "given":
-		w("Generated %s from %s under policy `%s` (%s), as given with --policy: no readable session records the policy it was decided under, so nothing shows it was this one.\n\n",
-			p.generatedAt(), counted(len(p.Logs), "audit log"), mdEscape(p.In.PolicyName), p.Policy.Version())
-	case "file":
-		w("Generated %s from %s under policy `%s` (%s), the policy %s.\n\n",
-			p.generatedAt(), counted(len(p.Logs), "audit log"), mdEscape(p.In.PolicyName), p.Policy.Version(), p.recordedBy())
-	default:
-		w("Generated %s from %s under the policy %s (%s).\n\n", p.generatedAt(), counted(len(p.Logs), "audit log"), p.recordedBy(), p.Policy.Version())
-	}
-	if len(p.Versions) > 1 {
-		w("The sessions were decided under %d policy versions; the tools and controls below are the last session's.\n\n", len(p.Versions))
-	}
-	if c := p.Candidate; c != nil {
-		w("**Candidate, not in force:** `%s` (%s), given with --policy, is not the policy any session was decided under. Nothing below describes it; `bailiff shadow --candidate` shows what it would change.\n\n",
-			mdEscape(p.In.PolicyName), c.Version())
-	}
-
-	w("## Scope and provenance\n\n")
-	span := "no records in range"
-	if !p.First.IsZero() {
-		span = p.First.UTC().Format("2006-01-02 15:04:05Z") + " to " + p.Last.UTC().Format("2006-01-02 15:04:05Z")
-	} else if p.Untimed > 0 {
-		span = "unknown: no record carries a real time (a log made by bailiff record from traces without times)"
-	}
-	if p.Untimed > 0 && !p.First.IsZero() {
-		span += fmt.Sprintf(" (%d records carry no real time and are not placed in it)", p.Untimed)
-	}
-	ckpt := "none given: a log cut short since it was written would not show (give --checkpoint)"
-	if c := p.In.Checkpoint; c != nil {
-		ckpt = fmt.Sprintf("the log was checked against a signed checkpoint of %d records by %s", c.Size, mdEscape(c.Origin))
-	}
-	w("- Period: %s\n- Sessions: %d; calls: %d\n- Policy versions: %s\n- Checkpoint: %s\n\n",
-		span, p.Sessions, p.Calls, mdEscape(strings.Join(p.Versions, ", ")), ckpt)
-	var rows [][]string
-	for _, l := range p.Logs {
-		rows = append(rows, []string{l.File, l.Result, fmt.Sprint(l.Records), fmt.Sprint(l.Findings), fmt.Sprint(l.Unevaluable)})
-	}
-	table([]string{"LOG", "VERIFY", "RECORDS", "FINDINGS", "UNEVALUABLE"}, rows)
-
-	w("## Tools and their controls\n\n")
-	rows = nil
-	for _, t := range p.ToolNames {
-		rule, budget, path, pat, sink := p.controls(t)
-		rows = append(rows, []string{t, rule, budget, path, pat, sink, strings.Join(p.Annots[t], ", ")})
-	}
-	table([]string{"TOOL", "RULE", "BUDGET", "PATH CONFINEMENT", "PATTERNS", "SINK GATE", "ANNOTATIONS"}, rows)
-
-	w("## Audit summary\n\n")
-	if p.Calls > 0 && mermaid {
-		w("```mermaid\npie title Verdicts\n")
-		for _, v := range verdicts {
-			w("    %q : %d\n", v, p.total(v))
-		}
-		w("```\n\n")
-		days := sortedKeys(p.ByDay)
-		w("```mermaid\nxychart-beta\n    title \"Calls denied per day\"\n    x-axis [%s]\n    bar [", quoteList(days))
-		for i, d := range days {
-			if i > 0 {
-				w(", ")
-			}
-			w("%d", p.ByDay[d]["deny"])
-		}
-		w("]\n```\n\n")
-	}
-	rows = nil
-	for _, t := range sortedKeys(p.ByTool) {
-		m := p.ByTool[t]
-		rows = append(rows, []string{t, fmt.Sprint(m["allow"]), fmt.Sprint(m["deny"]), fmt.Sprint(m["ask"])})
-	}
-	table([]string{"TOOL", "ALLOW", "DENY", "ASK"}, rows)
-	rows = nil
-	checks := p.ByCheck
-	if answered := p.Asks["approved"] + p.Asks["declined"]; answered > 0 {
-		checks = maps.Clone(p.ByCheck)
-		checks[string(engine.CheckApproval)] = p.decisions(string(engine.CheckApproval))
-	}
-	for _, c := range sortedKeys(checks) {
-		rows = append(rows, []string{c, fmt.Sprint(checks[c])})
-	}
-	table([]string{"DECIDED BY CHECK", "DECISIONS"}, rows)
-	if checks[string(engine.CheckApproval)] != p.ByCheck[string(engine.CheckApproval)] {
-		w("A call's verdict above is its final one: an answered ask is counted by its answer. An answered ask is two decisions: by the check that asked, and by approval, which answered it.\n\n")
-	}
-	rows = nil
-	for _, r := range sortedKeys(p.ByRule) {
-		rows = append(rows, []string{r, fmt.Sprint(p.ByRule[r])})
-	}
-	table([]string{"RULE", "CALLS"}, rows)
-	w("Asks: %d approved, %d declined, %d unanswered. Calls with redacted arguments: %d.\n\n",
-		p.Asks["approved"], p.Asks["declined"], p.Asks["unanswered"], p.Redacted)
-	if len(p.DeniedTo) > 0 {
-		dests := sortedKeys(p.DeniedTo)
-		sort.SliceStable(dests, func(i, j int) bool { return p.DeniedTo[dests[i]] > p.DeniedTo[dests[j]] })
-		if len(dests) > 10 {
-			dests = dests[:10]
-		}
-		rows = nil
-		for _, d := range dests {
-			rows = append(rows, []string{strings.Join(p.DestRaw[d], " / "), fmt.Sprint(p.DeniedTo[d])})
-		}
-		table([]string{"TOP DENIED DESTINATIONS", "CALLS"}, rows)
-	}
-
-	w("## Findings\n\n")
-	if len(p.Findings) == 0 {
-		w("None.\n\n")
-	} else {
-		rows = nil
-		for _, f := range p.Findings {
-			where := f.Where
-			if f.Line > 0 {
-				where += fmt.Sprintf(":%d", f.Line)
-			}
-			rows = append(rows, []string{sevWord(f.Severity), f.Rule, where, f.Message})
-		}
-		table([]string{"SEVERITY", "FINDING", "WHERE", "WHAT"}, rows)
-	}
-
-	if p.In.Shadow != nil {
-		w("## Policy change (shadow)\n\n")
-		if ok, notes, _ := resultVerified(p.In.Shadow, "summary"); !ok {
-			w("> **UNVERIFIED**: this shadow result was run with --allow-unverified over logs that fail verify: %s\n\n", mdEscape(strings.Join(notes, "; ")))
-		}
-		if counts, calls, err := parseShadow(p.In.Shadow); err == nil {
-			rows = [][]string{{fmt.Sprint(calls)}}
-			head := []string{"CALLS"}
-			for _, c := range []string{"unchanged", "newly-denied", "newly-asked", "newly-allowed", "unevaluable"} {
-				head = append(head, strings.ToUpper(c))
-				rows[0] = append(rows[0], fmt.Sprint(counts[c]))
-			}
-			table(head, rows)
-		} else {
-			w("The shadow result could not be read: %s\n\n", mdEscape(err.Error()))
-		}
-	}
-	if p.In.Ablate != nil {
-		w("## Ablation\n\n")
-		if ok, notes, _ := resultVerified(p.In.Ablate, "policy"); !ok {
-			w("> **UNVERIFIED**: this ablation result was run with --allow-unverified over logs that fail verify: %s\n\n", mdEscape(strings.Join(notes, "; ")))
-		}
-		if lines, tot, err := parseAblate(p.In.Ablate); err == nil {
-			rows = nil
-			for _, l := range lines {
-				dead := "-"
-				if l.Dead {
-					dead = "dead"
-				}
-				rows = append(rows, []string{l.Check, fmt.Sprint(l.Changed), fmt.Sprint(l.StopsAlone), fmt.Sprint(l.Costs), dead})
-			}
-			table([]string{"CHECK OFF", "CHANGED", "ATTACKS STOPPED ALONE", "BENIGN COST", "DEAD"}, rows)
-			// A rate over no calls is no measurement, whatever number
-			// the JSON holds for it.
-			block, loss := "no block rate (no call is labelled an attack)", "no benign loss (no call is labelled benign)"
-			if tot.Attacks > 0 {
-				block = fmt.Sprintf("block rate %.2f over %s", tot.BlockRate, counted(tot.Attacks, "attack call"))
-			}
-			if tot.Benign > 0 {
-				loss = fmt.Sprintf("benign loss %.2f over %s", tot.BenignLoss, counted(tot.Benign, "benign call"))
-			}
-			w("%s; %s.\n\n", strings.ToUpper(block[:1])+block[1:], loss)
-		} else {
-			w("The ablation result could not be read: %s\n\n", mdEscape(err.Error()))
-		}
-	}
-
-	w("## What the gateway covers\n\n%s\n\n", coverage)
-
-	w("## OWASP mapping\n\n")
-	for _, l := range owasp {
-		w("### %s\n\n", l.list)
-		rows = nil
-		for _, r := range l.rows {
-			ev := "-"
-			if len(r.checks) > 0 {
-				n := 0
-				for _, c := range r.checks {
-					n += p.decisions(c)
-				}
-				ev = fmt.Sprintf("%s by %s", counted(n, "decision"), strings.Join(r.checks, ", "))
-			}
-			rows = append(rows, []string{r.id, r.risk, r.controls, ev})
-		}
-		table([]string{"ID", "RISK", "BAILIFF CONTROL", "EVIDENCE IN THIS PERIOD"}, rows)
-	}
+	var b mdWriter
+	p.mdIntro(&b)
+	p.mdScope(&b)
+	p.mdTools(&b)
+	p.mdSummary(&b, mermaid)
+	p.mdFindings(&b)
+	p.mdResults(&b)
+	p.mdCoverage(&b)
 	return b.Bytes()
 }
 

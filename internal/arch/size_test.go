@@ -33,8 +33,6 @@ var overLimit = map[string]bool{
 	"proxy/proxy.go":                      true,
 	"proxy/proxy.go:Proxy.fromServerLoop": true,
 	"report/pack.go:BuildPack":            true,
-	"report/packout.go":                   true,
-	"report/packout.go:Pack.markdown":     true,
 	"report/shadow.go:Shadow":             true,
 	"report/verify.go:Verify":             true,
 }

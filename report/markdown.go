@@ -1,0 +1,233 @@
+package report
+
+import (
+	"bailiff/engine"
+	"bytes"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+)
+
+// mdWriter is the Markdown pack being written, section by section.
+type mdWriter struct{ bytes.Buffer }
+
+func (b *mdWriter) w(format string, a ...any) { fmt.Fprintf(&b.Buffer, format, a...) }
+
+func (b *mdWriter) table(head []string, rows [][]string) {
+	_ = writeMarkdown(&b.Buffer, head, rows)
+	b.WriteString("\n")
+}
+
+// mdIntro writes the title and the policy line.
+func (p *Pack) mdIntro(b *mdWriter) {
+	b.w("# bailiff review pack\n\n")
+	switch p.PolicyFrom {
+	case "given":
+		b.w("Generated %s from %s under policy `%s` (%s), as given with --policy: no readable session records the policy it was decided under, so nothing shows it was this one.\n\n",
+			p.generatedAt(), counted(len(p.Logs), "audit log"), mdEscape(p.In.PolicyName), p.Policy.Version())
+	case "file":
+		b.w("Generated %s from %s under policy `%s` (%s), the policy %s.\n\n",
+			p.generatedAt(), counted(len(p.Logs), "audit log"), mdEscape(p.In.PolicyName), p.Policy.Version(), p.recordedBy())
+	default:
+		b.w("Generated %s from %s under the policy %s (%s).\n\n", p.generatedAt(), counted(len(p.Logs), "audit log"), p.recordedBy(), p.Policy.Version())
+	}
+	if len(p.Versions) > 1 {
+		b.w("The sessions were decided under %d policy versions; the tools and controls below are the last session's.\n\n", len(p.Versions))
+	}
+	if c := p.Candidate; c != nil {
+		b.w("**Candidate, not in force:** `%s` (%s), given with --policy, is not the policy any session was decided under. Nothing below describes it; `bailiff shadow --candidate` shows what it would change.\n\n",
+			mdEscape(p.In.PolicyName), c.Version())
+	}
+}
+
+// mdScope writes the period, sessions and each log's verify result.
+func (p *Pack) mdScope(b *mdWriter) {
+	b.w("## Scope and provenance\n\n")
+	span := "no records in range"
+	if !p.First.IsZero() {
+		span = p.First.UTC().Format("2006-01-02 15:04:05Z") + " to " + p.Last.UTC().Format("2006-01-02 15:04:05Z")
+	} else if p.Untimed > 0 {
+		span = "unknown: no record carries a real time (a log made by bailiff record from traces without times)"
+	}
+	if p.Untimed > 0 && !p.First.IsZero() {
+		span += fmt.Sprintf(" (%d records carry no real time and are not placed in it)", p.Untimed)
+	}
+	ckpt := "none given: a log cut short since it was written would not show (give --checkpoint)"
+	if c := p.In.Checkpoint; c != nil {
+		ckpt = fmt.Sprintf("the log was checked against a signed checkpoint of %d records by %s", c.Size, mdEscape(c.Origin))
+	}
+	b.w("- Period: %s\n- Sessions: %d; calls: %d\n- Policy versions: %s\n- Checkpoint: %s\n\n",
+		span, p.Sessions, p.Calls, mdEscape(strings.Join(p.Versions, ", ")), ckpt)
+	var rows [][]string
+	for _, l := range p.Logs {
+		rows = append(rows, []string{l.File, l.Result, fmt.Sprint(l.Records), fmt.Sprint(l.Findings), fmt.Sprint(l.Unevaluable)})
+	}
+	b.table([]string{"LOG", "VERIFY", "RECORDS", "FINDINGS", "UNEVALUABLE"}, rows)
+}
+
+// mdTools writes every tool with the controls that apply to it.
+func (p *Pack) mdTools(b *mdWriter) {
+	var rows [][]string
+	b.w("## Tools and their controls\n\n")
+	rows = nil
+	for _, t := range p.ToolNames {
+		rule, budget, path, pat, sink := p.controls(t)
+		rows = append(rows, []string{t, rule, budget, path, pat, sink, strings.Join(p.Annots[t], ", ")})
+	}
+	b.table([]string{"TOOL", "RULE", "BUDGET", "PATH CONFINEMENT", "PATTERNS", "SINK GATE", "ANNOTATIONS"}, rows)
+}
+
+// mdSummary writes the verdicts by tool, check and rule, the asks, and the destinations denied; with the Mermaid charts when mermaid is set.
+func (p *Pack) mdSummary(b *mdWriter, mermaid bool) {
+	var rows [][]string
+	b.w("## Audit summary\n\n")
+	if p.Calls > 0 && mermaid {
+		b.w("```mermaid\npie title Verdicts\n")
+		for _, v := range verdicts {
+			b.w("    %q : %d\n", v, p.total(v))
+		}
+		b.w("```\n\n")
+		days := sortedKeys(p.ByDay)
+		b.w("```mermaid\nxychart-beta\n    title \"Calls denied per day\"\n    x-axis [%s]\n    bar [", quoteList(days))
+		for i, d := range days {
+			if i > 0 {
+				b.w(", ")
+			}
+			b.w("%d", p.ByDay[d]["deny"])
+		}
+		b.w("]\n```\n\n")
+	}
+	rows = nil
+	for _, t := range sortedKeys(p.ByTool) {
+		m := p.ByTool[t]
+		rows = append(rows, []string{t, fmt.Sprint(m["allow"]), fmt.Sprint(m["deny"]), fmt.Sprint(m["ask"])})
+	}
+	b.table([]string{"TOOL", "ALLOW", "DENY", "ASK"}, rows)
+	rows = nil
+	checks := p.ByCheck
+	if answered := p.Asks["approved"] + p.Asks["declined"]; answered > 0 {
+		checks = maps.Clone(p.ByCheck)
+		checks[string(engine.CheckApproval)] = p.decisions(string(engine.CheckApproval))
+	}
+	for _, c := range sortedKeys(checks) {
+		rows = append(rows, []string{c, fmt.Sprint(checks[c])})
+	}
+	b.table([]string{"DECIDED BY CHECK", "DECISIONS"}, rows)
+	if checks[string(engine.CheckApproval)] != p.ByCheck[string(engine.CheckApproval)] {
+		b.w("A call's verdict above is its final one: an answered ask is counted by its answer. An answered ask is two decisions: by the check that asked, and by approval, which answered it.\n\n")
+	}
+	rows = nil
+	for _, r := range sortedKeys(p.ByRule) {
+		rows = append(rows, []string{r, fmt.Sprint(p.ByRule[r])})
+	}
+	b.table([]string{"RULE", "CALLS"}, rows)
+	b.w("Asks: %d approved, %d declined, %d unanswered. Calls with redacted arguments: %d.\n\n",
+		p.Asks["approved"], p.Asks["declined"], p.Asks["unanswered"], p.Redacted)
+	if len(p.DeniedTo) > 0 {
+		dests := sortedKeys(p.DeniedTo)
+		sort.SliceStable(dests, func(i, j int) bool { return p.DeniedTo[dests[i]] > p.DeniedTo[dests[j]] })
+		if len(dests) > 10 {
+			dests = dests[:10]
+		}
+		rows = nil
+		for _, d := range dests {
+			rows = append(rows, []string{strings.Join(p.DestRaw[d], " / "), fmt.Sprint(p.DeniedTo[d])})
+		}
+		b.table([]string{"TOP DENIED DESTINATIONS", "CALLS"}, rows)
+	}
+}
+
+// mdFindings writes the findings by severity.
+func (p *Pack) mdFindings(b *mdWriter) {
+	var rows [][]string
+	b.w("## Findings\n\n")
+	if len(p.Findings) == 0 {
+		b.w("None.\n\n")
+	} else {
+		rows = nil
+		for _, f := range p.Findings {
+			where := f.Where
+			if f.Line > 0 {
+				where += fmt.Sprintf(":%d", f.Line)
+			}
+			rows = append(rows, []string{sevWord(f.Severity), f.Rule, where, f.Message})
+		}
+		b.table([]string{"SEVERITY", "FINDING", "WHERE", "WHAT"}, rows)
+	}
+}
+
+// mdResults writes the shadow and ablation results, when given.
+func (p *Pack) mdResults(b *mdWriter) {
+	var rows [][]string
+	if p.In.Shadow != nil {
+		b.w("## Policy change (shadow)\n\n")
+		if ok, notes, _ := resultVerified(p.In.Shadow, "summary"); !ok {
+			b.w("> **UNVERIFIED**: this shadow result was run with --allow-unverified over logs that fail verify: %s\n\n", mdEscape(strings.Join(notes, "; ")))
+		}
+		if counts, calls, err := parseShadow(p.In.Shadow); err == nil {
+			rows = [][]string{{fmt.Sprint(calls)}}
+			head := []string{"CALLS"}
+			for _, c := range []string{"unchanged", "newly-denied", "newly-asked", "newly-allowed", "unevaluable"} {
+				head = append(head, strings.ToUpper(c))
+				rows[0] = append(rows[0], fmt.Sprint(counts[c]))
+			}
+			b.table(head, rows)
+		} else {
+			b.w("The shadow result could not be read: %s\n\n", mdEscape(err.Error()))
+		}
+	}
+	if p.In.Ablate != nil {
+		b.w("## Ablation\n\n")
+		if ok, notes, _ := resultVerified(p.In.Ablate, "policy"); !ok {
+			b.w("> **UNVERIFIED**: this ablation result was run with --allow-unverified over logs that fail verify: %s\n\n", mdEscape(strings.Join(notes, "; ")))
+		}
+		if lines, tot, err := parseAblate(p.In.Ablate); err == nil {
+			rows = nil
+			for _, l := range lines {
+				dead := "-"
+				if l.Dead {
+					dead = "dead"
+				}
+				rows = append(rows, []string{l.Check, fmt.Sprint(l.Changed), fmt.Sprint(l.StopsAlone), fmt.Sprint(l.Costs), dead})
+			}
+			b.table([]string{"CHECK OFF", "CHANGED", "ATTACKS STOPPED ALONE", "BENIGN COST", "DEAD"}, rows)
+			// A rate over no calls is no measurement, whatever number
+			// the JSON holds for it.
+			block, loss := "no block rate (no call is labelled an attack)", "no benign loss (no call is labelled benign)"
+			if tot.Attacks > 0 {
+				block = fmt.Sprintf("block rate %.2f over %s", tot.BlockRate, counted(tot.Attacks, "attack call"))
+			}
+			if tot.Benign > 0 {
+				loss = fmt.Sprintf("benign loss %.2f over %s", tot.BenignLoss, counted(tot.Benign, "benign call"))
+			}
+			b.w("%s; %s.\n\n", strings.ToUpper(block[:1])+block[1:], loss)
+		} else {
+			b.w("The ablation result could not be read: %s\n\n", mdEscape(err.Error()))
+		}
+	}
+}
+
+// mdCoverage writes what the gateway covers and the OWASP mapping.
+func (p *Pack) mdCoverage(b *mdWriter) {
+	var rows [][]string
+	b.w("## What the gateway covers\n\n%s\n\n", coverage)
+
+	b.w("## OWASP mapping\n\n")
+	for _, l := range owasp {
+		b.w("### %s\n\n", l.list)
+		rows = nil
+		for _, r := range l.rows {
+			ev := "-"
+			if len(r.checks) > 0 {
+				n := 0
+				for _, c := range r.checks {
+					n += p.decisions(c)
+				}
+				ev = fmt.Sprintf("%s by %s", counted(n, "decision"), strings.Join(r.checks, ", "))
+			}
+			rows = append(rows, []string{r.id, r.risk, r.controls, ev})
+		}
+		b.table([]string{"ID", "RISK", "BAILIFF CONTROL", "EVIDENCE IN THIS PERIOD"}, rows)
+	}
+}
