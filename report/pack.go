@@ -116,8 +116,34 @@ func BuildPack(in PackInput) (*Pack, error) {
 	for _, l := range in.Logs {
 		p.addLog(l)
 	}
-	// A result about other inputs would sit in the pack as if about these
-	// logs: its calls and rates would contradict the pack's own counts.
+	if err := p.sameResults(in); err != nil {
+		return nil, err
+	}
+	p.Versions = sortedKeys(p.Policies)
+	if err := p.inRange(in); err != nil {
+		return nil, err
+	}
+	lintName, lintData, err := p.choosePolicy(in, given)
+	if err != nil {
+		return nil, err
+	}
+	listed, toolList, err := p.listTools(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.lint(in, lintName, lintData, toolList); err != nil {
+		return nil, err
+	}
+	p.auditFindings(listed, lintName)
+	sort.SliceStable(p.Findings, func(i, j int) bool { return sevRank(p.Findings[i].Severity) < sevRank(p.Findings[j].Severity) })
+	p.Findings = append(p.Findings, unverified...)
+	return p, nil
+}
+
+// sameResults refuses a shadow or ablate result about other inputs: it
+// would sit in the pack as if about these logs, its calls and rates
+// contradicting the pack's own counts.
+func (p *Pack) sameResults(in PackInput) error {
 	for _, r := range []struct {
 		flag, file, head string
 		data             []byte
@@ -129,21 +155,32 @@ func BuildPack(in PackInput) (*Pack, error) {
 			continue
 		}
 		if err := p.sameInputs(r.flag, r.file, r.head, r.data); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	p.Versions = sortedKeys(p.Policies)
+	return nil
+}
+
+// inRange refuses a period no session of the logs has a record in.
+func (p *Pack) inRange(in PackInput) error {
 	if p.Sessions == 0 && p.Read > 0 && (!in.Since.IsZero() || !in.Until.IsZero()) {
 		if p.SpanFirst.IsZero() {
-			return nil, fmt.Errorf("no session of the logs has a record in %s: none of their records carries a real time", rangeText(in.Since, in.Until))
+			return fmt.Errorf("no session of the logs has a record in %s: none of their records carries a real time", rangeText(in.Since, in.Until))
 		}
-		return nil, fmt.Errorf("no session of the logs has a record in %s: their records span %s to %s",
+		return fmt.Errorf("no session of the logs has a record in %s: their records span %s to %s",
 			rangeText(in.Since, in.Until), p.SpanFirst.UTC().Format(time.RFC3339), p.SpanLast.UTC().Format(time.RFC3339))
 	}
-	lintName, lintData := in.PolicyName, in.PolicyData
+	return nil
+}
+
+// choosePolicy sets the policy the pack describes (the last session's, or
+// the one given when no session records one), with the findings of a
+// given policy that is not it; it returns the policy to lint.
+func (p *Pack) choosePolicy(in PackInput, given *engine.Policy) (lintName string, lintData []byte, err error) {
+	lintName, lintData = in.PolicyName, in.PolicyData
 	switch {
 	case len(p.Policies) == 0 && given == nil:
-		return nil, fmt.Errorf("no readable session in the logs records the policy it was decided under: give it with --policy")
+		return "", nil, fmt.Errorf("no readable session in the logs records the policy it was decided under: give it with --policy")
 	case len(p.Policies) == 0:
 		p.Policy, p.PolicyFrom = given, "given"
 	default:
@@ -171,12 +208,18 @@ func BuildPack(in PackInput) (*Pack, error) {
 					len(p.Policies), strings.Join(p.Versions, ", "), p.LastPolicy)})
 		}
 	}
+	return lintName, lintData, nil
+}
+
+// listTools sets the pack's tools (called, listed or given a contract) and
+// their annotations; it returns the tools the listings name and the list
+// lint checks rules against (none when nothing was listed).
+func (p *Pack) listTools(in PackInput) (listed, toolList []string, err error) {
 	pol := p.Policy
-	var listed []string
 	for _, file := range sortedKeys(in.Tools) {
 		names, err := engine.ToolNames(in.Tools[file])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", file, err)
+			return nil, nil, fmt.Errorf("%s: %v", file, err)
 		}
 		listed = append(listed, names...)
 		p.readAnnotations(in.Tools[file])
@@ -196,16 +239,21 @@ func BuildPack(in PackInput) (*Pack, error) {
 		p.ToolNames = append(p.ToolNames, n)
 	}
 	sort.Strings(p.ToolNames)
-	var toolList []string
 	if len(listed) > 0 {
 		// A tool the logs show called was offered: a rule naming it can
 		// match, whatever the tools files say.
 		toolList = append(toolList, listed...)
 		toolList = append(toolList, sortedKeys(p.ByTool)...)
 	}
+	return listed, toolList, nil
+}
+
+// lint adds the policy's lint findings; a line is kept only where it
+// points at the file given.
+func (p *Pack) lint(in PackInput, lintName string, lintData []byte, toolList []string) error {
 	lint, err := engine.Lint(lintName, lintData, toolList)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, f := range lint {
 		sev := SevMedium
@@ -218,6 +266,12 @@ func BuildPack(in PackInput) (*Pack, error) {
 		}
 		p.Findings = append(p.Findings, PackFinding{Rule: f.Kind, Severity: sev, Where: lintName, Line: line, Message: f.Message})
 	}
+	return nil
+}
+
+// auditFindings adds what the sessions show: listed tools no rule names,
+// asks never answered, budgets spent.
+func (p *Pack) auditFindings(listed []string, lintName string) {
 	var unruled []string
 	for _, n := range listed {
 		if !p.namedByRule(n) {
@@ -237,9 +291,6 @@ func BuildPack(in PackInput) (*Pack, error) {
 		p.Findings = append(p.Findings, PackFinding{Rule: "budget-exhausted", Severity: SevLow, Where: "audit",
 			Message: fmt.Sprintf("%s %s denied because a tool's budget was spent", counted(n, "call"), verb(n, "was", "were"))})
 	}
-	sort.SliceStable(p.Findings, func(i, j int) bool { return sevRank(p.Findings[i].Severity) < sevRank(p.Findings[j].Severity) })
-	p.Findings = append(p.Findings, unverified...)
-	return p, nil
 }
 
 func sevRank(s string) int {
