@@ -130,43 +130,10 @@ type shadowExample struct {
 // not empty, says which logs failed verify and were used anyway.
 func Shadow(w io.Writer, f Format, d *shadow.Diff, prov Provenance) error {
 	cats := shadow.Categories()
-	counts := func(m map[string]int) map[string]int {
-		out := map[string]int{}
-		for _, c := range cats {
-			out[c] = m[c]
-		}
-		return out
-	}
-	groups := []struct {
-		name string
-		m    map[string]map[string]int
-	}{{"tool", d.ByTool}, {"rule", d.ByRule}, {"check", d.ByCheck}}
-	var examples []shadowExample
-	for _, c := range cats[1:] {
-		for _, p := range d.Samples[c] {
-			examples = append(examples, shadowExample{Type: "example", Category: c, File: p.File, Session: p.Session, Pos: p.Pos,
-				Call: p.ID, Tool: p.Tool, Baseline: verdictOf(p, false), Candidate: verdictOf(p, true), Reason: p.Candidate.Reason})
-		}
-	}
+	groups := shadowGroupsOf(d)
+	examples := shadowExamples(d)
 	if f == JSON {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: counts(d.Counts), unverifiedFields: unverifiedOf(prov)}); err != nil {
-			return err
-		}
-		for _, g := range groups {
-			for _, k := range shadow.Keys(g.m) {
-				if err := enc.Encode(shadowGroup{Type: "by_" + g.name, Key: k, Counts: counts(g.m[k])}); err != nil {
-					return err
-				}
-			}
-		}
-		for _, e := range examples {
-			if err := enc.Encode(e); err != nil {
-				return err
-			}
-		}
-		return nil
+		return shadowJSON(w, d, prov, groups, examples)
 	}
 	write := writeTable
 	var b strings.Builder
@@ -218,6 +185,60 @@ func Shadow(w io.Writer, f Format, d *shadow.Diff, prov Provenance) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shadowGroupSet is one breakdown of a comparison: by tool, rule or check.
+type shadowGroupSet struct {
+	name string
+	m    map[string]map[string]int
+}
+
+func shadowGroupsOf(d *shadow.Diff) []shadowGroupSet {
+	return []shadowGroupSet{{"tool", d.ByTool}, {"rule", d.ByRule}, {"check", d.ByCheck}}
+}
+
+// shadowExamples are the sample calls of every changed category.
+func shadowExamples(d *shadow.Diff) []shadowExample {
+	var examples []shadowExample
+	for _, c := range shadow.Categories()[1:] {
+		for _, p := range d.Samples[c] {
+			examples = append(examples, shadowExample{Type: "example", Category: c, File: p.File, Session: p.Session, Pos: p.Pos,
+				Call: p.ID, Tool: p.Tool, Baseline: verdictOf(p, false), Candidate: verdictOf(p, true), Reason: p.Candidate.Reason})
+		}
+	}
+	return examples
+}
+
+// categoryCounts is m with every category present, zero or not.
+func categoryCounts(m map[string]int) map[string]int {
+	out := map[string]int{}
+	for _, c := range shadow.Categories() {
+		out[c] = m[c]
+	}
+	return out
+}
+
+// shadowJSON writes the comparison as JSON lines: the summary, every
+// group, then the examples.
+func shadowJSON(w io.Writer, d *shadow.Diff, prov Provenance, groups []shadowGroupSet, examples []shadowExample) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: categoryCounts(d.Counts), unverifiedFields: unverifiedOf(prov)}); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		for _, k := range shadow.Keys(g.m) {
+			if err := enc.Encode(shadowGroup{Type: "by_" + g.name, Key: k, Counts: categoryCounts(g.m[k])}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range examples {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func upper(s []string) []string {

@@ -49,37 +49,7 @@ type unevaluableLine struct {
 // redacted or purged.
 func Verify(w io.Writer, f Format, logs []*verify.Report) error {
 	if f == JSON {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for _, r := range logs {
-			l := verifyLogLine{Type: "log", File: r.File, Result: VerifyResult(r), Records: r.Records,
-				Semantics: r.Checked, Findings: len(r.Findings), Unevaluable: len(r.Unevaluable)}
-			if r.Checked {
-				l.Sessions, l.Calls = &r.Sessions, &r.Calls
-			}
-			if r.Checkpoint != nil {
-				l.Checkpoint = r.Checkpoint.Size
-			}
-			if err := enc.Encode(l); err != nil {
-				return err
-			}
-			for _, x := range r.Findings {
-				if err := enc.Encode(findingLine{"finding", x}); err != nil {
-					return err
-				}
-			}
-			for _, x := range r.Unevaluable {
-				if err := enc.Encode(unevaluableLine{"unevaluable", x}); err != nil {
-					return err
-				}
-			}
-			for _, x := range r.Warnings {
-				if err := enc.Encode(findingLine{"warning", x}); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return verifyJSON(w, logs)
 	}
 	sumHead := []string{"LOG", "RESULT", "RECORDS", "SESSIONS", "CALLS", "CHECKED", "FINDINGS", "UNEVALUABLE"}
 	var sums, finds, unevs [][]string
@@ -131,4 +101,40 @@ func Verify(w io.Writer, f Format, logs []*verify.Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// verifyJSON writes each log's line, then its findings, unevaluable
+// decisions and warnings, as JSON lines.
+func verifyJSON(w io.Writer, logs []*verify.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, r := range logs {
+		l := verifyLogLine{Type: "log", File: r.File, Result: VerifyResult(r), Records: r.Records,
+			Semantics: r.Checked, Findings: len(r.Findings), Unevaluable: len(r.Unevaluable)}
+		if r.Checked {
+			l.Sessions, l.Calls = &r.Sessions, &r.Calls
+		}
+		if r.Checkpoint != nil {
+			l.Checkpoint = r.Checkpoint.Size
+		}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+		for _, x := range r.Findings {
+			if err := enc.Encode(findingLine{"finding", x}); err != nil {
+				return err
+			}
+		}
+		for _, x := range r.Unevaluable {
+			if err := enc.Encode(unevaluableLine{"unevaluable", x}); err != nil {
+				return err
+			}
+		}
+		for _, x := range r.Warnings {
+			if err := enc.Encode(findingLine{"warning", x}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
