@@ -128,67 +128,14 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 	if err := distinctLogs(logs, map[string]string{"-": stdinFile}); err != nil {
 		return err
 	}
-	if p.policy != "" {
-		if in.PolicyData, err = readInput(stdin, p.policy, kindPolicy); err != nil {
-			return err
-		}
+	if err := p.readInputs(stdin, &in); err != nil {
+		return err
 	}
-	for _, t := range p.tools {
-		if in.Tools[t], err = readInput(stdin, t, kindListing); err != nil {
-			return err
-		}
+	if err := p.period(&in); err != nil {
+		return err
 	}
-	if p.shadow != "" {
-		if in.Shadow, err = readInput(stdin, p.shadow, kindShadow); err != nil {
-			return err
-		}
-	}
-	if p.ablate != "" {
-		if in.Ablate, err = readInput(stdin, p.ablate, kindShadow); err != nil {
-			return err
-		}
-	}
-	for _, t := range []struct {
-		flag, v string
-		dst     *time.Time
-	}{{"--since", p.since, &in.Since}, {"--until", p.until, &in.Until}} {
-		if t.v == "" {
-			continue
-		}
-		if *t.dst, err = time.Parse(time.RFC3339Nano, t.v); err != nil {
-			return usageErr(fmt.Errorf("%s %q is not an RFC 3339 time", t.flag, t.v), "")
-		}
-	}
-	if !in.Since.IsZero() && !in.Until.IsZero() && !in.Since.Before(in.Until) {
-		return usageErr(fmt.Errorf("--since %s is not before --until %s: the range holds nothing", p.since, p.until), "")
-	}
-	// The date line is printed as given: it must be a date, not text that
-	// reads as part of the pack.
-	if p.generatedAt != "" {
-		if _, err := time.Parse("2006-01-02", p.generatedAt); err != nil {
-			return usageErr(fmt.Errorf("--generated-at %q is not a date such as 2026-12-01", p.generatedAt), "")
-		}
-	}
-	if p.checkpoint != "" {
-		if p.key == "" || len(logs) != 1 {
-			return usageErr(errors.New("--checkpoint needs --key and exactly one --audit"), "")
-		}
-		key, err := readPublicKey(stdin, p.key)
-		if err != nil {
-			return err
-		}
-		if err := wantLogKey(p.key, key); err != nil {
-			return err
-		}
-		note, err := readInput(stdin, p.checkpoint, kindCheckpoint)
-		if err != nil {
-			return err
-		}
-		c, err := chain.OpenCheckpoint(note, key)
-		if err != nil {
-			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
-		}
-		in.Checkpoint = &c
+	if in.Checkpoint, err = p.readCheckpoint(stdin, len(logs)); err != nil {
+		return err
 	}
 	sized := slices.Clone(logs)
 	if stdinFile != "" {
@@ -211,6 +158,97 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 	if err != nil {
 		return usageErr(err, "")
 	}
+	if err := p.writePack(pack); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "bailiff: %s\n", wroteReport(p, len(pack.Findings)))
+	return nil
+}
+
+// readInputs reads the policy, tool listings and shadow and ablate results
+// given.
+func (p reportParams) readInputs(stdin io.Reader, in *report.PackInput) error {
+	var err error
+	if p.policy != "" {
+		if in.PolicyData, err = readInput(stdin, p.policy, kindPolicy); err != nil {
+			return err
+		}
+	}
+	for _, t := range p.tools {
+		if in.Tools[t], err = readInput(stdin, t, kindListing); err != nil {
+			return err
+		}
+	}
+	if p.shadow != "" {
+		if in.Shadow, err = readInput(stdin, p.shadow, kindShadow); err != nil {
+			return err
+		}
+	}
+	if p.ablate != "" {
+		if in.Ablate, err = readInput(stdin, p.ablate, kindShadow); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// period reads --since, --until and --generated-at.
+func (p reportParams) period(in *report.PackInput) error {
+	var err error
+	for _, t := range []struct {
+		flag, v string
+		dst     *time.Time
+	}{{"--since", p.since, &in.Since}, {"--until", p.until, &in.Until}} {
+		if t.v == "" {
+			continue
+		}
+		if *t.dst, err = time.Parse(time.RFC3339Nano, t.v); err != nil {
+			return usageErr(fmt.Errorf("%s %q is not an RFC 3339 time", t.flag, t.v), "")
+		}
+	}
+	if !in.Since.IsZero() && !in.Until.IsZero() && !in.Since.Before(in.Until) {
+		return usageErr(fmt.Errorf("--since %s is not before --until %s: the range holds nothing", p.since, p.until), "")
+	}
+	// The date line is printed as given: it must be a date, not text that
+	// reads as part of the pack.
+	if p.generatedAt != "" {
+		if _, err := time.Parse("2006-01-02", p.generatedAt); err != nil {
+			return usageErr(fmt.Errorf("--generated-at %q is not a date such as 2026-12-01", p.generatedAt), "")
+		}
+	}
+	return nil
+}
+
+// readCheckpoint opens the signed checkpoint given, if any, with the log
+// key given: nlogs is how many logs it would be checked against.
+func (p reportParams) readCheckpoint(stdin io.Reader, nlogs int) (*chain.Checkpoint, error) {
+	if p.checkpoint == "" {
+		return nil, nil
+	}
+	if p.key == "" || nlogs != 1 {
+		return nil, usageErr(errors.New("--checkpoint needs --key and exactly one --audit"), "")
+	}
+	key, err := readPublicKey(stdin, p.key)
+	if err != nil {
+		return nil, err
+	}
+	if err := wantLogKey(p.key, key); err != nil {
+		return nil, err
+	}
+	note, err := readInput(stdin, p.checkpoint, kindCheckpoint)
+	if err != nil {
+		return nil, err
+	}
+	c, err := chain.OpenCheckpoint(note, key)
+	if err != nil {
+		return nil, &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
+	}
+	return &c, nil
+}
+
+// writePack writes the Markdown pack, and its HTML and SARIF when asked
+// for.
+func (p reportParams) writePack(pack *report.Pack) error {
 	write := p.output.write
 	if err := write(p.out, pack.Markdown()); err != nil {
 		return err
@@ -229,7 +267,6 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "bailiff: %s\n", wroteReport(p, len(pack.Findings)))
 	return nil
 }
 
