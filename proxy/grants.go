@@ -1,0 +1,206 @@
+package proxy
+
+import (
+	"bailiff/audit"
+	"bailiff/chain"
+	"bailiff/engine"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// askLater refuses an ask the client cannot put to a human, and leaves a
+// pending approval that `bailiff approve` can grant for a retry.
+func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, d engine.Decision) {
+	text := "bailiff: this call needs a human's approval and the client cannot ask for it (no elicitation support). " + sentence(d.Reason)
+	p.mu.Lock()
+	why, wasRefused := p.refused[answerKey(c.Server, c.Tool, c.Digest)]
+	delete(p.refused, answerKey(c.Server, c.Tool, c.Digest))
+	p.mu.Unlock()
+	if wasRefused {
+		// Said to the one retrying, not only on the gateway's stderr: a
+		// self-approval or a forged answer is not a mere new ask.
+		text += " " + why + "."
+	}
+	if p.opt.Approvals != nil {
+		aid := p.opt.Session + "-" + c.ID
+		now := p.opt.Now()
+		err := p.opt.Approvals.Ask(Pending{ID: aid, Session: p.opt.Session, Server: c.Server, Call: c.ID, Tool: c.Tool,
+			Args: written, Digest: c.Digest, Reason: d.Reason, Asked: now.UTC().Format(chain.TimeFormat)})
+		if err != nil {
+			p.logf("cannot write the pending approval: %v", err)
+		} else {
+			p.mu.Lock()
+			p.waiting[aid] = c
+			p.asked(aid, now)
+			p.mu.Unlock()
+			text += fmt.Sprintf(" To allow it, run: %s; then retry the same call.", p.opt.Approvals.approveCommand(aid))
+		}
+	}
+	p.toClient(refusal(id, text))
+}
+
+// asked notes when an approval was asked: an answer signed before then
+// was not given for this ask. Called with p.mu held.
+func (p *Proxy) asked(aid string, at time.Time) {
+	if p.askedAt == nil {
+		p.askedAt = map[string]time.Time{}
+	}
+	p.askedAt[aid] = at
+}
+
+// askRepin leaves a pending approval for a tool whose definition changed
+// since it was pinned, and says how to accept it.
+func (p *Proxy) askRepin(c *engine.Call) string {
+	if p.opt.Approvals == nil {
+		return ""
+	}
+	name := c.Tool
+	if p.gateway {
+		name = c.Server + "." + c.Tool
+	}
+	p.mu.Lock()
+	digest, changed := p.sess.State().Changed(name)
+	p.mu.Unlock()
+	if !changed {
+		return ""
+	}
+	aid := p.opt.Session + "-definition-" + strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, name) + "-" + strings.TrimPrefix(digest, "sha256:")[:12]
+	p.mu.Lock()
+	_, known := p.repins[aid]
+	p.mu.Unlock()
+	if !known {
+		now := p.opt.Now()
+		err := p.opt.Approvals.Ask(Pending{ID: aid, Kind: "definition", Session: p.opt.Session, Server: c.Server, Tool: c.Tool,
+			Digest: digest, Reason: "the tool's definition changed since the session pinned it",
+			Asked: now.UTC().Format(chain.TimeFormat)})
+		if err != nil {
+			p.logf("cannot write the pending approval: %v", err)
+			return ""
+		}
+		p.mu.Lock()
+		p.repins[aid] = engine.ToolDef{Name: name, Digest: digest}
+		p.asked(aid, now)
+		p.mu.Unlock()
+	}
+	return fmt.Sprintf(" To accept the new definition, run: %s.", p.opt.Approvals.approveCommand(aid))
+}
+
+// clockSkew is how far in the future an answer's signed time may be: the
+// approver's clock and the gateway's may differ a little.
+const clockSkew = time.Minute
+
+// takeAnswer returns the answer to approval ap, if one was given and it is
+// authentic: signed by a key the gateway trusts, not the principal's, over
+// exactly this ask, after it was asked. An answer that fails is removed
+// (the ask stays pending for a real approver) and reported on stderr.
+// Called with p.mu held.
+func (p *Proxy) takeAnswer(ap chain.Approval) (ans AnswerFile, approver string, ok bool) {
+	ans, ok = p.opt.Approvals.Answer(ap.ID)
+	if !ok {
+		return ans, "", false
+	}
+	ap.Answer = ans.Answer
+	name, err := chain.TrustedApprover(ap, ans.Signature, p.opt.ApproverKeys, p.opt.Principal.Subject)
+	if err == nil {
+		var signed time.Time
+		signed, err = time.Parse(chain.TimeFormat, ans.Signature.Time)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("signed time %q is not %s", ans.Signature.Time, chain.TimeFormat)
+		case signed.Before(p.askedAt[ap.ID].Truncate(time.Second)):
+			err = fmt.Errorf("it was signed at %s, before the ask", ans.Signature.Time)
+		case signed.After(p.opt.Now().Add(clockSkew)):
+			err = fmt.Errorf("it was signed at %s, in the future", ans.Signature.Time)
+		}
+	}
+	if err != nil {
+		p.logf("refused the answer to %s: %v", ap.ID, err)
+		p.opt.Approvals.Reject(ap.ID)
+		if p.refused == nil {
+			p.refused = map[string]string{}
+		}
+		p.refused[answerKey(ap.Server, ap.Tool, ap.Digest)] = fmt.Sprintf("The answer to %s was refused: %v", ap.ID, err)
+		return ans, "", false
+	}
+	return ans, name, true
+}
+
+// answerKey names the call an answer was for, so a retry of it hears why
+// the answer was refused.
+func answerKey(server, tool, digest string) string { return server + "\x00" + tool + "\x00" + digest }
+
+// collectGrants turns answers given with `bailiff approve` into grant
+// records, for a later identical call, and accepted definitions into
+// tools records. Called with p.mu held.
+func (p *Proxy) collectGrants() {
+	if p.opt.Approvals == nil {
+		return
+	}
+	for aid, def := range p.repins {
+		// A definition is named as the session pins it ("<server>.<tool>"
+		// in a gateway), under the session's server: what verify sees.
+		ap := chain.Approval{ID: aid, Kind: chain.ApproveDefinition, Session: p.opt.Session, Server: p.opt.Server, Tool: def.Name, Digest: def.Digest}
+		a, approver, ok := p.takeAnswer(ap)
+		if !ok {
+			continue
+		}
+		delete(p.repins, aid)
+		p.opt.Approvals.Done(aid)
+		if a.Answer != "approve" || !p.sess.State().MayAccept(approver) {
+			p.logf("the new definition of %s was not accepted (declined by %s)", def.Name, approver)
+			continue
+		}
+		sig := a.Signature
+		body := &audit.ToolsBody{Tools: p.defs, Accept: []engine.ToolDef{def}, AcceptedBy: approver,
+			AcceptID: aid, AcceptSignature: &sig}
+		if err := p.sess.Tools(p.opt.Now(), body); err != nil {
+			p.logf("cannot write the audit log: %v", err)
+			continue
+		}
+	}
+	for aid, c := range p.waiting {
+		ap := chain.Approval{ID: aid, Kind: chain.ApproveCall, Session: p.opt.Session, Server: c.Server, Tool: c.Tool, Digest: c.Digest}
+		a, approver, ok := p.takeAnswer(ap)
+		if !ok {
+			continue
+		}
+		delete(p.waiting, aid)
+		now := p.opt.Now()
+		sig := a.Signature
+		// The approval's life runs from when the human signed it, not from
+		// when the gateway noticed: an answer taken at the next call, an
+		// hour on, must not be fresh for a quarter of an hour more
+		// (takeAnswer has checked the time parses and is not ahead).
+		signed, _ := time.Parse(chain.TimeFormat, sig.Time)
+		g := engine.Grant{ID: aid, Server: c.Server, Tool: c.Tool, Digest: c.Digest, Approver: approver,
+			Approve: a.Answer == "approve", Expires: signed.Add(p.opt.Policy.ApprovalTTL())}
+		body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
+			Answer: audit.Answer(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Signature: &sig}
+		if p.gateway {
+			body.Server = c.Server
+		}
+		if err := p.sess.Grant(now, g, body); err != nil {
+			p.logf("cannot write the audit log: %v", err)
+			continue
+		}
+		p.opt.Approvals.Done(aid)
+	}
+}
+
+// sentence ends a reason (a policy author's text) as a sentence, so the
+// one that follows it in a refusal does not run on from it.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return s
+	}
+	return s + "."
+}
