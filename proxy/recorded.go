@@ -1,0 +1,225 @@
+package proxy
+
+import (
+	"bailiff/audit"
+	"bailiff/chain"
+	"bailiff/engine"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Recorded is a pending ask as the gateway's audit log records it: what a
+// human should read and sign, whatever the pending file says.
+type Recorded struct {
+	Found     bool
+	Approval  chain.Approval // the ask to sign, Answer and Time unset
+	Args      map[string]any // the call's arguments as logged (after redaction)
+	Redacted  []string
+	Verdict   string // the call's recorded verdict
+	Reason    string // why the policy asks, as logged
+	Asked     time.Time
+	Principal string   // the session's subject, who may not approve
+	Approvers []string // the approver keys the session trusts
+	// Differs names the fields where the pending file disagrees with the
+	// log ("" when it agrees).
+	Differs string
+	// Ended is set when the ask's session has ended: its call can no
+	// longer be retried, so an answer would approve nothing.
+	Ended bool
+	// Inconsistent says why the log's own record of the ask cannot be
+	// what the gateway wrote ("" when nothing is found): a call with
+	// nothing redacted whose digest is not the digest of its logged
+	// arguments, so what a human would read is not what they would sign.
+	Inconsistent string
+}
+
+// Signable refuses an ask a human should not sign as shown: one the log
+// does not hold, one whose logged record is inconsistent, and one whose
+// pending file disagrees with the log (the log, or the directory beside
+// it, was edited by someone other than the gateway).
+func (r Recorded) Signable() error {
+	switch {
+	case !r.Found:
+		return errors.New("the audit log holds no such ask: the pending file was not written by the gateway")
+	case r.Inconsistent != "":
+		return fmt.Errorf("the audit log's record of the ask is inconsistent (%s): the log was rewritten", r.Inconsistent)
+	case r.Differs != "":
+		return fmt.Errorf("the pending file disagrees with the audit log (%s): one of them was edited by someone other than the gateway", r.Differs)
+	}
+	return nil
+}
+
+// FromLog finds each pending ask in the audit log. An ask the log does not
+// hold is returned with Found false: nothing the gateway asked.
+func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
+	want := map[string]map[string]int{} // session -> call -> pending index
+	for i, p := range pending {
+		if p.Kind == "" {
+			if want[p.Session] == nil {
+				want[p.Session] = map[string]int{}
+			}
+			want[p.Session][p.Call] = i
+		}
+	}
+	sessions := map[string]*logSession{}
+	ended := map[string]bool{}
+	out := map[string]Recorded{}
+	rd := chain.NewReader(log)
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		var ve *chain.VerifyError
+		if errors.As(err, &ve) && ve.Torn {
+			break // the gateway is writing its last record
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the audit log does not verify: %v", err)
+		}
+		s := sessions[rec.Session]
+		switch rec.Kind {
+		case chain.KindEnd:
+			ended[rec.Session] = true
+		case chain.KindSession:
+			var b audit.SessionBody
+			if chain.DecodeBody(rec.Body, &b) != nil {
+				continue
+			}
+			s = &logSession{server: b.Server, principal: b.Principal.Subject, approvers: b.Approvers, tools: map[string]string{}, at: map[string]time.Time{}}
+			for _, t := range b.Tools {
+				s.tools[t.Name] = t.Digest
+				s.at[t.Name] = rec.TS
+			}
+			sessions[rec.Session] = s
+		case chain.KindTools:
+			var b audit.ToolsBody
+			if s == nil || chain.DecodeBody(rec.Body, &b) != nil {
+				continue
+			}
+			for _, t := range b.Tools {
+				if s.tools[t.Name] != t.Digest {
+					s.at[t.Name] = rec.TS
+				}
+				s.tools[t.Name] = t.Digest
+			}
+		case chain.KindCall:
+			i, ok := want[rec.Session][callID(rec.Body)]
+			if s == nil || !ok {
+				continue
+			}
+			var b audit.CallBody
+			if chain.DecodeBody(rec.Body, &b) != nil || b.Verdict != "ask" {
+				continue // not an ask: nothing to approve
+			}
+			out[pending[i].ID] = recordedAsk(pending[i], rec, b, s)
+		}
+	}
+	recordedDefinitions(pending, sessions, out)
+	for id, r := range out {
+		r.Ended = ended[r.Approval.Session]
+		out[id] = r
+	}
+	return out, nil
+}
+
+// logSession is what FromLog keeps of a session while reading its log.
+type logSession struct {
+	server, principal string
+	approvers         []string
+	tools             map[string]string // name -> digest, as last listed
+	at                map[string]time.Time
+}
+
+// recordedAsk is pending ask p as the log's call record rec (body b) of
+// session s records it, with what the pending file says otherwise.
+func recordedAsk(p Pending, rec chain.Record, b audit.CallBody, s *logSession) Recorded {
+	r := Recorded{Found: true, Args: b.Args, Redacted: b.Redacted, Verdict: b.Verdict, Reason: b.Reason, Asked: rec.TS,
+		Principal: s.principal, Approvers: s.approvers,
+		Approval: chain.Approval{ID: p.ID, Kind: chain.ApproveCall, Session: rec.Session, Server: orServer(b.Server, s.server), Tool: b.Tool, Digest: b.Digest}}
+	var diff []string
+	if p.Server != r.Approval.Server {
+		diff = append(diff, "server")
+	}
+	if p.Tool != b.Tool {
+		diff = append(diff, "tool")
+	}
+	if p.Digest != b.Digest {
+		diff = append(diff, "digest")
+	}
+	if !sameJSON(p.Args, b.Args) {
+		diff = append(diff, "arguments")
+	}
+	r.Differs = strings.Join(diff, ", ")
+	// With nothing redacted, the digest is SHA-256 of the logged
+	// arguments (verify checks the same): one that is not was
+	// rewritten, and the human would approve other arguments
+	// than the ones shown. A redacted call's digest is keyed by
+	// the gateway's secret and cannot be checked here.
+	if len(b.Redacted) == 0 && engine.ArgsDigest(b.Args) != b.Digest {
+		r.Inconsistent = "its digest " + b.Digest + " is not the digest of its logged arguments"
+	}
+	return r
+}
+
+// recordedDefinitions adds the pending acceptances of changed definitions,
+// as the sessions last listed them.
+func recordedDefinitions(pending []Pending, sessions map[string]*logSession, out map[string]Recorded) {
+	for _, p := range pending {
+		s := sessions[p.Session]
+		if p.Kind != "definition" || s == nil {
+			continue
+		}
+		name := p.Tool
+		if p.Server != s.server {
+			name = p.Server + "." + p.Tool // a gateway's tool
+		}
+		digest, ok := s.tools[name]
+		if !ok || digest == "" {
+			continue
+		}
+		r := Recorded{Found: true, Asked: s.at[name], Principal: s.principal, Approvers: s.approvers,
+			Reason:   "the tool's definition changed since the session pinned it",
+			Approval: chain.Approval{ID: p.ID, Kind: chain.ApproveDefinition, Session: p.Session, Server: s.server, Tool: name, Digest: digest}}
+		if p.Digest != digest {
+			r.Differs = "digest"
+		}
+		out[p.ID] = r
+	}
+}
+
+func callID(body []byte) string {
+	raw, ok := chain.RawField(body, "call")
+	var id string
+	if !ok || json.Unmarshal(raw, &id) != nil {
+		return ""
+	}
+	return id
+}
+
+func orServer(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// sameJSON compares two argument objects as JSON values (the pending file
+// is decoded with float numbers, the log with json.Number).
+func sameJSON(a, b map[string]any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	var u, v any
+	if json.Unmarshal(x, &u) != nil || json.Unmarshal(y, &v) != nil {
+		return false
+	}
+	return reflect.DeepEqual(u, v)
+}
