@@ -48,27 +48,8 @@ func callParams(raw json.RawMessage) (name string, args map[string]any, meta any
 
 // call decides one tools/call, records it, and forwards, refuses or asks.
 func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
-	name, args, meta, err := callParams(req.Params)
-	if err != nil {
-		p.malformed(req.ID, req.Params, "invalid tools/call params: "+err.Error(), jsonrpc.CodeInvalidParams)
-		return
-	}
-	if !p.started(ctx) {
-		reason := "the session has not started: the server's tools were never pinned"
-		if p.pinErr != nil {
-			reason = p.pinErr.Error()
-		}
-		// No session record to decide it under: it is logged as a request
-		// that never became a call.
-		p.malformed(req.ID, req.Params, "refused before the session started: "+reason, 0)
-		p.toClient(refusal(req.ID, "bailiff denied this call: "+reason))
-		return
-	}
-	args, resolved, err := p.resolve(name, args)
-	if err != nil {
-		// Not decided: what the server would open is not known.
-		p.malformed(req.ID, req.Params, "refused: "+err.Error(), 0)
-		p.toClient(refusal(req.ID, "bailiff denied this call: "+err.Error()))
+	name, args, meta, resolved, ok := p.admit(ctx, req)
+	if !ok {
 		return
 	}
 	u, server, tool := p.route(name)
@@ -120,31 +101,69 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		}
 		p.toClient(refusal(req.ID, text))
 	case engine.Ask:
-		if !canElicit {
-			p.askLater(req.ID, c, written, d)
-			return
-		}
-		if badState != nil {
-			// Recorded as the human's decline: the client answered a
-			// question it was not asked (or no longer may answer).
-			d = p.settle(c, d, false)
-			p.toClient(refusal(req.ID, fmt.Sprintf("bailiff denied this call: the %v. %s", badState, describe(d))))
-			return
-		}
-		if p.isStateless() || listening {
-			// An HTTP client is asked in the call's result too: the SDK
-			// server turns it into elicitation/create for a client of an
-			// older revision (listen.go).
-			p.askInBand(req.ID, c, d)
-			return
-		}
-		d = p.elicit(ctx, c, d)
-		if d.Verdict == engine.Allow {
-			p.forward(ctx, u, req.ID, c, meta)
-			return
-		}
-		p.toClient(refusal(req.ID, describe(d)))
+		p.ask(ctx, u, req, c, meta, written, d, canElicit, listening, badState)
 	}
+}
+
+// admit reads a tools/call's parameters and resolves its confined paths,
+// once the session has started; a call it cannot admit is refused and
+// logged as a request that never became a call (ok false).
+func (p *Proxy) admit(ctx context.Context, req *jsonrpc.Request) (name string, args map[string]any, meta any, resolved map[string]string, ok bool) {
+	var err error
+	name, args, meta, err = callParams(req.Params)
+	if err != nil {
+		p.malformed(req.ID, req.Params, "invalid tools/call params: "+err.Error(), jsonrpc.CodeInvalidParams)
+		return "", nil, nil, nil, false
+	}
+	if !p.started(ctx) {
+		reason := "the session has not started: the server's tools were never pinned"
+		if p.pinErr != nil {
+			reason = p.pinErr.Error()
+		}
+		// No session record to decide it under: it is logged as a request
+		// that never became a call.
+		p.malformed(req.ID, req.Params, "refused before the session started: "+reason, 0)
+		p.toClient(refusal(req.ID, "bailiff denied this call: "+reason))
+		return "", nil, nil, nil, false
+	}
+	args, resolved, err = p.resolve(name, args)
+	if err != nil {
+		// Not decided: what the server would open is not known.
+		p.malformed(req.ID, req.Params, "refused: "+err.Error(), 0)
+		p.toClient(refusal(req.ID, "bailiff denied this call: "+err.Error()))
+		return "", nil, nil, nil, false
+	}
+	return name, args, meta, resolved, true
+}
+
+// ask puts asked call c to a human: in band when the client can elicit (or
+// answer an input_required result), else as a pending approval for a
+// retry. badState is a retry's requestState that approved nothing.
+func (p *Proxy) ask(ctx context.Context, u *upstream, req *jsonrpc.Request, c *engine.Call, meta any, written map[string]any, d engine.Decision, canElicit, listening bool, badState error) {
+	if !canElicit {
+		p.askLater(req.ID, c, written, d)
+		return
+	}
+	if badState != nil {
+		// Recorded as the human's decline: the client answered a
+		// question it was not asked (or no longer may answer).
+		d = p.settle(c, d, false)
+		p.toClient(refusal(req.ID, fmt.Sprintf("bailiff denied this call: the %v. %s", badState, describe(d))))
+		return
+	}
+	if p.isStateless() || listening {
+		// An HTTP client is asked in the call's result too: the SDK
+		// server turns it into elicitation/create for a client of an
+		// older revision (listen.go).
+		p.askInBand(req.ID, c, d)
+		return
+	}
+	d = p.elicit(ctx, c, d)
+	if d.Verdict == engine.Allow {
+		p.forward(ctx, u, req.ID, c, meta)
+		return
+	}
+	p.toClient(refusal(req.ID, describe(d)))
 }
 
 // decide decides a call and writes its record, which is on disk (synced,

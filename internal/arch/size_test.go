@@ -19,13 +19,10 @@ const (
 	longMark = "long:"
 )
 
-// overLimit is what was over the limits when the rule came in, each to be
-// split (or given its reason) and taken off this list. The list must be
-// exact: something new over a limit fails, and so does an entry that is
-// no longer over it, so the list only ever shrinks.
-var overLimit = map[string]bool{
-	"proxy/call.go:Proxy.call": true,
-}
+// overLimit is what was over the limits when the rule came in and is not
+// split yet: nothing now. It stays so that the rule can only ever tighten:
+// something new over a limit fails, and so would an entry no longer over.
+var overLimit = map[string]bool{}
 
 // TestSizes: no source file over maxFileLines and no function over
 // maxFuncLines, unless it says why. Tests and generated test data are
