@@ -35,10 +35,23 @@ type Pair struct {
 // policy in shadow mode would have been. A call a recorded log holds
 // keeps its recorded verdict as the baseline.
 func CompareSession(base, cand *engine.Policy, file string, events []replay.Event, fn func(Pair)) error {
-	cmp := &comparison{base: base, cand: cand, file: file, fn: fn, pairs: pooledPairs()}
+	return CompareSessions(base, []*engine.Policy{cand}, file, events, func(_ int, p Pair) { fn(p) })
+}
+
+// CompareSessions is CompareSession for several candidates at once, over
+// one baseline: the history is applied once, and each output analyzed
+// once, for all of them. fn is called with the candidate's index; a
+// session's pairs are handed on candidate by candidate, each in order.
+func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, events []replay.Event, fn func(int, Pair)) error {
+	cmp := &comparison{base: base, cands: cands, file: file, fn: fn}
+	for range cands {
+		cmp.pairs = append(cmp.pairs, pooledPairs())
+	}
 	defer func() {
 		cmp.close()
-		recyclePairs(cmp.pairs)
+		for _, ps := range cmp.pairs {
+			recyclePairs(ps)
+		}
 	}()
 	for i := range events {
 		ev := &events[i]
@@ -49,7 +62,10 @@ func CompareSession(base, cand *engine.Policy, file string, events []replay.Even
 			if cmp.b != nil {
 				return fail("session %q starts before session %q ended", ev.Start.Session, cmp.b.ID())
 			}
-			cmp.b, cmp.c = start(base, ev), start(cand, ev)
+			cmp.b = start(base, ev)
+			for _, c := range cands {
+				cmp.cs = append(cmp.cs, start(c, ev))
+			}
 			continue
 		}
 		if cmp.b == nil {
@@ -63,38 +79,46 @@ func CompareSession(base, cand *engine.Policy, file string, events []replay.Even
 	return nil
 }
 
-// comparison is one session being compared: its two sides, and the pairs
-// of its calls so far.
+// comparison is one session being compared: its sides, the baseline's
+// and each candidate's, and the pairs of its calls so far, by candidate.
 type comparison struct {
-	base, cand *engine.Policy
-	file       string
-	fn         func(Pair)
-	b, c       *audit.Session
-	pairs      []Pair
-	index      map[string]int // pairs by call id
+	base  *engine.Policy
+	cands []*engine.Policy
+	file  string
+	fn    func(int, Pair)
+	b     *audit.Session
+	cs    []*audit.Session
+	pairs [][]Pair
+	index map[string]int // a call's pair, the same in every candidate's
 }
 
 // flush hands the session's pairs on and closes its sides.
 func (cmp *comparison) flush() {
-	for _, p := range cmp.pairs {
-		cmp.fn(p)
+	for i, ps := range cmp.pairs {
+		for _, p := range ps {
+			cmp.fn(i, p)
+		}
+		// fn took copies: the array is filled again by the next session.
+		clear(ps)
+		cmp.pairs[i] = ps[:0]
 	}
-	// fn took copies: the array is filled again by the next session.
-	clear(cmp.pairs)
-	cmp.pairs, cmp.index = cmp.pairs[:0], nil
+	cmp.index = nil
 	cmp.close()
 }
 
 func (cmp *comparison) close() {
 	if cmp.b != nil {
 		cmp.b.Close()
-		cmp.c.Close()
+		for _, c := range cmp.cs {
+			c.Close()
+		}
 	}
-	cmp.b, cmp.c = nil, nil
+	clear(cmp.cs)
+	cmp.b, cmp.cs = nil, cmp.cs[:0]
 }
 
 func (cmp *comparison) step(ev *replay.Event, fail func(string, ...any) error) error {
-	b, c := cmp.b, cmp.c
+	b := cmp.b
 	now := replay.EventTime(ev)
 	switch {
 	case ev.Call != nil:
@@ -106,19 +130,23 @@ func (cmp *comparison) step(ev *replay.Event, fail func(string, ...any) error) e
 		body := &audit.ResultBody{Call: o.Call, Server: o.Server, Tool: o.Tool, Channel: o.Channel, Status: replay.OutputStatus(o)}
 		out := replay.Brought(o)
 		if out != nil && !out.Unknown {
-			// Both sides take the same text: analyze it once.
+			// Every side takes the same text: analyze it once.
 			out.Analyzed = &engine.Analyzed{Text: out.Text}
 		}
 		if _, err := b.Result(now, ev.Line, body, out); err != nil {
 			return fail("output %v", err)
 		}
-		c.Result(now, ev.Line, body, out)
+		for _, c := range cmp.cs {
+			c.Result(now, ev.Line, body, out)
+		}
 	case ev.Tools != nil:
 		// An acceptance the session may not take is history too:
-		// verify reports it, and neither side applies it.
+		// verify reports it, and no side applies it.
 		body := &audit.ToolsBody{Tools: ev.Tools, Repin: ev.Repin, Accept: ev.Accept, AcceptedBy: ev.AcceptedBy}
 		b.Tools(now, body)
-		c.Tools(now, body)
+		for _, c := range cmp.cs {
+			c.Tools(now, body)
+		}
 	case ev.End:
 		cmp.flush()
 	}
@@ -126,7 +154,7 @@ func (cmp *comparison) step(ev *replay.Event, fail func(string, ...any) error) e
 }
 
 func (cmp *comparison) call(ev *replay.Event, now time.Time, fail func(string, ...any) error) error {
-	b, c, e := cmp.b, cmp.c, ev.Call
+	b, e := cmp.b, ev.Call
 	digest := e.Digest
 	if digest == "" {
 		digest = engine.ArgsDigest(e.Args)
@@ -145,31 +173,35 @@ func (cmp *comparison) call(ev *replay.Event, now time.Time, fail func(string, .
 	} else {
 		db = b.Decide(call, now)
 	}
-	dc := c.Decide(call, now)
-	for _, s := range []*audit.Session{b, c} {
-		if err := s.Err(); err != nil {
-			return err
-		}
+	if err := b.Err(); err != nil {
+		return err
 	}
-	// The candidate's state follows history; its own verdict waits in
-	// the pair, for a grant to settle.
-	b.Call(now, call, db, nil)
-	c.Call(now, call, db, nil)
 	if cmp.index == nil {
 		cmp.index = map[string]int{}
 	}
-	cmp.pairs = append(cmp.pairs, Pair{File: cmp.file, Session: b.ID(), Pos: ev.Line, ID: e.ID, Tool: e.Tool, Label: e.Label, Baseline: db, Candidate: dc})
-	cmp.index[e.ID] = len(cmp.pairs) - 1
+	for i, c := range cmp.cs {
+		dc := c.Decide(call, now)
+		if err := c.Err(); err != nil {
+			return err
+		}
+		cmp.pairs[i] = append(cmp.pairs[i], Pair{File: cmp.file, Session: b.ID(), Pos: ev.Line, ID: e.ID, Tool: e.Tool, Label: e.Label, Baseline: db, Candidate: dc})
+	}
+	// Every candidate's state follows history; its own verdict waits in
+	// the pair, for a grant to settle.
+	b.Call(now, call, db, nil)
+	for _, c := range cmp.cs {
+		c.Call(now, call, db, nil)
+	}
+	cmp.index[e.ID] = len(cmp.pairs[0]) - 1
 	return nil
 }
 
 func (cmp *comparison) grant(ev *replay.Event, now time.Time, fail func(string, ...any) error) error {
-	b, c, g := cmp.b, cmp.c, ev.Grant
+	b, g := cmp.b, ev.Grant
 	pb, err := b.Lookup(g.Call)
 	if err != nil {
 		return fail("grant %v", err)
 	}
-	pc, _ := c.Lookup(g.Call)
 	grant := replay.GrantFor(b, pb, g, now)
 	var db engine.Decision
 	var settles bool
@@ -183,16 +215,24 @@ func (cmp *comparison) grant(ev *replay.Event, now time.Time, fail func(string, 
 	}
 	if !settles {
 		b.Grant(now, grant, nil)
-		c.Grant(now, grant, nil)
+		for _, c := range cmp.cs {
+			c.Grant(now, grant, nil)
+		}
 		return nil
 	}
-	p := &cmp.pairs[cmp.index[g.Call]]
-	p.Baseline = db
-	if p.Candidate.Verdict == engine.Ask && !p.Candidate.Unevaluable {
-		p.Candidate = engine.Answer(cmp.cand, c.State(), pc.Call(), p.Candidate, grant, now)
+	for i, c := range cmp.cs {
+		pc, _ := c.Lookup(g.Call)
+		p := &cmp.pairs[i][cmp.index[g.Call]]
+		p.Baseline = db
+		if p.Candidate.Verdict == engine.Ask && !p.Candidate.Unevaluable {
+			p.Candidate = engine.Answer(cmp.cands[i], c.State(), pc.Call(), p.Candidate, grant, now)
+		}
 	}
 	b.Settle(now, pb, db, nil)
-	c.Settle(now, pc, db, nil)
+	for _, c := range cmp.cs {
+		pc, _ := c.Lookup(g.Call)
+		c.Settle(now, pc, db, nil)
+	}
 	return nil
 }
 

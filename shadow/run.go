@@ -215,14 +215,15 @@ func compareSafely(name string, base *engine.Policy, cands []Candidate, s replay
 		b = base
 		forget(s.Events)
 	}
+	// Every candidate over one pass of the session: the baseline's
+	// history is applied, and each output analyzed, once for all.
+	cs := make([]*engine.Policy, len(cands))
 	for i, cand := range cands {
 		c, err := cand(b)
 		if err != nil {
 			return err
 		}
-		if err := CompareSession(b, c, name, s.Events, func(p Pair) { emit(i, p) }); err != nil {
-			return err
-		}
+		cs[i] = c
 	}
-	return nil
+	return CompareSessions(b, cs, name, s.Events, emit)
 }
