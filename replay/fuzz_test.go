@@ -21,6 +21,8 @@ func FuzzParseEvent(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"call":{"tool":"x","args":{"a":[1,2.5e3,{"b":null}]},"redacted":["a[2].b"],"at":"2026-01-01T00:00:00.5+02:00"}}`))
+	f.Add([]byte(`{"tools":{"tools":["a",{"name":"b","inputSchema":{"type":"object"}}],"repin":true,"at":"2026-01-01T00:00:00Z"}}`))
+	f.Add([]byte(`{"tools":{"tools":[],"repin":false}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		ev, err := ParseEvent(line, 7)
 		if err != nil {
