@@ -289,13 +289,22 @@ func gatewayApprovers(stdin io.Reader, stderr io.Writer, c *gatewayConfig, confi
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := noPrincipalKey(approvers, c.Principal.Subject); err != nil {
+	if err := checkApprovers(stderr, approvers, c.Principal.Subject); err != nil {
 		return nil, nil, err
+	}
+	return approvers, keyFiles, nil
+}
+
+// checkApprovers refuses an approver key named for the principal and
+// warns when there is none: run and gateway say the same.
+func checkApprovers(stderr io.Writer, approvers []string, subject string) error {
+	if err := noPrincipalKey(approvers, subject); err != nil {
+		return err
 	}
 	if len(approvers) == 0 {
 		fmt.Fprintln(stderr, "bailiff: warning: no approver keys: asks the client cannot put to a human can never be approved")
 	}
-	return approvers, keyFiles, nil
+	return nil
 }
 
 // gatewayRoots is where the local servers and the policy may write: the

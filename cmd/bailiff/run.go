@@ -217,13 +217,7 @@ func runPrincipal(stderr io.Writer, p runParams, approvers []string) (engine.Pri
 	if principal.Subject == "" {
 		return principal, noPrincipal()
 	}
-	if err := noPrincipalKey(approvers, principal.Subject); err != nil {
-		return principal, err
-	}
-	if len(approvers) == 0 {
-		fmt.Fprintln(stderr, "bailiff: warning: no approver keys: asks the client cannot put to a human can never be approved")
-	}
-	return principal, nil
+	return principal, checkApprovers(stderr, approvers, principal.Subject)
 }
 
 func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opt proxy.Options, serverURL string, command []string, audit string) error {
