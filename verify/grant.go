@@ -31,6 +31,15 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 	vs.given[b.Grant] = b.Call
 	g := engine.Grant{ID: b.Grant, Server: orDefault(b.Server, vs.s.State().Server), Tool: b.Tool, Digest: b.Digest,
 		Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp}
+	// The expiry is not under the approver's signature: an approval that
+	// outlives the policy's TTL is an edited one, and it counts only for
+	// as long as the policy lets it.
+	if limit := grantLimit(vs.s.Policy(), rec.TS); exp.After(limit) {
+		set.find(rec, b.Call, FindGrant, "expires "+b.Expires, "expires by "+limit.UTC().Format(chain.TimeFormat),
+			fmt.Sprintf("grant %s expires at %s, later than its record's time plus the policy's approval TTL (%s): an approval lives no longer than the policy allows",
+				b.Grant, b.Expires, vs.s.Policy().ApprovalTTL()))
+		g.Expires = limit
+	}
 	// An answer that is not authentic approves nothing: the finding says
 	// why, and the call it answers is recomputed as declined (a grant for
 	// a later call is not given at all).
@@ -171,4 +180,16 @@ func (vs *vsession) signatureProblem(rec chain.Record, what string, ap chain.App
 		return fmt.Sprintf("%s was signed at %s, after it was recorded", what, sig.Time)
 	}
 	return ""
+}
+
+// answerSkew is how far ahead of the gateway's clock an approver's signed
+// time may be (the gateway's own allowance), and so how much later than
+// its record plus the TTL an honest grant may expire.
+const answerSkew = time.Minute
+
+// grantLimit is the latest expiry a grant recorded at ts may honestly
+// carry: the gateway takes an answer no later than it writes its record,
+// and an approval lives the policy's TTL from its signing.
+func grantLimit(p *engine.Policy, ts time.Time) time.Time {
+	return ts.Add(p.ApprovalTTL() + answerSkew)
 }
