@@ -123,6 +123,9 @@ func (e Evidence) Put(data []byte, sync bool) (string, error) {
 		// directory: without syncing that too, a crash can keep a later
 		// synced record that names the content and lose the file.
 		if err := syncDir(e.Dir); err != nil {
+			// Left in place, the file would make the next Put of the
+			// same content return at once, unsynced.
+			os.Remove(p)
 			return "", err
 		}
 	}

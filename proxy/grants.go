@@ -180,6 +180,10 @@ func (p *Proxy) collectGrants() {
 		// hour on, must not be fresh for a quarter of an hour more
 		// (takeAnswer has checked the time parses and is not ahead).
 		signed, _ := time.Parse(chain.TimeFormat, sig.Time)
+		if signed.After(now) {
+			// The skew allowed for the approver's clock is no extra life.
+			signed = now
+		}
 		g := engine.Grant{ID: aid, Server: c.Server, Tool: c.Tool, Digest: c.Digest, Approver: approver,
 			Approve: a.Answer == "approve", Expires: signed.Add(p.opt.Policy.ApprovalTTL())}
 		body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
