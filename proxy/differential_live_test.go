@@ -128,6 +128,9 @@ func (d *diffRun) session(i int, w *chain.Writer, logPath string, ev chain.Evide
 	c.wait("init", nil)
 	c.notify("notifications/initialized")
 	waitFor(t, logPath, `"kind":"session"`, sessions+1, stderr)
+	// The answer to initialize is recorded right after the session: on the
+	// start's time, before the clock moves on.
+	waitFor(t, logPath, `"channel":"initialize"`, sessions+1, stderr)
 	for j := i + 1; j < end; j++ {
 		e := &d.events[j]
 		switch {

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"bailiff/audit"
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/verify"
+)
+
+// TestAttackPackCountsSessionTwiceInOneLog: a session id that starts
+// again after its end, in the same log, is one session to verify ("starts
+// twice", and the second run's records are "after session ended", never
+// judged), but replay.LogSessions forgets a session at its end and
+// replay.Summary.Add's duplicate check only compares across logs: the pack
+// counts the session twice, and counts the second run's calls, whose
+// verdicts (here a forged allow of a tool the policy denies) verify never
+// recomputed. The log stays "evidential": record findings do not make it
+// otherwise.
+func TestAttackPackCountsSessionTwiceInOneLog(t *testing.T) {
+	pol, err := engine.Load("policy.yaml", []byte("version: 1\nrules:\n  - {id: no-delete, tool: delete_message, action: deny}\n  - {id: read, tool: get_message, action: allow}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "log.jsonl")
+	w, err := chain.Open(file, chain.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	tools := []engine.ToolDef{{Name: "get_message", Digest: "sha256:" + strings.Repeat("1", 64)}, {Name: "delete_message", Digest: "sha256:" + strings.Repeat("2", 64)}}
+	run := func(forge bool) {
+		s, err := audit.Start(audit.Config{Policy: pol, Log: w}, at, "s1", &audit.SessionBody{Server: "mail", Principal: engine.Principal{Subject: "ana"}, Tools: tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(time.Second)
+		args := map[string]any{"id": 7}
+		c := &engine.Call{ID: "1", Tool: "delete_message", Args: args}
+		d := s.Decide(c, at)
+		if forge {
+			d = engine.Decision{Verdict: engine.Allow, Check: engine.CheckRules, Rule: "read"}
+		}
+		if _, err := s.Call(at, c, d, &audit.CallBody{Call: "1", Tool: "delete_message", Args: args, Digest: c.Digest}); err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(time.Second)
+		if err := s.End(at, &audit.EndBody{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(false)
+	run(true)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	logs, sum, err := packLogs([]string{file}, "", time.Time{}, time.Time{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := logs[0].Report
+	var verdicts int
+	for _, f := range rep.Findings {
+		t.Logf("finding: %s: %s", f.Kind, f.Reason)
+		if f.Kind == verify.FindVerdict {
+			verdicts++
+		}
+	}
+	if !verify.Evidential(rep) {
+		t.Fatal("setup: the log is not evidential")
+	}
+	if sum.Sessions != rep.Sessions || sum.ByTool["delete_message"]["allow"] > verdicts {
+		t.Fatalf("the pack counts %d sessions and %d allowed delete_message calls; verify saw %d session(s) and recomputed %d forged verdict(s)",
+			sum.Sessions, sum.ByTool["delete_message"]["allow"], rep.Sessions, verdicts)
+	}
+}
