@@ -38,9 +38,12 @@ func (s LogSession) ID() string {
 // A log that fails integrity, or whose records cannot be read, is an
 // error: it must be verified first.
 func LogSessions(name string, r io.Reader, ev chain.EvidenceStore, fn func(LogSession) error) error {
+	return logSessions(name, chain.NewReader(r), ev, fn)
+}
+
+func logSessions(name string, rd *chain.Reader, ev chain.EvidenceStore, fn func(LogSession) error) error {
 	v := audit.NewCache(ev)
 	open := map[string]*LogSession{}
-	rd := chain.NewReader(r)
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {

@@ -10,6 +10,8 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // Summary is what verified logs' sessions did within a period, counted
@@ -58,6 +60,11 @@ func NewSummary(since, until time.Time) *Summary {
 type LogRead struct {
 	HasOutput bool  // some call's output was recorded
 	Err       error // the records could not all be read
+	// Records and Root are the count and Merkle root of the records read:
+	// the caller compares them with what verify read, so a log changed
+	// between the two reads is not summarized as the verified one.
+	Records int64
+	Root    tlog.Hash
 }
 
 // Add counts one verified, evidential log's sessions. Its error is a
@@ -65,7 +72,8 @@ type LogRead struct {
 func (s *Summary) Add(name string, r io.Reader, ev chain.EvidenceStore) (LogRead, error) {
 	var read LogRead
 	var dup error
-	read.Err = LogSessions(name, r, ev, func(ls LogSession) error {
+	rd := chain.NewReader(r)
+	read.Err = logSessions(name, rd, ev, func(ls LogSession) error {
 		s.Read++
 		if prev, ok := s.sessionIn[ls.ID()]; ok && prev != name && dup == nil {
 			dup = fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", ls.ID(), prev, name)
@@ -77,6 +85,7 @@ func (s *Summary) Add(name string, r io.Reader, ev chain.EvidenceStore) (LogRead
 		s.session(ls)
 		return nil
 	})
+	read.Records, read.Root = rd.Count(), rd.Root()
 	return read, dup
 }
 
@@ -193,6 +202,11 @@ func (s *Summary) events(server string, events []Event) {
 func (s *Summary) call(server, day string, c *Call) {
 	d := c.Recorded
 	s.Calls++
+	if c.Server != "" {
+		// A gateway's session fronts several servers: each call names
+		// the one it went to, which is what the policy decided it by.
+		server = c.Server
+	}
 	s.sawServer(server, c.Tool)
 	v := string(d.Verdict)
 	if s.ByTool[c.Tool] == nil {

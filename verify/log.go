@@ -45,7 +45,7 @@ func Log(name string, r io.Reader, ev chain.EvidenceStore, opt Options) (*Report
 	if err := p.err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	rep.Records = rd.Count()
+	rep.Records, rep.Root = rd.Count(), rd.Root()
 	if rep.Records == 0 && len(rep.Findings) == 0 {
 		return nil, inputError(name, chain.ErrEmpty)
 	}
@@ -117,7 +117,7 @@ func verifyIntegrity(rep *Report, r io.Reader, opt Options) error {
 		at = append(at, opt.Checkpoint.Size)
 	}
 	sum, err := chain.VerifyIntegrity(r, at...)
-	rep.Records = sum.Records
+	rep.Records, rep.Root = sum.Records, sum.Root
 	var ve *chain.VerifyError
 	if errors.As(err, &ve) {
 		rep.Findings = append(rep.Findings, integrityFinding(rep.File, ve))

@@ -8,6 +8,8 @@ package verify
 
 import (
 	"bailiff/chain"
+
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // The kinds of finding verify reports.
@@ -54,8 +56,11 @@ type Unevaluable struct {
 
 // Report is what verify found in one log.
 type Report struct {
-	File     string
-	Records  int64
+	File    string
+	Records int64
+	// Root is the Merkle root of the records read: what a second read of
+	// the log must find to be reading the log that was verified.
+	Root     tlog.Hash
 	Sessions int
 	Calls    int
 	// Contents counts the result records that refer to stored content

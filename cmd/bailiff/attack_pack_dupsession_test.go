@@ -15,12 +15,10 @@ import (
 // TestAttackPackCountsSessionTwiceInOneLog: a session id that starts
 // again after its end, in the same log, is one session to verify ("starts
 // twice", and the second run's records are "after session ended", never
-// judged), but replay.LogSessions forgets a session at its end and
-// replay.Summary.Add's duplicate check only compares across logs: the pack
-// counts the session twice, and counts the second run's calls, whose
-// verdicts (here a forged allow of a tool the policy denies) verify never
-// recomputed. The log stays "evidential": record findings do not make it
-// otherwise.
+// judged). Reading sessions forgets one at its end, so a summary would
+// count it twice, with the second run's calls, whose verdicts (here a
+// forged allow of a tool the policy denies) verify never recomputed. A
+// record finding makes the log not evidential: nothing of it is counted.
 func TestAttackPackCountsSessionTwiceInOneLog(t *testing.T) {
 	pol, err := engine.Load("policy.yaml", []byte("version: 1\nrules:\n  - {id: no-delete, tool: delete_message, action: deny}\n  - {id: read, tool: get_message, action: allow}\n"))
 	if err != nil {
@@ -70,11 +68,11 @@ func TestAttackPackCountsSessionTwiceInOneLog(t *testing.T) {
 			verdicts++
 		}
 	}
-	if !verify.Evidential(rep) {
-		t.Fatal("setup: the log is not evidential")
+	if verify.Evidential(rep) {
+		t.Fatal("a log with a session started twice, whose second run verify did not judge, is taken as evidence")
 	}
-	if sum.Sessions != rep.Sessions || sum.ByTool["delete_message"]["allow"] > verdicts {
-		t.Fatalf("the pack counts %d sessions and %d allowed delete_message calls; verify saw %d session(s) and recomputed %d forged verdict(s)",
-			sum.Sessions, sum.ByTool["delete_message"]["allow"], rep.Sessions, verdicts)
+	if sum.Sessions != 0 || sum.Calls != 0 || logs[0].Read != nil {
+		t.Fatalf("the pack counts %d sessions and %d calls (%d allowed delete_message) of a log whose records verify did not all judge (it saw %d session(s), recomputed %d forged verdict(s))",
+			sum.Sessions, sum.Calls, sum.ByTool["delete_message"]["allow"], rep.Sessions, verdicts)
 	}
 }

@@ -14,11 +14,11 @@ import (
 
 // TestAttackPackGatewayToolsOnWrongServer: in a gateway session the
 // session's server is "gateway" and each call names its upstream server
-// (Decide matches rules against the call's server). replay.Summary notes
-// a tool's server from the session record, never from the call, so the
-// pack's tools table asks Explain("gateway", tool): it shows send_email
-// as covered by a rule scoped to server "gateway", which can never apply
-// to it, and hides the rule that decided every call (deny-mail).
+// (Decide matches rules against the call's server). A summary that took
+// a called tool's server from the session record would have the tools
+// table ask Explain("gateway", tool): send_email shown as covered by a
+// rule scoped to server "gateway", which can never apply to it, and the
+// rule that decided every call (deny-mail) hidden.
 func TestAttackPackGatewayToolsOnWrongServer(t *testing.T) {
 	src := `version: 1
 rules:

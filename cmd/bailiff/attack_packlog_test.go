@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,10 +72,10 @@ func mustRead(t *testing.T, f string) []byte {
 }
 
 // TestAttackPackSummarizesUnverifiedRecords: packLog verifies a log in
-// one read and summarizes it in a second read of the same open file, to
-// its end. Records written between the two reads are counted in the pack
-// (here a forged "allow" of delete_message, which the policy denies) but
-// were never verified: the pack's call counts exceed what verify saw.
+// one read and summarizes it in a second read of the same open file.
+// Records appended between the two reads (here a forged "allow" of
+// delete_message, which the policy denies) were never verified: the
+// summary reads only the bytes verify read.
 func TestAttackPackSummarizesUnverifiedRecords(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "good_mail.jsonl")
@@ -106,5 +107,77 @@ func TestAttackPackSummarizesUnverifiedRecords(t *testing.T) {
 	if sum.Calls != l.Report.Calls || sum.ByTool["delete_message"]["allow"] != 0 {
 		t.Fatalf("the pack counts %d calls (delete_message allowed %d times) of a log verify saw %d calls in, with no findings",
 			sum.Calls, sum.ByTool["delete_message"]["allow"], l.Report.Calls)
+	}
+}
+
+// rewriteOnSecondPass rewrites the log in place, as one consistent chain
+// of the same length with its last record a second later, the moment
+// verify has read the last byte: an editor who re-chains what they edit.
+type rewriteOnSecondPass struct {
+	t    *testing.T
+	file string
+	size int64
+	seen int64
+	done bool
+}
+
+func (a *rewriteOnSecondPass) Write(p []byte) (int, error) {
+	a.seen += int64(len(p))
+	if a.done || a.seen < a.size {
+		return len(p), nil
+	}
+	a.done = true
+	var recs []chain.Record
+	rd := chain.NewReader(bytes.NewReader(mustRead(a.t, a.file)))
+	for {
+		rec, err := rd.Next()
+		if err != nil {
+			break
+		}
+		recs = append(recs, rec)
+	}
+	tmp := filepath.Join(a.t.TempDir(), "rewritten.jsonl")
+	w, err := chain.Open(tmp, chain.None)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	for i, rec := range recs {
+		if i == len(recs)-1 {
+			rec.TS = rec.TS.Add(time.Second)
+		}
+		if _, err := w.Append(rec.TS, rec.Session, rec.Kind, rec.Body); err != nil {
+			a.t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		a.t.Fatal(err)
+	}
+	b := mustRead(a.t, tmp)
+	if int64(len(b)) != a.size || bytes.Equal(b, mustRead(a.t, a.file)) {
+		a.t.Fatalf("setup: the rewrite is %d bytes (want %d) or unchanged", len(b), a.size)
+	}
+	if err := os.WriteFile(a.file, b, 0o600); err != nil {
+		a.t.Fatal(err)
+	}
+	return len(p), nil
+}
+
+// TestPackRefusesALogRewrittenBetweenReads: a log rewritten between
+// verify's read and the summary's, into a chain that is itself
+// consistent, is not summarized as the log that was verified.
+func TestPackRefusesALogRewrittenBetweenReads(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "good_mail.jsonl")
+	if out, err := exec.Command("cp", "-r", "../../fixtures/chain/good_mail.jsonl", "../../fixtures/chain/good_mail.jsonl.evidence", dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := replay.NewSummary(time.Time{}, time.Time{})
+	_, err = packLog(sum, "good_mail", file, nil, &rewriteOnSecondPass{t: t, file: file, size: st.Size()})
+	if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
+		t.Fatalf("packLog of a log rewritten between its reads: %v, want a refusal", err)
 	}
 }

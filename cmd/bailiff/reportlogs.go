@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -45,7 +46,10 @@ func packLog(sum *replay.Summary, name, file string, ckpt *chain.Checkpoint, pro
 	if progress != nil {
 		r = io.TeeReader(f, progress)
 	}
-	if l.Report, err = verify.Log(name, bufio.NewReader(r), ev, verify.Options{Workers: 1, Checkpoint: ckpt}); err != nil {
+	// verify reads to the end: what it read is all the summary may read,
+	// however much a running gateway appends meanwhile.
+	verified := &countingReader{r: r}
+	if l.Report, err = verify.Log(name, bufio.NewReader(verified), ev, verify.Options{Workers: 1, Checkpoint: ckpt}); err != nil {
 		return l, err
 	}
 	if _, err := f.Seek(0, 0); err != nil {
@@ -61,13 +65,30 @@ func packLog(sum *replay.Summary, name, file string, ckpt *chain.Checkpoint, pro
 	if _, err := f.Seek(0, 0); err != nil {
 		return l, err
 	}
-	read, err := sum.Add(name, bufio.NewReader(r), ev)
+	read, err := sum.Add(name, bufio.NewReader(io.LimitReader(r, verified.n)), ev)
 	if err != nil {
 		return l, err
+	}
+	if read.Err == nil && (read.Records != l.Report.Records || read.Root != l.Report.Root) {
+		// Rewritten between the two reads: what would be counted is not
+		// what was verified.
+		return l, fmt.Errorf("%s changed while it was read: verified %d records, then read %d with another root; run report again on a log nothing rewrites", name, l.Report.Records, read.Records)
 	}
 	l.Read = &read
 	l.EvidenceDir = ev.Dir
 	_, err = os.Stat(ev.Dir)
 	l.NoEvidence = err != nil
 	return l, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
