@@ -77,17 +77,9 @@ func mustRead(t *testing.T, f string) []byte {
 // delete_message, which the policy denies) were never verified: the
 // summary reads only the bytes verify read.
 func TestAttackPackSummarizesUnverifiedRecords(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "good_mail.jsonl")
-	if out, err := exec.Command("cp", "-r", "../../fixtures/chain/good_mail.jsonl", "../../fixtures/chain/good_mail.jsonl.evidence", dir).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	st, err := os.Stat(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file, size := goodMailCopy(t)
 	sum := replay.NewSummary(time.Time{}, time.Time{})
-	l, err := packLog(sum, "good_mail", file, nil, &appendOnSecondPass{t: t, file: file, size: st.Size()})
+	l, err := packLog(sum, "good_mail", file, nil, &appendOnSecondPass{t: t, file: file, size: size})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +158,17 @@ func (a *rewriteOnSecondPass) Write(p []byte) (int, error) {
 // verify's read and the summary's, into a chain that is itself
 // consistent, is not summarized as the log that was verified.
 func TestPackRefusesALogRewrittenBetweenReads(t *testing.T) {
+	file, size := goodMailCopy(t)
+	sum := replay.NewSummary(time.Time{}, time.Time{})
+	_, err := packLog(sum, "good_mail", file, nil, &rewriteOnSecondPass{t: t, file: file, size: size})
+	if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
+		t.Fatalf("packLog of a log rewritten between its reads: %v, want a refusal", err)
+	}
+}
+
+// goodMailCopy copies a verified fixture log and its evidence to a
+// temporary directory, and returns the copy's name and size.
+func goodMailCopy(t *testing.T) (string, int64) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "good_mail.jsonl")
 	if out, err := exec.Command("cp", "-r", "../../fixtures/chain/good_mail.jsonl", "../../fixtures/chain/good_mail.jsonl.evidence", dir).CombinedOutput(); err != nil {
@@ -175,9 +178,5 @@ func TestPackRefusesALogRewrittenBetweenReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := replay.NewSummary(time.Time{}, time.Time{})
-	_, err = packLog(sum, "good_mail", file, nil, &rewriteOnSecondPass{t: t, file: file, size: st.Size()})
-	if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
-		t.Fatalf("packLog of a log rewritten between its reads: %v, want a refusal", err)
-	}
+	return file, st.Size()
 }
