@@ -69,9 +69,13 @@ func packLog(sum *replay.Summary, name, file string, ckpt *chain.Checkpoint, pro
 	if err != nil {
 		return l, err
 	}
-	if read.Err == nil && (read.Records != l.Report.Records || read.Root != l.Report.Root) {
-		// Rewritten between the two reads: what would be counted is not
-		// what was verified.
+	// verify read these bytes whole: a second read that fails, or ends
+	// on another count or root, reads a log rewritten in between, and
+	// what it counted before it failed is not what was verified.
+	if read.Err != nil {
+		return l, fmt.Errorf("%s changed while it was read: verified %d records, then could not read it again: %v; run report again on a log nothing rewrites", name, l.Report.Records, read.Err)
+	}
+	if read.Records != l.Report.Records || read.Root != l.Report.Root {
 		return l, fmt.Errorf("%s changed while it was read: verified %d records, then read %d with another root; run report again on a log nothing rewrites", name, l.Report.Records, read.Records)
 	}
 	l.Read = &read
