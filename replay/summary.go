@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"bailiff/chain"
@@ -128,8 +129,19 @@ func (s *Summary) session(ls LogSession) {
 	if len(ls.Events) > 0 && ls.Events[0].Start != nil {
 		st := ls.Events[0].Start
 		server = st.Server
+		multi := spansServers(server, ls.Events)
 		for _, t := range st.Tools {
-			s.sawServer(server, t.Name)
+			on, name := server, t.Name
+			if multi {
+				// A session that spans several servers (a gateway's)
+				// lists each tool as "<server>.<tool>", read back at the
+				// first dot as the engine reads its pins: a server name
+				// with a dot is refused there.
+				if sv, tool, ok := strings.Cut(name, "."); ok {
+					on, name = sv, tool
+				}
+			}
+			s.sawServer(on, name)
 		}
 	}
 	// The last session is the one that started last, whichever log and
@@ -273,3 +285,14 @@ func writtenDestination(reason string) string {
 }
 
 var quotedDest = regexp.MustCompile(`^destination \S+ ("(?:[^"\\]|\\.)*")`)
+
+// spansServers tells whether a session's calls go to servers other than
+// its own: a gateway's session, whose tools are listed by server.
+func spansServers(server string, events []Event) bool {
+	for _, e := range events {
+		if e.Call != nil && e.Call.Server != "" && e.Call.Server != server {
+			return true
+		}
+	}
+	return false
+}
