@@ -471,9 +471,11 @@ func (d *diffRun) callFollows(i int) bool {
 // compare fails the test where the two logs differ. Times are compared
 // too, with one difference by design: the gateway learns of an answer
 // left for later (a signed answer file) when it next reads the answers,
-// at the next call, and writes its grant record then; record writes it
-// at the answer's own time. Its signed time, which the grant's expiry
-// runs from, is compared exactly. prev and hash follow from the rest.
+// at its session's next call, and writes its grant record then; record
+// writes it at the answer's own time, so the live one must be on the
+// time of record's next record of that session. Its signed time, which
+// the grant's expiry runs from, is compared exactly. prev and hash
+// follow from the rest.
 func (d *diffRun) compare(rec, live recorded) string {
 	norm := func(r map[string]any, ts any) string {
 		m := map[string]any{}
@@ -491,8 +493,14 @@ func (d *diffRun) compare(rec, live recorded) string {
 		if i < len(rec.lines) {
 			r := rec.lines[i]
 			ts := r["ts"]
-			if str(r, "kind") == "grant" && str(r, "approver") != chain.ElicitationApprover && i+1 < len(rec.lines) {
-				ts = rec.lines[i+1]["ts"]
+			if str(r, "kind") == "grant" && str(r, "approver") != chain.ElicitationApprover {
+				ts = nil // no later record of its session: no time it could be read at
+				for _, n := range rec.lines[i+1:] {
+					if str(n, "session") == str(r, "session") {
+						ts = n["ts"]
+						break
+					}
+				}
 			}
 			a = norm(r, ts)
 		}
