@@ -99,6 +99,10 @@ func knownKind(k Kind) bool {
 	return false
 }
 
+// Hash is a record hash or a Merkle root, as tlog computes them; it is
+// named here so the log's users need not import tlog.
+type Hash = tlog.Hash
+
 // Record is one parsed line of the log.
 type Record struct {
 	Seq     int64

@@ -11,8 +11,6 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
-
-	"golang.org/x/mod/sumdb/tlog"
 )
 
 // Summary is what verified logs' sessions did within a period, counted
@@ -65,7 +63,7 @@ type LogRead struct {
 	// the caller compares them with what verify read, so a log changed
 	// between the two reads is not summarized as the verified one.
 	Records int64
-	Root    tlog.Hash
+	Root    chain.Hash
 }
 
 // Add counts one verified, evidential log's sessions. Its error is a

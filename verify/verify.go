@@ -8,8 +8,6 @@ package verify
 
 import (
 	"bailiff/chain"
-
-	"golang.org/x/mod/sumdb/tlog"
 )
 
 // The kinds of finding verify reports.
@@ -60,7 +58,7 @@ type Report struct {
 	Records int64
 	// Root is the Merkle root of the records read: what a second read of
 	// the log must find to be reading the log that was verified.
-	Root     tlog.Hash
+	Root     chain.Hash
 	Sessions int
 	Calls    int
 	// Contents counts the result records that refer to stored content
