@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,17 +84,9 @@ func (a *forgeThenBreakOnSecondPass) Write(p []byte) (int, error) {
 // block-delete) stay counted in the pack, which only adds an
 // "unreadable" finding to a log verify found clean.
 func TestAttackPackRewriteEndingUnreadableIsCounted(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "good_mail.jsonl")
-	if out, err := exec.Command("cp", "-r", "../../fixtures/chain/good_mail.jsonl", "../../fixtures/chain/good_mail.jsonl.evidence", dir).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	st, err := os.Stat(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file, size := goodMailCopy(t)
 	sum := replay.NewSummary(time.Time{}, time.Time{})
-	l, err := packLog(sum, "good_mail", file, nil, &forgeThenBreakOnSecondPass{t: t, file: file, size: st.Size()})
+	l, err := packLog(sum, "good_mail", file, nil, &forgeThenBreakOnSecondPass{t: t, file: file, size: size})
 	if err != nil && strings.Contains(err.Error(), "changed while it was read") {
 		return // refused, as it should be
 	}
