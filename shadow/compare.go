@@ -43,15 +43,10 @@ func CompareSession(base, cand *engine.Policy, file string, events []replay.Even
 // once, for all of them. fn is called with the candidate's index; a
 // session's pairs are handed on candidate by candidate, each in order.
 func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, events []replay.Event, fn func(int, Pair)) error {
-	cmp := &comparison{base: base, cands: cands, file: file, fn: fn}
-	for range cands {
-		cmp.pairs = append(cmp.pairs, pooledPairs())
-	}
+	cmp := &comparison{base: base, sd: newSides(cands, file, fn)}
 	defer func() {
 		cmp.close()
-		for _, ps := range cmp.pairs {
-			recyclePairs(ps)
-		}
+		cmp.sd.recycle()
 	}()
 	for i := range events {
 		ev := &events[i]
@@ -62,10 +57,11 @@ func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, e
 			if cmp.b != nil {
 				return fail("session %q starts before session %q ended", ev.Start.Session, cmp.b.ID())
 			}
-			cmp.b = start(base, ev)
-			for _, c := range cands {
-				cmp.cs = append(cmp.cs, start(c, ev))
-			}
+			st := ev.Start
+			body := &audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools}
+			now := replay.EventTime(ev)
+			cmp.b, _ = audit.Start(audit.Config{Policy: base, Spill: true}, now, st.Session, body)
+			cmp.sd.start(now, st.Session, body)
 			continue
 		}
 		if cmp.b == nil {
@@ -79,42 +75,25 @@ func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, e
 	return nil
 }
 
-// comparison is one session being compared: its sides, the baseline's
-// and each candidate's, and the pairs of its calls so far, by candidate.
+// comparison is one session being compared: the baseline's side, which
+// makes the history, and the candidates' sides, which follow it.
 type comparison struct {
-	base  *engine.Policy
-	cands []*engine.Policy
-	file  string
-	fn    func(int, Pair)
-	b     *audit.Session
-	cs    []*audit.Session
-	pairs [][]Pair
-	index map[string]int // a call's pair, the same in every candidate's
+	base *engine.Policy
+	b    *audit.Session
+	sd   *sides
 }
 
 // flush hands the session's pairs on and closes its sides.
 func (cmp *comparison) flush() {
-	for i, ps := range cmp.pairs {
-		for _, p := range ps {
-			cmp.fn(i, p)
-		}
-		// fn took copies: the array is filled again by the next session.
-		clear(ps)
-		cmp.pairs[i] = ps[:0]
-	}
-	cmp.index = nil
+	cmp.sd.flush()
 	cmp.close()
 }
 
 func (cmp *comparison) close() {
 	if cmp.b != nil {
 		cmp.b.Close()
-		for _, c := range cmp.cs {
-			c.Close()
-		}
 	}
-	clear(cmp.cs)
-	cmp.b, cmp.cs = nil, cmp.cs[:0]
+	cmp.b = nil
 }
 
 func (cmp *comparison) step(ev *replay.Event, fail func(string, ...any) error) error {
@@ -136,17 +115,13 @@ func (cmp *comparison) step(ev *replay.Event, fail func(string, ...any) error) e
 		if _, err := b.Result(now, ev.Line, body, out); err != nil {
 			return fail("output %v", err)
 		}
-		for _, c := range cmp.cs {
-			c.Result(now, ev.Line, body, out)
-		}
+		cmp.sd.result(now, ev.Line, body, out)
 	case ev.Tools != nil:
 		// An acceptance the session may not take is history too:
 		// verify reports it, and no side applies it.
 		body := &audit.ToolsBody{Tools: ev.Tools, Repin: ev.Repin, Accept: ev.Accept, AcceptedBy: ev.AcceptedBy}
 		b.Tools(now, body)
-		for _, c := range cmp.cs {
-			c.Tools(now, body)
-		}
+		cmp.sd.tools(now, body)
 	case ev.End:
 		cmp.flush()
 	}
@@ -176,23 +151,10 @@ func (cmp *comparison) call(ev *replay.Event, now time.Time, fail func(string, .
 	if err := b.Err(); err != nil {
 		return err
 	}
-	if cmp.index == nil {
-		cmp.index = map[string]int{}
+	if err := cmp.sd.call(now, ev.Line, e.Label, call, db); err != nil {
+		return err
 	}
-	for i, c := range cmp.cs {
-		dc := c.Decide(call, now)
-		if err := c.Err(); err != nil {
-			return err
-		}
-		cmp.pairs[i] = append(cmp.pairs[i], Pair{File: cmp.file, Session: b.ID(), Pos: ev.Line, ID: e.ID, Tool: e.Tool, Label: e.Label, Baseline: db, Candidate: dc})
-	}
-	// Every candidate's state follows history; its own verdict waits in
-	// the pair, for a grant to settle.
 	b.Call(now, call, db, nil)
-	for _, c := range cmp.cs {
-		c.Call(now, call, db, nil)
-	}
-	cmp.index[e.ID] = len(cmp.pairs[0]) - 1
 	return nil
 }
 
@@ -215,33 +177,14 @@ func (cmp *comparison) grant(ev *replay.Event, now time.Time, fail func(string, 
 	}
 	if !settles {
 		b.Grant(now, grant, nil)
-		for _, c := range cmp.cs {
-			c.Grant(now, grant, nil)
-		}
+		cmp.sd.grant(now, grant)
 		return nil
 	}
-	for i, c := range cmp.cs {
-		pc, _ := c.Lookup(g.Call)
-		p := &cmp.pairs[i][cmp.index[g.Call]]
-		p.Baseline = db
-		if p.Candidate.Verdict == engine.Ask && !p.Candidate.Unevaluable {
-			p.Candidate = engine.Answer(cmp.cands[i], c.State(), pc.Call(), p.Candidate, grant, now)
-		}
+	if err := cmp.sd.settle(now, g.Call, grant, db); err != nil {
+		return err
 	}
 	b.Settle(now, pb, db, nil)
-	for _, c := range cmp.cs {
-		pc, _ := c.Lookup(g.Call)
-		c.Settle(now, pc, db, nil)
-	}
 	return nil
-}
-
-// start opens one side of a session read back.
-func start(p *engine.Policy, ev *replay.Event) *audit.Session {
-	st := ev.Start
-	s, _ := audit.Start(audit.Config{Policy: p, Spill: true}, replay.EventTime(ev), st.Session,
-		&audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools})
-	return s
 }
 
 // pairsPool holds the pair slices ([]Pair) of compared sessions, for the

@@ -27,6 +27,13 @@ type Input struct {
 	// Progress, when set, is written every byte of the log as it is read,
 	// for a progress bar.
 	Progress io.Writer
+	// Verify, when set, verifies the log and, in the same read, tells
+	// follow's followers each session's history: a log compared against
+	// its recorded verdicts is then read once, not once to verify it and
+	// again to compare. It must fail for a log with any finding, since a
+	// follower is told only what verify could apply. Unused with a
+	// baseline policy, whose verdicts make a history of their own.
+	Verify func(follow Follow) error
 }
 
 // File is the file the input's log is read from.
@@ -125,7 +132,13 @@ func CompareEach(inputs []Input, base *engine.Policy, cands []Candidate, fn func
 			}
 			continue
 		}
-		if err := compareLog(in, base, cands, seen, fn); err != nil {
+		var err error
+		if in.Verify != nil && base == nil {
+			err = followLog(in, cands, seen, fn)
+		} else {
+			err = compareLog(in, base, cands, seen, fn)
+		}
+		if err != nil {
 			return err
 		}
 	}

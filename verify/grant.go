@@ -56,6 +56,9 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 	// is for a later identical call.
 	if b.Decision == nil {
 		vs.s.Grant(rec.TS, g, nil)
+		if vs.f != nil {
+			vs.f.Grant(rec.TS, g)
+		}
 		return nil
 	}
 	d, settles := vs.s.AnswerWaiting(pc, g, rec.TS)
@@ -66,7 +69,11 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 		return nil
 	}
 	set.compare(vs, rec, b.Call, pc.Call().Tool, *b.Decision, d)
-	vs.s.Settle(rec.TS, pc, audit.ToDecision(*b.Decision), nil)
+	recorded := audit.ToDecision(*b.Decision)
+	vs.s.Settle(rec.TS, pc, recorded, nil)
+	if vs.f != nil {
+		vs.f.Settle(rec.TS, b.Call, g, recorded)
+	}
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }
@@ -94,6 +101,9 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 	}
 	if b.Content == "" {
 		_, err := vs.s.Result(rec.TS, src.Pos, &b, nil)
+		if err == nil && vs.f != nil {
+			vs.f.Result(rec.TS, src.Pos, &b, nil)
+		}
 		return err
 	}
 	n := min(max(b.Size, 1), maxInFlight)
@@ -123,7 +133,14 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 		}
 		out = &audit.Output{Unknown: true}
 	}
-	_, err = vs.s.Result(rec.TS, src.Pos, &b, out)
+	if vs.f != nil && !out.Unknown {
+		// The session and its follower take the same text: analyze it
+		// once.
+		out.Analyzed = &engine.Analyzed{Text: out.Text}
+	}
+	if _, err = vs.s.Result(rec.TS, src.Pos, &b, out); err == nil && vs.f != nil {
+		vs.f.Result(rec.TS, src.Pos, &b, out)
+	}
 	return err
 }
 

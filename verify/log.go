@@ -28,7 +28,7 @@ func Log(name string, r io.Reader, ev chain.EvidenceStore, opt Options) (*Report
 	if opt.IntegrityOnly {
 		return rep, verifyIntegrity(rep, r, opt)
 	}
-	v := &verifier{file: name, cache: audit.NewCache(ev), key: opt.Key, approvers: opt.ApproverKeys}
+	v := &verifier{file: name, cache: audit.NewCache(ev), key: opt.Key, approvers: opt.ApproverKeys, follow: opt.Follow}
 	if a, ok := ev.(interface{ Absent() bool }); ok && a.Absent() {
 		v.noStore = true
 	}
@@ -213,6 +213,7 @@ type verifier struct {
 	noStore   bool         // the evidence store does not exist at all
 	key       string
 	approvers []string
+	follow    FollowFunc
 	findings  []Finding // from checkpoint records, read in order
 }
 

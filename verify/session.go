@@ -32,6 +32,12 @@ func (set *sessionSet) close() {
 			vs.s.Close()
 			vs.s = nil
 		}
+		if vs.f != nil {
+			if err := safeEnd(vs.f); err != nil && set.failed == nil {
+				set.failed = err
+			}
+			vs.f = nil
+		}
 	}
 }
 
@@ -47,8 +53,21 @@ func safeRecord(set *sessionSet, rec chain.Record) (err error) {
 	return nil
 }
 
+// safeEnd ends a follower of a session the log never ended, turning a
+// panic into an error, as safeRecord does for the sessions' records.
+func safeEnd(f Follower) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error ending a session at the end of the log: %v", r)
+		}
+	}()
+	f.End()
+	return nil
+}
+
 type vsession struct {
 	s      *audit.Session // nil when the session record was unusable
+	f      Follower       // nil when nothing follows it
 	ended  bool
 	broken bool // its policy could not be loaded: its calls cannot be judged
 	// given and used are the session's grants by id: the call each was
@@ -124,6 +143,9 @@ func (set *sessionSet) record(rec chain.Record) {
 			if errors.Is(vs.s.Tools(rec.TS, &b), audit.ErrAcceptRefused) {
 				set.find(rec, "", FindGrant, b.AcceptedBy, "", "changed tool definitions were accepted by nobody, or by the principal itself: not applied")
 			}
+			if vs.f != nil {
+				vs.f.Tools(rec.TS, &b)
+			}
 		}
 	case chain.KindCall:
 		set.calls++
@@ -138,7 +160,10 @@ func (set *sessionSet) record(rec chain.Record) {
 		// Keep the entry, to catch records after the end, but not the
 		// state: a long log must not hold every session's output.
 		vs.s.End(rec.TS, &b)
-		vs.ended, vs.s, vs.given, vs.used = true, nil, nil, nil
+		if vs.f != nil {
+			vs.f.End()
+		}
+		vs.ended, vs.s, vs.f, vs.given, vs.used = true, nil, nil, nil, nil
 		vs.elicited, vs.asked, vs.refused = nil, nil, nil
 	}
 	if vs.s != nil && vs.s.Err() != nil {
@@ -178,7 +203,11 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 		}
 	}
 	s, _ := audit.Start(audit.Config{Policy: p, Spill: true}, rec.TS, rec.Session, &b)
-	return &vsession{s: s,
+	var f Follower
+	if set.v.follow != nil {
+		f = set.v.follow(rec.Session, p, rec.TS, &b)
+	}
+	return &vsession{s: s, f: f,
 		given: map[string]string{}, used: map[string]string{}, approvers: approvers,
 		elicited: map[string]bool{}, asked: map[string]time.Time{}, refused: map[string]string{}}
 }

@@ -90,4 +90,7 @@ type Options struct {
 	// session record that trusts another (as a rewritten log could, to
 	// sign its own grants) is a finding, and that key approves nothing.
 	ApproverKeys []string
+	// Follow, when set, opens a follower for each session, told the
+	// session's history as it is verified.
+	Follow FollowFunc
 }

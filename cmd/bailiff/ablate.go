@@ -115,15 +115,22 @@ func runAblate(stdin io.Reader, stdout, stderr io.Writer, p ablateParams, args [
 			return usageErr(err, "")
 		}
 	}
-	bar := logProgress(stderr, inputs, 1+len(engine.Switchable())+len(rules), "ablate")
+	// Every variant is scored in one pass: with the recorded verdicts as
+	// the baseline, the pass that verifies the log.
+	inPass := base == nil && !p.unverified
+	passes := 2
+	if inPass {
+		passes = 1
+	}
+	bar := logProgress(stderr, inputs, passes, "ablate")
 	defer bar.Done()
-	prov, err := verifyLogs(stderr, inputs, p.unverified, bar)
+	prov, err := verifyLogs(stderr, inputs, p.unverified, inPass, bar)
 	if err != nil {
 		return err
 	}
 	scores, tot, err := shadow.Ablation(inputs, base, rules, labels)
 	if err != nil {
-		return usageErr(err, "")
+		return compareErr(err)
 	}
 	bar.Done()
 	if err := gateMeasures(p, tot); err != nil {
@@ -131,7 +138,7 @@ func runAblate(stdin io.Reader, stdout, stderr io.Writer, p ablateParams, args [
 	}
 	f, _ := p.format.get()
 	var out bytes.Buffer
-	if err := report.Ablation(&out, f, scores, tot, prov); err != nil {
+	if err := report.Ablation(&out, f, scores, tot, *prov); err != nil {
 		return err
 	}
 	if _, err := stdout.Write(out.Bytes()); err != nil {

@@ -42,6 +42,16 @@ func (e *ExitError) Error() string {
 
 func usageErr(err error, hint string) error { return &ExitError{Code: exitUsage, Err: err, Hint: hint} }
 
+// compareErr is how a comparison ends on err: a log verified in the pass
+// that compares it fails with verify's own error, hint and all.
+func compareErr(err error) error {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return usageErr(err, "")
+}
+
 // findings ends a command that reported findings on stdout.
 var findings = &ExitError{Code: exitFinding}
 

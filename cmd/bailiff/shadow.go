@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -133,61 +135,93 @@ func spool(stdin io.Reader, want ...fileKind) (path string, kind fileKind, done 
 // believed by whoever reads the comparison, and a forged one would pass
 // for a policy change. A log that fails is refused, or with allow named in
 // the notes that every output format carries.
-func verifyLogs(stderr io.Writer, inputs []shadow.Input, allow bool, tap io.Writer) (report.Provenance, error) {
-	var prov report.Provenance
-	for _, in := range inputs {
+//
+// With inPass, a log is instead verified in the pass that compares it
+// (its Input's Verify), so it is read once: for a comparison against the
+// recorded verdicts of logs that must verify, where verify's own replay
+// of each session is the history the candidates follow. The provenance
+// is then complete once the comparison has run.
+func verifyLogs(stderr io.Writer, inputs []shadow.Input, allow, inPass bool, tap io.Writer) (*report.Provenance, error) {
+	prov := &report.Provenance{Inputs: make([]report.InputRef, len(inputs))}
+	for i := range inputs {
+		in := inputs[i]
 		if in.Trace != nil {
-			prov.Inputs = append(prov.Inputs, report.InputRef{File: in.Name, Trace: true})
+			prov.Inputs[i] = report.InputRef{File: in.Name, Trace: true}
 			continue
 		}
-		f, err := os.Open(in.File())
-		if err != nil {
-			return prov, usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
-		}
-		rep, err := verify.Log(in.Name, io.TeeReader(f, tap), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, verify.Options{})
-		f.Close()
-		if err != nil {
-			return prov, usageErr(err, "")
-		}
-		if _, err := os.Stat(chain.EvidenceDir(in.File())); err != nil && rep.Contents > 0 && in.Path == "" {
-			// As verify says it: the comparison then stands on no output,
-			// and every decision that needed one is unevaluable.
-			fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", chain.EvidenceDir(in.File()))
-		}
-		head, err := firstLineHash(in.File())
-		if err != nil {
-			return prov, usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
-		}
-		prov.Inputs = append(prov.Inputs, report.InputRef{File: in.Name, First: head, Records: rep.Records})
-		if len(rep.Findings) == 0 {
+		if inPass && !allow {
+			inputs[i].Verify = func(follow shadow.Follow) error {
+				return verifyLog(stderr, in, prov, i, false, tap, follow)
+			}
 			continue
 		}
-		for _, f := range rep.Findings {
-			if f.Kind != verify.FindIntegrity {
-				continue
-			}
-			// No flag reads past a broken chain: what follows the
-			// failure is not known to be the log at all.
-			err := fmt.Errorf("%s fails integrity at seq %d: %s: the log cannot be read past the failure", in.Name, f.Seq, oneLine(f.Reason))
-			if f.Torn {
-				return prov, usageErr(err, fmt.Sprintf("its last line is torn, as a crashed writer leaves it: bailiff repair %s -o %s cuts it", in.Name, in.Name))
-			}
-			return prov, usageErr(err, "run bailiff verify "+in.Name+"; --allow-unverified does not read past an integrity failure")
+		if err := verifyLog(stderr, in, prov, i, allow, tap, nil); err != nil {
+			return prov, err
 		}
-		first := rep.Findings[0]
-		note := fmt.Sprintf("%s fails verify: %s, the first at seq %d: %s: %s", in.Name, countOf(len(rep.Findings), "finding"),
-			first.Seq, first.Kind, oneLine(first.Reason))
-		if !allow {
-			hint := "run bailiff verify " + in.Name + " to see every finding; --allow-unverified uses the log anyway and says so in the output"
-			if err := comparable(in); err != nil {
-				// Offered, the flag would end in exit 2 all the same.
-				hint = "run bailiff verify " + in.Name + " to see every finding; --allow-unverified cannot use it either: " + oneLine(strings.TrimSuffix(err.Error(), " (run bailiff verify)"))
-			}
-			return prov, usageErr(errors.New(note), hint)
-		}
-		prov.Unverified = append(prov.Unverified, note)
 	}
 	return prov, nil
+}
+
+// verifyLog verifies one log, the inputs' ith, into prov; with follow,
+// its sessions' followers are told each session's history as it is
+// verified.
+func verifyLog(stderr io.Writer, in shadow.Input, prov *report.Provenance, i int, allow bool, tap io.Writer, follow shadow.Follow) error {
+	f, err := os.Open(in.File())
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
+	}
+	opt := verify.Options{}
+	if follow != nil {
+		opt.Follow = func(session string, p *engine.Policy, now time.Time, body *audit.SessionBody) verify.Follower {
+			if fl := follow(session, p, now, body); fl != nil {
+				return fl
+			}
+			return nil // not a typed nil, which verify would call
+		}
+	}
+	rep, err := verify.Log(in.Name, io.TeeReader(f, tap), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, opt)
+	f.Close()
+	if err != nil {
+		return usageErr(err, "")
+	}
+	if _, err := os.Stat(chain.EvidenceDir(in.File())); err != nil && rep.Contents > 0 && in.Path == "" {
+		// As verify says it: the comparison then stands on no output,
+		// and every decision that needed one is unevaluable.
+		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", chain.EvidenceDir(in.File()))
+	}
+	head, err := firstLineHash(in.File())
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
+	}
+	prov.Inputs[i] = report.InputRef{File: in.Name, First: head, Records: rep.Records}
+	if len(rep.Findings) == 0 {
+		return nil
+	}
+	for _, f := range rep.Findings {
+		if f.Kind != verify.FindIntegrity {
+			continue
+		}
+		// No flag reads past a broken chain: what follows the
+		// failure is not known to be the log at all.
+		err := fmt.Errorf("%s fails integrity at seq %d: %s: the log cannot be read past the failure", in.Name, f.Seq, oneLine(f.Reason))
+		if f.Torn {
+			return usageErr(err, fmt.Sprintf("its last line is torn, as a crashed writer leaves it: bailiff repair %s -o %s cuts it", in.Name, in.Name))
+		}
+		return usageErr(err, "run bailiff verify "+in.Name+"; --allow-unverified does not read past an integrity failure")
+	}
+	first := rep.Findings[0]
+	note := fmt.Sprintf("%s fails verify: %s, the first at seq %d: %s: %s", in.Name, countOf(len(rep.Findings), "finding"),
+		first.Seq, first.Kind, oneLine(first.Reason))
+	if !allow {
+		hint := "run bailiff verify " + in.Name + " to see every finding; --allow-unverified uses the log anyway and says so in the output"
+		if err := comparable(in); err != nil {
+			// Offered, the flag would end in exit 2 all the same.
+			hint = "run bailiff verify " + in.Name + " to see every finding; --allow-unverified cannot use it either: " + oneLine(strings.TrimSuffix(err.Error(), " (run bailiff verify)"))
+		}
+		return usageErr(errors.New(note), hint)
+	}
+	prov.Unverified = append(prov.Unverified, note)
+	return nil
 }
 
 // comparable reads a log's sessions as shadow and ablate do, and returns
@@ -325,15 +359,22 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 	if err != nil {
 		return err
 	}
-	bar := logProgress(stderr, inputs, 2, "shadow")
+	// Against its recorded verdicts, a log is verified in the pass that
+	// compares it; a baseline policy needs a pass of its own.
+	inPass := base == nil && !p.unverified
+	passes := 2
+	if inPass {
+		passes = 1
+	}
+	bar := logProgress(stderr, inputs, passes, "shadow")
 	defer bar.Done()
-	prov, err := verifyLogs(stderr, inputs, p.unverified, bar)
+	prov, err := verifyLogs(stderr, inputs, p.unverified, inPass, bar)
 	if err != nil {
 		return err
 	}
 	d := shadow.NewDiff(p.examples)
 	if err := shadow.Compare(inputs, base, shadow.Fixed(cand), d.Add); err != nil {
-		return usageErr(err, "")
+		return compareErr(err)
 	}
 	bar.Done()
 	if len(p.failOn) > 0 && d.Calls == 0 {
@@ -341,7 +382,7 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 	}
 	f, _ := p.format.get()
 	var out bytes.Buffer
-	if err := report.Shadow(&out, f, d, prov); err != nil {
+	if err := report.Shadow(&out, f, d, *prov); err != nil {
 		return err
 	}
 	if _, err := stdout.Write(out.Bytes()); err != nil {

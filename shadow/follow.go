@@ -1,0 +1,134 @@
+package shadow
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"bailiff/audit"
+	"bailiff/engine"
+)
+
+// Follow opens the candidates' side of one session of an audit log as
+// verify starts it, given the policy it was recorded under: the
+// verify.FollowFunc an Input's Verify is given, so that one read of the
+// log both verifies it and scores the candidates on it. It returns nil
+// for a session it will not follow, having failed the comparison.
+type Follow func(session string, p *engine.Policy, now time.Time, body *audit.SessionBody) *Follower
+
+// Follower is the candidates' side of one session of an audit log, told
+// the session's history by verify as verify applies it (a
+// verify.Follower): the baseline is the recorded verdicts, so verify's own
+// replay of the session is the history the candidates follow, and the
+// log is read and decoded once.
+type Follower struct {
+	sd *sides
+	sc *scorer
+}
+
+// Call has the candidates decide the call, recorded at seq.
+func (f *Follower) Call(now time.Time, seq int64, c *engine.Call, recorded engine.Decision) {
+	if f.sd.err == nil {
+		f.sd.err = f.sd.call(now, int(seq), "", c, recorded)
+	}
+}
+
+// Grant keeps a grant for a later identical call.
+func (f *Follower) Grant(now time.Time, g engine.Grant) {
+	if f.sd.err == nil {
+		f.sd.grant(now, g)
+	}
+}
+
+// Settle answers an asked call with grant g, settled as recorded.
+func (f *Follower) Settle(now time.Time, call string, g engine.Grant, recorded engine.Decision) {
+	if f.sd.err == nil {
+		f.sd.err = f.sd.settle(now, call, g, recorded)
+	}
+}
+
+// Result gives the candidates what a call brought.
+func (f *Follower) Result(now time.Time, pos int, body *audit.ResultBody, out *audit.Output) {
+	if f.sd.err == nil {
+		f.sd.result(now, pos, body, out)
+	}
+}
+
+// Tools applies a tools record.
+func (f *Follower) Tools(now time.Time, body *audit.ToolsBody) {
+	if f.sd.err == nil {
+		f.sd.tools(now, body)
+	}
+}
+
+// End hands the session's pairs on, or fails the comparison with what
+// went wrong in it: a table that silently lost a session would be a lie.
+func (f *Follower) End() {
+	if f.sd.err != nil {
+		f.sc.fail(fmt.Errorf("%s: session %s: %w", f.sc.name, f.sd.session, f.sd.err))
+	} else {
+		f.sd.flush()
+	}
+	f.sd.recycle()
+}
+
+// scorer is what the followers of one log's sessions share: the
+// candidates, the pairs' destination, and the session ids seen in every
+// input, since verify's workers open sessions concurrently.
+type scorer struct {
+	name  string
+	cands []Candidate
+	fn    func(int, Pair)
+	mu    sync.Mutex
+	seen  map[string]string
+	err   error
+}
+
+func (sc *scorer) fail(err error) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.err == nil {
+		sc.err = err
+	}
+}
+
+func (sc *scorer) emit(i int, p Pair) {
+	sc.mu.Lock()
+	sc.fn(i, p)
+	sc.mu.Unlock()
+}
+
+// follow is the log's Follow.
+func (sc *scorer) follow(session string, p *engine.Policy, now time.Time, body *audit.SessionBody) *Follower {
+	sc.mu.Lock()
+	prev, dup := sc.seen[session]
+	if !dup {
+		sc.seen[session] = sc.name
+	}
+	sc.mu.Unlock()
+	if dup && prev != sc.name {
+		sc.fail(fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", session, prev, sc.name))
+		return nil
+	}
+	cs := make([]*engine.Policy, len(sc.cands))
+	for i, cand := range sc.cands {
+		c, err := cand(p)
+		if err != nil {
+			sc.fail(err)
+			return nil
+		}
+		cs[i] = c
+	}
+	sd := newSides(cs, sc.name, sc.emit)
+	sd.start(now, session, body)
+	return &Follower{sd: sd, sc: sc}
+}
+
+// followLog compares one audit log in the pass in.Verify makes over it.
+func followLog(in Input, cands []Candidate, seen map[string]string, fn func(int, Pair)) error {
+	sc := &scorer{name: in.Name, cands: cands, fn: fn, seen: seen}
+	if err := in.Verify(sc.follow); err != nil {
+		return err
+	}
+	return sc.err
+}

@@ -1,0 +1,146 @@
+package shadow
+
+import (
+	"fmt"
+	"time"
+
+	"bailiff/audit"
+	"bailiff/engine"
+)
+
+// sides is the candidates' side of one session being compared. It
+// follows the baseline's history step by step: each candidate decides
+// every call on that history, and its verdict waits in the call's pair
+// for a grant to settle. CompareSessions tells it a trace's history as
+// the baseline makes it; for an audit log verify does, as it applies each
+// record (a Follower).
+type sides struct {
+	cands   []*engine.Policy
+	file    string
+	session string
+	fn      func(int, Pair)
+	cs      []*audit.Session
+	pairs   [][]Pair
+	index   map[string]int // a call's pair, the same in every candidate's
+	err     error          // the first failure: the session's pairs are incomplete
+}
+
+func newSides(cands []*engine.Policy, file string, fn func(int, Pair)) *sides {
+	sd := &sides{cands: cands, file: file, fn: fn}
+	for range cands {
+		sd.pairs = append(sd.pairs, pooledPairs())
+	}
+	return sd
+}
+
+// start opens every candidate's side of session id.
+func (sd *sides) start(now time.Time, id string, body *audit.SessionBody) {
+	sd.session = id
+	for _, c := range sd.cands {
+		s, _ := audit.Start(audit.Config{Policy: c, Spill: true}, now, id,
+			&audit.SessionBody{Server: body.Server, Principal: body.Principal, Tools: body.Tools})
+		sd.cs = append(sd.cs, s)
+	}
+}
+
+// call has every candidate decide call c, made at pos, on the history so
+// far, and then follows the history: the baseline decided db.
+func (sd *sides) call(now time.Time, pos int, label string, c *engine.Call, db engine.Decision) error {
+	if sd.index == nil {
+		sd.index = map[string]int{}
+	}
+	for i, s := range sd.cs {
+		dc := s.Decide(c, now)
+		if err := s.Err(); err != nil {
+			return err
+		}
+		sd.pairs[i] = append(sd.pairs[i], Pair{File: sd.file, Session: sd.session, Pos: pos, ID: c.ID, Tool: c.Tool, Label: label, Baseline: db, Candidate: dc})
+	}
+	for _, s := range sd.cs {
+		if _, err := s.Call(now, c, db, nil); err != nil {
+			return err
+		}
+	}
+	if len(sd.cs) > 0 {
+		sd.index[c.ID] = len(sd.pairs[0]) - 1
+	}
+	return nil
+}
+
+// grant keeps g, for a later identical call, on every side.
+func (sd *sides) grant(now time.Time, g engine.Grant) {
+	for _, s := range sd.cs {
+		s.Grant(now, g, nil)
+	}
+}
+
+// settle answers the asked call with grant g: the baseline settled it as
+// db; a candidate that asked it too is answered by the same grant.
+func (sd *sides) settle(now time.Time, call string, g engine.Grant, db engine.Decision) error {
+	at, ok := sd.index[call]
+	if !ok {
+		return fmt.Errorf("grant answers call %q, which session %q has not made", call, sd.session)
+	}
+	for i, s := range sd.cs {
+		pc, err := s.Lookup(call)
+		if err != nil {
+			return err
+		}
+		p := &sd.pairs[i][at]
+		p.Baseline = db
+		if p.Candidate.Verdict == engine.Ask && !p.Candidate.Unevaluable {
+			p.Candidate = engine.Answer(sd.cands[i], s.State(), pc.Call(), p.Candidate, g, now)
+		}
+		if err := s.Settle(now, pc, db, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// result gives every side what the call brought.
+func (sd *sides) result(now time.Time, pos int, body *audit.ResultBody, out *audit.Output) {
+	for _, s := range sd.cs {
+		s.Result(now, pos, body, out)
+	}
+}
+
+// tools applies a tools record on every side: an acceptance the session
+// may not take is history too, which no side applies.
+func (sd *sides) tools(now time.Time, body *audit.ToolsBody) {
+	for _, s := range sd.cs {
+		s.Tools(now, body)
+	}
+}
+
+// flush hands the session's pairs on and closes its sides, ready for the
+// next session.
+func (sd *sides) flush() {
+	for i, ps := range sd.pairs {
+		for _, p := range ps {
+			sd.fn(i, p)
+		}
+		// fn took copies: the array is filled again by the next session.
+		clear(ps)
+		sd.pairs[i] = ps[:0]
+	}
+	sd.index = nil
+	sd.close()
+}
+
+func (sd *sides) close() {
+	for _, s := range sd.cs {
+		s.Close()
+	}
+	clear(sd.cs)
+	sd.cs = sd.cs[:0]
+}
+
+// recycle gives the pair arrays back, once the sides are done with.
+func (sd *sides) recycle() {
+	sd.close()
+	for _, ps := range sd.pairs {
+		recyclePairs(ps)
+	}
+	sd.pairs = nil
+}
