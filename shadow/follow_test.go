@@ -1,0 +1,201 @@
+package shadow
+
+import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"bailiff/audit"
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/replay"
+	"bailiff/verify"
+)
+
+// TestFollowedLogScoresAsReadTwice: a log scored in the pass that
+// verifies it (its sessions' history told by verify) gives exactly the
+// pairs of a second, separate read of it. Every trace fixture is recorded
+// as a log and scored under every ablation variant and every other
+// fixture policy, so a step verify does not pass on, or passes on
+// differently, changes some pair.
+func TestFollowedLogScoresAsReadTwice(t *testing.T) {
+	skey, _, err := chain.GenerateKey(rand.Reader, "lee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cands []Candidate
+	for _, c := range engine.Switchable() {
+		cands = append(cands, func(p *engine.Policy) (*engine.Policy, error) { return p.Without(engine.OffCheck(c)) })
+	}
+	for _, name := range []string{"main", "ask-on-taint", "corpus-candidate"} {
+		cands = append(cands, Fixed(loadFixturePolicy(t, name)))
+	}
+	logs, pairs, changed, answered := 0, 0, 0, 0
+	for _, set := range []string{"main", "ask-on-taint"} {
+		pol := loadFixturePolicy(t, set)
+		files, _ := filepath.Glob(filepath.Join("..", "fixtures", "traces", set, "*.jsonl"))
+		for _, file := range files {
+			path := recordFixture(t, pol, file, skey)
+			if path == "" {
+				continue
+			}
+			twice := collect(t, Input{Name: path}, cands)
+			once := collect(t, Input{Name: path, Verify: verifyFollowing(path)}, cands)
+			if !reflect.DeepEqual(once, twice) {
+				t.Errorf("%s: scored in verify's pass:\n%v\nread again:\n%v", file, once, twice)
+			}
+			logs++
+			for _, p := range twice {
+				pairs++
+				if p.Candidate.Verdict != p.Baseline.Verdict {
+					changed++
+				}
+				if p.Candidate.Check == engine.CheckApproval {
+					answered++
+				}
+			}
+		}
+	}
+	// What the comparison covers: without these it proves little.
+	if logs < 60 || pairs < 1000 || changed < 50 || answered < 20 {
+		t.Errorf("compared %d logs, %d pairs, %d changed, %d answered by a grant: too few to stand for the fixtures", logs, pairs, changed, answered)
+	}
+	t.Logf("%d logs, %d pairs, %d changed, %d answered by a grant", logs, pairs, changed, answered)
+}
+
+func loadFixturePolicy(t *testing.T, name string) *engine.Policy {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "fixtures", "policies", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Load(name+".yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// recordFixture records a trace as the log the gateway would write, and
+// returns its path, or "" for a trace that records no log that verifies.
+func recordFixture(t *testing.T, pol *engine.Policy, file, skey string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := replay.ParseTrace(file, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	var buf bytes.Buffer
+	ev := chain.Evidence{Dir: chain.EvidenceDir(path)}
+	r := &replay.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev,
+		Secret: []byte("0123456789abcdef0123456789abcdef"), Approvers: map[string]string{"lee": skey}}
+	if err := r.Record(file, events); err != nil {
+		return ""
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := verify.Log(path, bytes.NewReader(buf.Bytes()), ev, verify.Options{})
+	if err != nil || len(rep.Findings) > 0 {
+		return ""
+	}
+	return path
+}
+
+// verifyFollowing is an Input's Verify, as bailiff's commands give it.
+func verifyFollowing(path string) func(Follow) error {
+	return func(follow Follow) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rep, err := verify.Log(path, f, chain.Evidence{Dir: chain.EvidenceDir(path)}, verify.Options{
+			Follow: func(session string, p *engine.Policy, now time.Time, body *audit.SessionBody) verify.Follower {
+				if fl := follow(session, p, now, body); fl != nil {
+					return fl
+				}
+				return nil
+			}})
+		if err != nil {
+			return err
+		}
+		if len(rep.Findings) > 0 {
+			return fmt.Errorf("%s: %d findings", path, len(rep.Findings))
+		}
+		return nil
+	}
+}
+
+type indexed struct {
+	Cand int
+	Pair
+}
+
+func collect(t *testing.T, in Input, cands []Candidate) []indexed {
+	t.Helper()
+	var out []indexed
+	if err := CompareEach([]Input{in}, nil, cands, func(i int, p Pair) { out = append(out, indexed{i, p}) }); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Cand != out[j].Cand {
+			return out[i].Cand < out[j].Cand
+		}
+		return out[i].Pos < out[j].Pos
+	})
+	return out
+}
+
+// TestFollowedLogsFailClosed: what stops a comparison read twice stops
+// it in verify's pass too: one session in two logs (it would be counted
+// twice), and a candidate that cannot be derived for a session.
+func TestFollowedLogsFailClosed(t *testing.T) {
+	skey, _, err := chain.GenerateKey(rand.Reader, "lee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := loadFixturePolicy(t, "main")
+	a := recordFixture(t, pol, filepath.Join("..", "fixtures", "traces", "main", "allow_approval_granted.jsonl"), skey)
+	if a == "" {
+		t.Fatal("the fixture records no log that verifies")
+	}
+	b := filepath.Join(t.TempDir(), "copy.jsonl")
+	copyFile(t, a, b)
+	if _, err := os.Stat(chain.EvidenceDir(a)); err == nil {
+		if err := os.CopyFS(chain.EvidenceDir(b), os.DirFS(chain.EvidenceDir(a))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	both := []Input{{Name: a, Verify: verifyFollowing(a)}, {Name: b, Verify: verifyFollowing(b)}}
+	err = CompareEach(both, nil, []Candidate{Fixed(pol)}, func(int, Pair) {})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("is in both")) {
+		t.Errorf("one session in two logs: %v", err)
+	}
+	broken := func(*engine.Policy) (*engine.Policy, error) { return nil, fmt.Errorf("no such variant") }
+	err = CompareEach(both[:1], nil, []Candidate{broken}, func(int, Pair) {})
+	if err == nil || err.Error() != "no such variant" {
+		t.Errorf("a candidate that cannot be derived: %v", err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
