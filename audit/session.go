@@ -146,11 +146,24 @@ func (s *Session) Tools(now time.Time, body *ToolsBody) error {
 // to; one whose arguments were redacted must carry its keyed digest (it
 // has no other), and without one no grant can match it.
 func (s *Session) Decide(c *engine.Call, now time.Time) engine.Decision {
+	return s.DecideAs(s.p, c, now)
+}
+
+// DecideAs is Decide under policy p instead of the session's own, on the
+// session's state: for a p that shares the state of the session's policy
+// (engine's SharesState), as a variant of it does, the decision a session
+// of its own driven through the same history would make. It is how shadow
+// scores variants without a replay of their own.
+func (s *Session) DecideAs(p *engine.Policy, c *engine.Call, now time.Time) engine.Decision {
+	if !s.p.SharesState(p) {
+		// A decision on a state kept by other rules would be a guess.
+		panic("audit: DecideAs under a policy that does not share the session's state")
+	}
 	if c.Digest == "" && len(c.Redacted) == 0 {
 		c.Digest = engine.ArgsDigest(c.Args)
 	}
 	fault.At(fault.Decide, c.Tool)
-	return engine.Decide(s.p, s.state, c, now)
+	return engine.Decide(p, s.state, c, now)
 }
 
 // Call makes call c with decision d: with a log, body is written with d

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"time"
 )
 
@@ -174,4 +175,22 @@ func (s *State) Failed(callID string) {
 		s.used[ref]--
 		delete(s.forwarded, callID)
 	}
+}
+
+// SharesState tells whether a session's State, fed one history, is the
+// same under q as under p, so that one State can serve decisions under
+// both: what a policy changes in a State is which outputs taint it (the
+// trusted sources) and which destinations an approval approves (the
+// contracts). It holds for p and its variants by Without, which switch
+// checks and rules off and share the rest, and is decided by identity of
+// those compiled parts, never by comparing them: policies loaded apart
+// each keep their own State.
+func (p *Policy) SharesState(q *Policy) bool {
+	if p == q {
+		return true
+	}
+	sameSources := len(p.sources) == len(q.sources) && (len(p.sources) == 0 || &p.sources[0] == &q.sources[0])
+	sameContracts := len(p.contracts) == len(q.contracts) &&
+		(len(p.contracts) == 0 || reflect.ValueOf(p.contracts).UnsafePointer() == reflect.ValueOf(q.contracts).UnsafePointer())
+	return sameSources && sameContracts
 }

@@ -61,7 +61,7 @@ func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, e
 			body := &audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools}
 			now := replay.EventTime(ev)
 			cmp.b, _ = audit.Start(audit.Config{Policy: base, Spill: true}, now, st.Session, body)
-			cmp.sd.start(now, st.Session, body)
+			cmp.sd.start(now, cmp.b, body)
 			continue
 		}
 		if cmp.b == nil {

@@ -14,13 +14,14 @@ import (
 // verify.FollowFunc an Input's Verify is given, so that one read of the
 // log both verifies it and scores the candidates on it. It returns nil
 // for a session it will not follow, having failed the comparison.
-type Follow func(session string, p *engine.Policy, now time.Time, body *audit.SessionBody) *Follower
+type Follow func(s *audit.Session, now time.Time, body *audit.SessionBody) *Follower
 
 // Follower is the candidates' side of one session of an audit log, told
 // the session's history by verify as verify applies it (a
 // verify.Follower): the baseline is the recorded verdicts, so verify's own
-// replay of the session is the history the candidates follow, and the
-// log is read and decoded once.
+// replay of the session is the history the candidates follow, the log is
+// read and decoded once, and a variant of the recorded policy decides on
+// verify's own state of the session.
 type Follower struct {
 	sd *sides
 	sc *scorer
@@ -99,7 +100,8 @@ func (sc *scorer) emit(i int, p Pair) {
 }
 
 // follow is the log's Follow.
-func (sc *scorer) follow(session string, p *engine.Policy, now time.Time, body *audit.SessionBody) *Follower {
+func (sc *scorer) follow(base *audit.Session, now time.Time, body *audit.SessionBody) *Follower {
+	session, p := base.ID(), base.Policy()
 	sc.mu.Lock()
 	prev, dup := sc.seen[session]
 	if !dup {
@@ -120,7 +122,7 @@ func (sc *scorer) follow(session string, p *engine.Policy, now time.Time, body *
 		cs[i] = c
 	}
 	sd := newSides(cs, sc.name, sc.emit)
-	sd.start(now, session, body)
+	sd.start(now, base, body)
 	return &Follower{sd: sd, sc: sc}
 }
 

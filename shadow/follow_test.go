@@ -33,6 +33,21 @@ func TestFollowedLogScoresAsReadTwice(t *testing.T) {
 	for _, c := range engine.Switchable() {
 		cands = append(cands, func(p *engine.Policy) (*engine.Policy, error) { return p.Without(engine.OffCheck(c)) })
 	}
+	// The same variants of a policy loaded again: each keeps a state of
+	// its own, where the ones above decide on the baseline's.
+	variants := len(cands)
+	for _, c := range engine.Switchable() {
+		cands = append(cands, func(p *engine.Policy) (*engine.Policy, error) {
+			again, err := engine.Load("again.yaml", p.Canonical())
+			if err != nil {
+				return nil, err
+			}
+			if again.SharesState(p) {
+				return nil, fmt.Errorf("a policy loaded again shares the state of the one it was loaded from")
+			}
+			return again.Without(engine.OffCheck(c))
+		})
+	}
 	for _, name := range []string{"main", "ask-on-taint", "corpus-candidate"} {
 		cands = append(cands, Fixed(loadFixturePolicy(t, name)))
 	}
@@ -49,6 +64,9 @@ func TestFollowedLogScoresAsReadTwice(t *testing.T) {
 			once := collect(t, Input{Name: path, Verify: verifyFollowing(path)}, cands)
 			if !reflect.DeepEqual(once, twice) {
 				t.Errorf("%s: scored in verify's pass:\n%v\nread again:\n%v", file, once, twice)
+			}
+			if shared, own := byCandidate(once, 0, variants), byCandidate(once, variants, 2*variants); !reflect.DeepEqual(shared, own) {
+				t.Errorf("%s: variants decided on the baseline's state:\n%v\non states of their own:\n%v", file, shared, own)
 			}
 			logs++
 			for _, p := range twice {
@@ -121,8 +139,8 @@ func verifyFollowing(path string) func(Follow) error {
 		}
 		defer f.Close()
 		rep, err := verify.Log(path, f, chain.Evidence{Dir: chain.EvidenceDir(path)}, verify.Options{
-			Follow: func(session string, p *engine.Policy, now time.Time, body *audit.SessionBody) verify.Follower {
-				if fl := follow(session, p, now, body); fl != nil {
+			Follow: func(base *audit.Session, now time.Time, body *audit.SessionBody) verify.Follower {
+				if fl := follow(base, now, body); fl != nil {
 					return fl
 				}
 				return nil
@@ -135,6 +153,19 @@ func verifyFollowing(path string) func(Follow) error {
 		}
 		return nil
 	}
+}
+
+// byCandidate is the pairs of candidates from to to, each numbered from
+// from.
+func byCandidate(pairs []indexed, from, to int) []indexed {
+	var out []indexed
+	for _, p := range pairs {
+		if p.Cand >= from && p.Cand < to {
+			p.Cand -= from
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 type indexed struct {

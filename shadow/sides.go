@@ -14,32 +14,44 @@ import (
 // for a grant to settle. CompareSessions tells it a trace's history as
 // the baseline makes it; for an audit log verify does, as it applies each
 // record (a Follower).
+//
+// A candidate whose state would be the baseline's (a variant of the
+// baseline policy, as ablation's are) decides on the baseline session's
+// own state, which the history keeps: only a candidate that keeps its
+// state by other rules (other trusted sources or contracts) replays the
+// history in a session of its own. Its decisions are the same either
+// way; ablation's variants then cost a decision each, not a replay.
 type sides struct {
 	cands   []*engine.Policy
 	file    string
 	session string
 	fn      func(int, Pair)
-	cs      []*audit.Session
+	base    *audit.Session   // the baseline's session, which its driver keeps
+	own     []*audit.Session // by candidate: its own session, nil on base's state
 	pairs   [][]Pair
 	index   map[string]int // a call's pair, the same in every candidate's
 	err     error          // the first failure: the session's pairs are incomplete
 }
 
 func newSides(cands []*engine.Policy, file string, fn func(int, Pair)) *sides {
-	sd := &sides{cands: cands, file: file, fn: fn}
+	sd := &sides{cands: cands, file: file, fn: fn, own: make([]*audit.Session, len(cands))}
 	for range cands {
 		sd.pairs = append(sd.pairs, pooledPairs())
 	}
 	return sd
 }
 
-// start opens every candidate's side of session id.
-func (sd *sides) start(now time.Time, id string, body *audit.SessionBody) {
-	sd.session = id
-	for _, c := range sd.cands {
-		s, _ := audit.Start(audit.Config{Policy: c, Spill: true}, now, id,
+// start opens every candidate's side of the session base starts, as body
+// records it. Call and settle must then be told a step before base
+// applies it, and the others after.
+func (sd *sides) start(now time.Time, base *audit.Session, body *audit.SessionBody) {
+	sd.session, sd.base = base.ID(), base
+	for i, c := range sd.cands {
+		if base.Policy().SharesState(c) {
+			continue
+		}
+		sd.own[i], _ = audit.Start(audit.Config{Policy: c, Spill: true}, now, base.ID(),
 			&audit.SessionBody{Server: body.Server, Principal: body.Principal, Tools: body.Tools})
-		sd.cs = append(sd.cs, s)
 	}
 }
 
@@ -49,19 +61,29 @@ func (sd *sides) call(now time.Time, pos int, label string, c *engine.Call, db e
 	if sd.index == nil {
 		sd.index = map[string]int{}
 	}
-	for i, s := range sd.cs {
-		dc := s.Decide(c, now)
+	for i, cand := range sd.cands {
+		var dc engine.Decision
+		s := sd.own[i]
+		if s != nil {
+			dc = s.Decide(c, now)
+		} else {
+			s = sd.base
+			dc = s.DecideAs(cand, c, now)
+		}
 		if err := s.Err(); err != nil {
 			return err
 		}
 		sd.pairs[i] = append(sd.pairs[i], Pair{File: sd.file, Session: sd.session, Pos: pos, ID: c.ID, Tool: c.Tool, Label: label, Baseline: db, Candidate: dc})
 	}
-	for _, s := range sd.cs {
+	for _, s := range sd.own {
+		if s == nil {
+			continue
+		}
 		if _, err := s.Call(now, c, db, nil); err != nil {
 			return err
 		}
 	}
-	if len(sd.cs) > 0 {
+	if len(sd.cands) > 0 {
 		sd.index[c.ID] = len(sd.pairs[0]) - 1
 	}
 	return nil
@@ -69,8 +91,10 @@ func (sd *sides) call(now time.Time, pos int, label string, c *engine.Call, db e
 
 // grant keeps g, for a later identical call, on every side.
 func (sd *sides) grant(now time.Time, g engine.Grant) {
-	for _, s := range sd.cs {
-		s.Grant(now, g, nil)
+	for _, s := range sd.own {
+		if s != nil {
+			s.Grant(now, g, nil)
+		}
 	}
 }
 
@@ -81,7 +105,11 @@ func (sd *sides) settle(now time.Time, call string, g engine.Grant, db engine.De
 	if !ok {
 		return fmt.Errorf("grant answers call %q, which session %q has not made", call, sd.session)
 	}
-	for i, s := range sd.cs {
+	for i, cand := range sd.cands {
+		s := sd.own[i]
+		if s == nil {
+			s = sd.base
+		}
 		pc, err := s.Lookup(call)
 		if err != nil {
 			return err
@@ -89,27 +117,33 @@ func (sd *sides) settle(now time.Time, call string, g engine.Grant, db engine.De
 		p := &sd.pairs[i][at]
 		p.Baseline = db
 		if p.Candidate.Verdict == engine.Ask && !p.Candidate.Unevaluable {
-			p.Candidate = engine.Answer(sd.cands[i], s.State(), pc.Call(), p.Candidate, g, now)
+			p.Candidate = engine.Answer(cand, s.State(), pc.Call(), p.Candidate, g, now)
 		}
-		if err := s.Settle(now, pc, db, nil); err != nil {
-			return err
+		if sd.own[i] != nil {
+			if err := s.Settle(now, pc, db, nil); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// result gives every side what the call brought.
+// result gives every side of its own what the call brought.
 func (sd *sides) result(now time.Time, pos int, body *audit.ResultBody, out *audit.Output) {
-	for _, s := range sd.cs {
-		s.Result(now, pos, body, out)
+	for _, s := range sd.own {
+		if s != nil {
+			s.Result(now, pos, body, out)
+		}
 	}
 }
 
-// tools applies a tools record on every side: an acceptance the session
-// may not take is history too, which no side applies.
+// tools applies a tools record on every side of its own: an acceptance
+// the session may not take is history too, which no side applies.
 func (sd *sides) tools(now time.Time, body *audit.ToolsBody) {
-	for _, s := range sd.cs {
-		s.Tools(now, body)
+	for _, s := range sd.own {
+		if s != nil {
+			s.Tools(now, body)
+		}
 	}
 }
 
@@ -128,12 +162,15 @@ func (sd *sides) flush() {
 	sd.close()
 }
 
+// close closes the candidates' own sessions; base is its driver's.
 func (sd *sides) close() {
-	for _, s := range sd.cs {
-		s.Close()
+	for i, s := range sd.own {
+		if s != nil {
+			s.Close()
+		}
+		sd.own[i] = nil
 	}
-	clear(sd.cs)
-	sd.cs = sd.cs[:0]
+	sd.base = nil
 }
 
 // recycle gives the pair arrays back, once the sides are done with.

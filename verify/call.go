@@ -45,11 +45,11 @@ func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
 	d := vs.s.Decide(call, rec.TS)
 	set.compare(vs, rec, b.Call, b.Tool, b.Decision, d)
 	recorded := audit.ToDecision(b.Decision)
-	if _, err := vs.s.Call(rec.TS, call, recorded, nil); err != nil {
-		return err
-	}
 	if vs.f != nil {
 		vs.f.Call(rec.TS, rec.Seq, call, recorded)
+	}
+	if _, err := vs.s.Call(rec.TS, call, recorded, nil); err != nil {
+		return err
 	}
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil

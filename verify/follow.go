@@ -16,8 +16,12 @@ import (
 // record verify could not apply (a finding) is not passed on, so a
 // follower's result stands only for a log with no findings.
 //
-// Each session's follower is told its steps in log order on one
-// goroutine; followers of different sessions run concurrently.
+// A call and a settling grant are told before verify applies them to
+// the session, the other steps after: a follower may decide on the
+// session's own state (it must never drive it), which is then the state
+// the recorded decision was made on. Each session's follower is told its
+// steps in log order on one goroutine; followers of different sessions
+// run concurrently.
 type Follower interface {
 	Call(now time.Time, seq int64, c *engine.Call, recorded engine.Decision)
 	// Grant is a grant kept for a later identical call.
@@ -32,6 +36,6 @@ type Follower interface {
 }
 
 // FollowFunc opens the follower of a session as it starts, given the
-// policy it was recorded under and its session record; nil follows
-// nothing.
-type FollowFunc func(session string, p *engine.Policy, now time.Time, body *audit.SessionBody) Follower
+// session verify drives (under the policy it was recorded under) and its
+// session record; nil follows nothing.
+type FollowFunc func(s *audit.Session, now time.Time, body *audit.SessionBody) Follower

@@ -58,7 +58,7 @@ func TestFollowers(t *testing.T) {
 		var fs []*counter
 		var mu sync.Mutex // sessions open on every worker
 		rep, err := Log("good_mail.jsonl", bytes.NewReader(log), ev, Options{Workers: 2,
-			Follow: func(string, *engine.Policy, time.Time, *audit.SessionBody) Follower {
+			Follow: func(*audit.Session, time.Time, *audit.SessionBody) Follower {
 				c := &counter{panicOn: panicOn}
 				mu.Lock()
 				fs = append(fs, c)

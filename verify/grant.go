@@ -70,10 +70,10 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 	}
 	set.compare(vs, rec, b.Call, pc.Call().Tool, *b.Decision, d)
 	recorded := audit.ToDecision(*b.Decision)
-	vs.s.Settle(rec.TS, pc, recorded, nil)
 	if vs.f != nil {
 		vs.f.Settle(rec.TS, b.Call, g, recorded)
 	}
+	vs.s.Settle(rec.TS, pc, recorded, nil)
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }

@@ -205,7 +205,7 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 	s, _ := audit.Start(audit.Config{Policy: p, Spill: true}, rec.TS, rec.Session, &b)
 	var f Follower
 	if set.v.follow != nil {
-		f = set.v.follow(rec.Session, p, rec.TS, &b)
+		f = set.v.follow(s, rec.TS, &b)
 	}
 	return &vsession{s: s, f: f,
 		given: map[string]string{}, used: map[string]string{}, approvers: approvers,

@@ -172,8 +172,8 @@ func verifyLog(stderr io.Writer, in shadow.Input, prov *report.Provenance, i int
 	}
 	opt := verify.Options{}
 	if follow != nil {
-		opt.Follow = func(session string, p *engine.Policy, now time.Time, body *audit.SessionBody) verify.Follower {
-			if fl := follow(session, p, now, body); fl != nil {
+		opt.Follow = func(base *audit.Session, now time.Time, body *audit.SessionBody) verify.Follower {
+			if fl := follow(base, now, body); fl != nil {
 				return fl
 			}
 			return nil // not a typed nil, which verify would call
