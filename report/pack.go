@@ -161,6 +161,30 @@ func (p *Pack) sameResults(in PackInput) error {
 	return nil
 }
 
+// noPolicy is the error for logs of which no session records a policy,
+// saying why when verify does: a log whose records are not evidence is
+// not read at all, and a torn last line, the common case, is repaired,
+// not described with a policy from elsewhere.
+func noPolicy(logs []PackLog) error {
+	for _, l := range logs {
+		if l.Read != nil || l.Report == nil || len(l.Report.Findings) == 0 {
+			continue
+		}
+		f := l.Report.Findings[0]
+		if f.Torn {
+			return fmt.Errorf("%s ends in a torn line (record %d, as a crashed writer leaves it), so none of its records is evidence and none records the policy: bailiff repair %s -o FIXED.jsonl cuts the torn line (or give the policy with --policy for a pack of its finding)",
+				l.Name, f.Seq, l.Name)
+		}
+		n := fmt.Sprintf("%d findings", len(l.Report.Findings))
+		if len(l.Report.Findings) == 1 {
+			n = "1 finding"
+		}
+		return fmt.Errorf("%s fails verify (%s, the first at record %d: %s), so none of its records is evidence and none records the policy: give it with --policy for a pack of its findings",
+			l.Name, n, f.Seq, f.Kind)
+	}
+	return fmt.Errorf("no readable session in the logs records the policy it was decided under: give it with --policy")
+}
+
 // inRange refuses a period no session of the logs has a record in.
 func (p *Pack) inRange(in PackInput) error {
 	if p.Sessions == 0 && p.Read > 0 && (!in.Since.IsZero() || !in.Until.IsZero()) {
@@ -180,7 +204,7 @@ func (p *Pack) choosePolicy(in PackInput, given *engine.Policy) (lintName string
 	lintName, lintData = in.PolicyName, in.PolicyData
 	switch {
 	case len(p.Policies) == 0 && given == nil:
-		return "", nil, fmt.Errorf("no readable session in the logs records the policy it was decided under: give it with --policy")
+		return "", nil, noPolicy(in.Logs)
 	case len(p.Policies) == 0:
 		p.Policy, p.PolicyFrom = given, "given"
 	default:

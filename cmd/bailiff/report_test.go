@@ -73,8 +73,14 @@ func TestReportPolicyVersions(t *testing.T) {
 		t.Errorf("exit %d: %s\n%s", code, errs, md)
 	}
 	code, _, errs = reportRun(t, "--audit", edited, "-o", "-")
-	if code != 2 || !strings.Contains(errs, "give it with --policy") {
+	if code != 2 || !strings.Contains(errs, "fail_edited_field.jsonl fails verify (") || !strings.Contains(errs, "give it with --policy") {
 		t.Errorf("no policy anywhere: exit %d: %s", code, errs)
+	}
+	// Why no session can be read: verify's own finding, and the repair
+	// for a torn line rather than a policy from elsewhere.
+	code, _, errs = reportRun(t, "--audit", fixtures+"/chain/fail_torn_tail.jsonl", "-o", "-")
+	if code != 2 || !strings.Contains(errs, "ends in a torn line (record 20") || !strings.Contains(errs, "bailiff repair "+fixtures+"/chain/fail_torn_tail.jsonl -o FIXED.jsonl") {
+		t.Errorf("a torn log without --policy: exit %d: %s", code, errs)
 	}
 }
 
