@@ -12,6 +12,7 @@ import (
 // temporary directory deleted when it exits, so init does not write it
 // into a client config.
 func TestInitRefusesGoRunBuild(t *testing.T) {
+	t.Setenv("USER", "ana")
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "go-build2214", "b001", "exe", "bailiff")
 	if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {

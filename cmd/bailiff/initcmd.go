@@ -23,6 +23,9 @@ type initParams struct {
 	undo    bool
 	yes     bool
 	keys    []string
+	// principal is who the agent acts for, written into each wrapped
+	// server's environment.
+	principal string
 }
 
 func newInit(stdin io.Reader, stdout io.Writer) *cobra.Command {
@@ -68,6 +71,7 @@ the original bytes.`,
 	c.Flags().StringVar(&p.policy, "policy", "", "policy file the wrapped servers run under (default: deny every call)")
 	c.Flags().StringVar(&p.audit, "audit-dir", "", "directory for the audit logs, outside the project (default: the user's state directory)")
 	c.Flags().StringArrayVar(&p.keys, "approver-key", nil, "an approver's public key (or .pub file) the wrapped servers trust (repeatable)")
+	c.Flags().StringVar(&p.principal, "principal", "", "who the wrapped servers' agent acts for (default: $USER now, written into the config, since a client started from a desktop may not pass $USER on)")
 	c.Flags().StringVar(&p.bailiff, "bailiff", "", "the bailiff command the client should start (default: this binary's absolute path)")
 	c.Flags().BoolVar(&p.undo, "undo", false, "restore every wrapped server's original entry")
 	c.Flags().BoolVar(&p.yes, "yes", false, "write without asking")
@@ -142,13 +146,22 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 		}
 	}
 	var bailiff string
+	principal := p.principal
 	if !p.undo {
 		if bailiff, err = bailiffCommand(p.bailiff); err != nil {
 			return err
 		}
+		if principal == "" {
+			principal = os.Getenv("USER")
+		}
+		if principal == "" {
+			// Found only when the client starts a server, this would be
+			// every wrapped server failing to start.
+			return usageErr(errors.New("no principal: $USER is empty and --principal is not set"), "name who the agent acts for, e.g. bailiff init --principal ana ...")
+		}
 	}
 	ch, err := clientconfig.Rewrite(old, clientconfig.Options{Servers: p.servers, Undo: p.undo, Command: bailiff,
-		AuditDir: auditDir, Policy: policy, ApproverKeys: keys})
+		AuditDir: auditDir, Policy: policy, ApproverKeys: keys, Principal: principal})
 	if err != nil {
 		return configError(p.config, err)
 	}

@@ -81,7 +81,8 @@ stderr go to stderr.`,
 	}
 	// Everything from the command on is the command's, flags included.
 	c.Flags().SetInterspersed(false)
-	// BAILIFF_POLICY, BAILIFF_AUDIT, BAILIFF_SERVER and BAILIFF_URL stand in for the
+	// BAILIFF_POLICY, BAILIFF_AUDIT, BAILIFF_SERVER, BAILIFF_PRINCIPAL and
+	// BAILIFF_URL stand in for the
 	// flags: bailiff init writes them into a client config's env, where no
 	// client mistakes them for its own options.
 	c.Flags().StringVar(&p.policy, "policy", os.Getenv("BAILIFF_POLICY"), "policy file (default $BAILIFF_POLICY, else deny every call)")
@@ -89,7 +90,7 @@ stderr go to stderr.`,
 	c.Flags().StringArrayVar(&p.approvers, "approver-key", strings.Fields(os.Getenv("BAILIFF_APPROVER_KEYS")), "an approver's public key, or a file holding one, whose signed answers count (repeatable; default $BAILIFF_APPROVER_KEYS, space-separated)")
 	c.Flags().StringVar(&p.server, "server", os.Getenv("BAILIFF_SERVER"), "the server's name, as rules select it and approval ids begin with it (default $BAILIFF_SERVER, else the base name of the command, or for node, npx and uvx of its last argument; with --url the URL's host); name it when that default says little, such as 'stdio'")
 	c.Flags().StringVar(&p.session, "session", "", "session id (default: server, time and a random suffix)")
-	c.Flags().StringVar(&p.principal, "principal", "", "who the agent acts for (default $USER)")
+	c.Flags().StringVar(&p.principal, "principal", os.Getenv("BAILIFF_PRINCIPAL"), "who the agent acts for (default $BAILIFF_PRINCIPAL, else $USER)")
 	c.Flags().StringSliceVar(&p.scopes, "scopes", nil, "the principal's scopes")
 	c.Flags().StringVar(&p.secret, "secret", "", "file keying the digests of redacted calls (default: a fresh random key)")
 	c.Flags().StringVar(&p.durability, "durability", "sync", "when records reach the disk: sync, batch or none")

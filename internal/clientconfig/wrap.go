@@ -36,6 +36,9 @@ type Options struct {
 	AuditDir     string
 	Policy       string
 	ApproverKeys []string
+	// Principal is who the wrapped servers' agent acts for: a client
+	// started from a desktop may give its servers no $USER.
+	Principal string
 }
 
 // Change is a rewritten config.
@@ -171,6 +174,9 @@ func wrap(name string, entry object, o Options) (object, string, error) {
 	env["BAILIFF_AUDIT"] = filepath.Join(o.AuditDir, "bailiff-"+name+".audit.jsonl")
 	if o.Policy != "" {
 		env["BAILIFF_POLICY"] = o.Policy
+	}
+	if o.Principal != "" {
+		env["BAILIFF_PRINCIPAL"] = o.Principal
 	}
 	if len(o.ApproverKeys) > 0 {
 		env["BAILIFF_APPROVER_KEYS"] = strings.Join(o.ApproverKeys, " ")
