@@ -136,6 +136,10 @@ func runAblate(stdin io.Reader, stdout, stderr io.Writer, p ablateParams, args [
 	if err := gateMeasures(p, tot); err != nil {
 		return err
 	}
+	if tot.Attacks == 0 && tot.Benign == 0 && tot.Calls > 0 {
+		// Zeros in those columns otherwise read as a measurement.
+		fmt.Fprintln(stderr, "bailiff: note: no call of the input is labelled attack or benign, so the attack and benign columns count nothing: label calls with --labels FILE (JSON lines of session, call and label)")
+	}
 	f, _ := p.format.get()
 	var out bytes.Buffer
 	if err := report.Ablation(&out, f, scores, tot, *prov); err != nil {
