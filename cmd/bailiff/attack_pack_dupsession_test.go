@@ -56,7 +56,7 @@ func TestAttackPackCountsSessionTwiceInOneLog(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	logs, sum, err := packLogs([]string{file}, "", time.Time{}, time.Time{}, nil, nil)
+	logs, sum, err := packLogs([]string{file}, "", time.Time{}, time.Time{}, verify.Options{Workers: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

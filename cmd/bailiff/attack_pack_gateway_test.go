@@ -10,6 +10,7 @@ import (
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/report"
+	"bailiff/verify"
 )
 
 // TestAttackPackGatewayToolsOnWrongServer: in a gateway session the
@@ -56,7 +57,7 @@ rules:
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	logs, sum, err := packLogs([]string{file}, "", time.Time{}, time.Time{}, nil, nil)
+	logs, sum, err := packLogs([]string{file}, "", time.Time{}, time.Time{}, verify.Options{Workers: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

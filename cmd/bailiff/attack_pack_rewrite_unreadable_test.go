@@ -12,6 +12,7 @@ import (
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
+	"bailiff/verify"
 )
 
 // forgeThenBreakOnSecondPass rewrites the log, the moment verify has read
@@ -86,7 +87,7 @@ func (a *forgeThenBreakOnSecondPass) Write(p []byte) (int, error) {
 func TestAttackPackRewriteEndingUnreadableIsCounted(t *testing.T) {
 	file, size := goodMailCopy(t)
 	sum := replay.NewSummary(time.Time{}, time.Time{})
-	l, err := packLog(sum, "good_mail", file, nil, &forgeThenBreakOnSecondPass{t: t, file: file, size: size})
+	l, err := packLog(sum, "good_mail", file, verify.Options{Workers: 1}, &forgeThenBreakOnSecondPass{t: t, file: file, size: size})
 	if err != nil && strings.Contains(err.Error(), "changed while it was read") {
 		return // refused, as it should be
 	}

@@ -79,7 +79,7 @@ func mustRead(t *testing.T, f string) []byte {
 func TestAttackPackSummarizesUnverifiedRecords(t *testing.T) {
 	file, size := goodMailCopy(t)
 	sum := replay.NewSummary(time.Time{}, time.Time{})
-	l, err := packLog(sum, "good_mail", file, nil, &appendOnSecondPass{t: t, file: file, size: size})
+	l, err := packLog(sum, "good_mail", file, verify.Options{Workers: 1}, &appendOnSecondPass{t: t, file: file, size: size})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func (a *rewriteOnSecondPass) Write(p []byte) (int, error) {
 func TestPackRefusesALogRewrittenBetweenReads(t *testing.T) {
 	file, size := goodMailCopy(t)
 	sum := replay.NewSummary(time.Time{}, time.Time{})
-	_, err := packLog(sum, "good_mail", file, nil, &rewriteOnSecondPass{t: t, file: file, size: size})
+	_, err := packLog(sum, "good_mail", file, verify.Options{Workers: 1}, &rewriteOnSecondPass{t: t, file: file, size: size})
 	if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
 		t.Fatalf("packLog of a log rewritten between its reads: %v, want a refusal", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/report"
+	"bailiff/verify"
 )
 
 type reportParams struct {
@@ -90,7 +91,7 @@ content is attacker-controlled); --sarif writes the findings as SARIF
 	c.Flags().StringVar(&p.sarif, "sarif", "", "also write the findings as SARIF 2.1.0 (- for standard output)")
 	c.Flags().StringVar(&p.generatedAt, "generated-at", "", "the date line (default: the last record's day)")
 	c.Flags().StringVar(&p.checkpoint, "checkpoint", "", "a signed checkpoint of the (one) log, kept elsewhere")
-	c.Flags().StringVar(&p.key, "key", "", "the public key the checkpoint is signed with")
+	c.Flags().StringVar(&p.key, "key", "", "the public key the checkpoints are signed with: --checkpoint's, and those written into the logs")
 	p.output.register(c)
 	return c
 }
@@ -134,7 +135,8 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 	if err := p.period(&in); err != nil {
 		return err
 	}
-	if in.Checkpoint, err = p.readCheckpoint(stdin, len(logs)); err != nil {
+	var key string
+	if in.Checkpoint, key, err = p.readCheckpoint(stdin, len(logs)); err != nil {
 		return err
 	}
 	sized := slices.Clone(logs)
@@ -149,7 +151,8 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 		bar.Done()
 		return usageErr(err, "")
 	}
-	in.Logs, in.Summary, err = packLogs(logs, stdinFile, in.Since, in.Until, in.Checkpoint, bar)
+	opt := verify.Options{Workers: 1, Checkpoint: in.Checkpoint, Key: key}
+	in.Logs, in.Summary, err = packLogs(logs, stdinFile, in.Since, in.Until, opt, bar)
 	var pack *report.Pack
 	if err == nil {
 		pack, err = report.BuildPack(in)
@@ -220,30 +223,35 @@ func (p reportParams) period(in *report.PackInput) error {
 }
 
 // readCheckpoint opens the signed checkpoint given, if any, with the log
-// key given: nlogs is how many logs it would be checked against.
-func (p reportParams) readCheckpoint(stdin io.Reader, nlogs int) (*chain.Checkpoint, error) {
-	if p.checkpoint == "" {
-		return nil, nil
+// key given (nlogs is how many logs it would be checked against), and
+// returns the key too: verify checks the checkpoint records in the logs
+// against it, as bailiff verify --key does.
+func (p reportParams) readCheckpoint(stdin io.Reader, nlogs int) (*chain.Checkpoint, string, error) {
+	if p.checkpoint != "" && (p.key == "" || nlogs != 1) {
+		return nil, "", usageErr(errors.New("--checkpoint needs --key and exactly one --audit"), "")
 	}
-	if p.key == "" || nlogs != 1 {
-		return nil, usageErr(errors.New("--checkpoint needs --key and exactly one --audit"), "")
+	if p.key == "" {
+		return nil, "", nil
 	}
 	key, err := readPublicKey(stdin, p.key)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := wantLogKey(p.key, key); err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	if p.checkpoint == "" {
+		return nil, key, nil
 	}
 	note, err := readInput(stdin, p.checkpoint, kindCheckpoint)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	c, err := chain.OpenCheckpoint(note, key)
 	if err != nil {
-		return nil, &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
+		return nil, "", &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
 	}
-	return &c, nil
+	return &c, key, nil
 }
 
 // writePack writes the Markdown pack, and its HTML and SARIF when asked

@@ -17,7 +17,7 @@ import (
 // since and until, for report.BuildPack. A log named "-" is read from
 // stdinFile, where standard input was spooled. Every byte of the logs is
 // written to progress twice: verified, then summarized.
-func packLogs(logs []string, stdinFile string, since, until time.Time, ckpt *chain.Checkpoint, progress io.Writer) ([]report.PackLog, *replay.Summary, error) {
+func packLogs(logs []string, stdinFile string, since, until time.Time, opt verify.Options, progress io.Writer) ([]report.PackLog, *replay.Summary, error) {
 	sum := replay.NewSummary(since, until)
 	var out []report.PackLog
 	for _, name := range logs {
@@ -25,7 +25,7 @@ func packLogs(logs []string, stdinFile string, since, until time.Time, ckpt *cha
 		if name == "-" {
 			file = stdinFile
 		}
-		l, err := packLog(sum, name, file, ckpt, progress)
+		l, err := packLog(sum, name, file, opt, progress)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -34,7 +34,7 @@ func packLogs(logs []string, stdinFile string, since, until time.Time, ckpt *cha
 	return out, sum, nil
 }
 
-func packLog(sum *replay.Summary, name, file string, ckpt *chain.Checkpoint, progress io.Writer) (report.PackLog, error) {
+func packLog(sum *replay.Summary, name, file string, opt verify.Options, progress io.Writer) (report.PackLog, error) {
 	l := report.PackLog{Name: name}
 	f, err := os.Open(file)
 	if err != nil {
@@ -49,7 +49,7 @@ func packLog(sum *replay.Summary, name, file string, ckpt *chain.Checkpoint, pro
 	// verify reads to the end: what it read is all the summary may read,
 	// however much a running gateway appends meanwhile.
 	verified := &countingReader{r: r}
-	if l.Report, err = verify.Log(name, bufio.NewReader(verified), ev, verify.Options{Workers: 1, Checkpoint: ckpt}); err != nil {
+	if l.Report, err = verify.Log(name, bufio.NewReader(verified), ev, opt); err != nil {
 		return l, err
 	}
 	if _, err := f.Seek(0, 0); err != nil {
