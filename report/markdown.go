@@ -231,3 +231,31 @@ func (p *Pack) mdCoverage(b *mdWriter) {
 		b.table([]string{"ID", "RISK", "BAILIFF CONTROL", "EVIDENCE IN THIS PERIOD"}, rows)
 	}
 }
+
+func sevRank(s string) int {
+	switch s {
+	case SevHigh:
+		return 0
+	case SevMedium:
+		return 1
+	}
+	return 2
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func orNone(l []string) string { return orWord(l, "none") }
+
+func orWord(l []string, none string) string {
+	if len(l) == 0 {
+		return none
+	}
+	return strings.Join(l, ", ")
+}

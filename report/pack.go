@@ -317,25 +317,6 @@ func (p *Pack) auditFindings(listed []string, lintName string) {
 	}
 }
 
-func sevRank(s string) int {
-	switch s {
-	case SevHigh:
-		return 0
-	case SevMedium:
-		return 1
-	}
-	return 2
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 func (p *Pack) readAnnotations(data []byte) {
 	var list struct {
 		Tools []struct {
@@ -395,15 +376,6 @@ func (p *Pack) addLog(l PackLog) {
 		p.Findings = append(p.Findings, PackFinding{Rule: "no-evidence", Severity: SevMedium, Where: l.Name,
 			Message: where + ": no tool output was read, so an altered output could not be found, and every decision that depended on one is unevaluable"})
 	}
-}
-
-func orNone(l []string) string { return orWord(l, "none") }
-
-func orWord(l []string, none string) string {
-	if len(l) == 0 {
-		return none
-	}
-	return strings.Join(l, ", ")
 }
 
 // rangeText names the range --since and --until give.

@@ -148,6 +148,12 @@ func runAblate(stdin io.Reader, stdout, stderr io.Writer, p ablateParams, args [
 	if _, err := stdout.Write(out.Bytes()); err != nil {
 		return err
 	}
+	return gateFailures(p, scores, tot)
+}
+
+// gateFailures names every gate the scores fail, so one CI run shows all
+// of them rather than the first.
+func gateFailures(p ablateParams, scores []shadow.Score, tot shadow.Totals) error {
 	var fails []string
 	if p.minBlock != "" {
 		if min, _ := parseRate("min-block-rate", p.minBlock); tot.BlockRate() < min {

@@ -187,18 +187,28 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 			return nil
 		}
 	}
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(p.config); err == nil {
-		mode = st.Mode().Perm()
-	}
-	if err := writeOutput(p.config, updated); err != nil {
+	if err := rewriteKeepingMode(p.config, updated); err != nil {
 		return err
-	}
-	if err := os.Chmod(p.config, mode); err != nil {
-		return usageErr(err, "")
 	}
 	_, err = fmt.Fprintf(stdout, "bailiff: wrote %s\n", p.config)
 	return err
+}
+
+// rewriteKeepingMode replaces the config with data, keeping its
+// permissions: a client config holding tokens is often private, and the
+// rewrite must not make it readable to others.
+func rewriteKeepingMode(name string, data []byte) error {
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(name); err == nil {
+		mode = st.Mode().Perm()
+	}
+	if err := writeOutput(name, data); err != nil {
+		return err
+	}
+	if err := os.Chmod(name, mode); err != nil {
+		return usageErr(err, "")
+	}
+	return nil
 }
 
 // configError is a config Rewrite refused, as init reports it.

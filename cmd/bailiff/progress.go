@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bailiff/shadow"
 	"io"
 	"os"
 	"time"
@@ -70,4 +71,20 @@ func fileSizes(names []string) int64 {
 		}
 	}
 	return n
+}
+
+// logProgress starts a bar over the audit logs among the inputs, read
+// passes times, and hands it to them.
+func logProgress(stderr io.Writer, inputs []shadow.Input, passes int, what string) *progress {
+	var logs []string
+	for _, in := range inputs {
+		if in.Trace == nil {
+			logs = append(logs, in.File())
+		}
+	}
+	bar := newProgress(stderr, fileSizes(logs)*int64(passes), what)
+	for i := range inputs {
+		inputs[i].Progress = bar
+	}
+	return bar
 }

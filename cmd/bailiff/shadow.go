@@ -250,22 +250,6 @@ func countOf(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// logProgress starts a bar over the audit logs among the inputs, read
-// passes times, and hands it to them.
-func logProgress(stderr io.Writer, inputs []shadow.Input, passes int, what string) *progress {
-	var logs []string
-	for _, in := range inputs {
-		if in.Trace == nil {
-			logs = append(logs, in.File())
-		}
-	}
-	bar := newProgress(stderr, fileSizes(logs)*int64(passes), what)
-	for i := range inputs {
-		inputs[i].Progress = bar
-	}
-	return bar
-}
-
 type shadowParams struct {
 	candidate  string
 	baseline   string
