@@ -96,6 +96,12 @@ func mergeContract(base, over *Contract) *Contract {
 	if over.ArgPatterns != nil {
 		c.ArgPatterns = over.ArgPatterns
 	}
+	if over.Fetches != "" {
+		c.Fetches = over.Fetches
+	}
+	if over.OnSelfPublished != "" {
+		c.OnSelfPublished = over.OnSelfPublished
+	}
 	return &c
 }
 

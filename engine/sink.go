@@ -193,6 +193,7 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 	var buf [8]dest
 	ds := destinations(ct, c, buf[:0])
 	var miss *dest
+	var self *Decision
 	for i := range ds {
 		d := &ds[i]
 		var out destOutcome
@@ -215,14 +216,26 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 			if d.unknown {
 				return Decision{Verdict: ct.onTaint, Check: CheckTaint, Reason: fmt.Sprintf("redacted destination %s could be tainted", d.path)}
 			}
-			s := src
-			return Decision{Verdict: ct.onTaint, Check: CheckTaint, TaintedBy: &s, Destination: d.norm,
+			if ct.onSelf != ct.onTaint {
+				if sd := selfDecision(ct, s, d); sd != nil {
+					// Asked only if no other destination is denied.
+					if self == nil {
+						self = sd
+					}
+					continue
+				}
+			}
+			by := src
+			return Decision{Verdict: ct.onTaint, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
 				Reason: fmt.Sprintf("destination %s %q %s in untrusted %s", d.path, d.raw, why, src)}
 		case destMiss:
 			if miss == nil {
 				miss = d
 			}
 		}
+	}
+	if self != nil {
+		return *self
 	}
 	if miss != nil {
 		reason := fmt.Sprintf("destination %s %q is neither trusted nor approved: a human must confirm", miss.path, miss.raw)
@@ -277,13 +290,13 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 				if e == d {
 					what = "appeared"
 				}
-				found = &hit{i, what}
+				found = &hit{i.src, what}
 				return
 			}
 		}
 		if h != "" && runeCount(h) >= minTaintLen {
 			if i, ok := ix.hosts[h]; ok {
-				found = &hit{i, fmt.Sprintf("holds host %q, which appeared", h)}
+				found = &hit{i.src, fmt.Sprintf("holds host %q, which appeared", h)}
 			}
 		}
 	})
@@ -292,7 +305,7 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 	for _, h := range []string{t.web.host, t.webN.host} {
 		if found == nil && h != "" && runeCount(h) >= minTaintLen {
 			if i, ok := ix.hosts[h]; ok {
-				found = &hit{i, fmt.Sprintf("goes to host %q, which appeared", h)}
+				found = &hit{i.src, fmt.Sprintf("goes to host %q, which appeared", h)}
 			}
 		}
 	}

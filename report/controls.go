@@ -126,6 +126,17 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 		if c.OnTaint == "ask" {
 			sink += "; on taint ask"
 		}
+		if c.OnSelfPublished != "" {
+			sink += "; self-published " + c.OnSelfPublished
+		}
+	}
+	if c.Fetches != "" {
+		origin := "output's origin: the site of " + c.Fetches
+		if sink == "-" {
+			sink = origin
+		} else {
+			sink += "; " + origin
+		}
 	}
 	return
 }
