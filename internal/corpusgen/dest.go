@@ -112,3 +112,12 @@ func (t target) sendArgs(form string, i int, subject, data string) (string, map[
 	}
 	return mail(strings.ToLower(t.addr()))
 }
+
+// lowerFirst puts a subject line inside a sentence without lowering the
+// references in it ("flight FSJ 218").
+func lowerFirst(s string) string {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return s
+	}
+	return string(s[0]-'A'+'a') + s[1:]
+}

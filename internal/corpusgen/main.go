@@ -18,6 +18,9 @@ import (
 
 const outDir = "fixtures/corpus/web"
 
+// readmeFile is generated too, so its counts cannot go stale.
+const readmeFile = "README.md"
+
 // nBenign honest sessions: a few over the 30 the corpus needs, so that
 // every organisation has at least two.
 const nBenign = 35
@@ -77,8 +80,12 @@ func generate(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	keep := map[string]bool{}
-	for _, s := range sessions() {
+	ss := sessions()
+	keep := map[string]bool{readmeFile: true}
+	if err := os.WriteFile(filepath.Join(dir, readmeFile), []byte(readme(ss)), 0o644); err != nil {
+		return err
+	}
+	for _, s := range ss {
 		b, err := s.bytes()
 		if err != nil {
 			return err
