@@ -104,6 +104,15 @@ const readmeEnd = `
 each send; ` + "`policy-origin.yaml`" + ` is the same plus ` + "`on_self_published: ask`" + ` on
 both sinks. Both use ` + "`fetches: url`" + ` on ` + "`fetch`" + `, which gives a fetched page its
 origin (the registrable domain of the URL's host).
+` + "`submit_form`" + `'s sinks are its URL and ` + "`fields.contact.email`" + `, the address a
+form passes the request on to. Following links is not gated: ` + "`fetch`" + ` is not
+exfiltrating here.
+
+Not every benign send is self-published, as on the real web: where the
+snippet showed the destination, output of unknown origin holds it; the
+github.io project gives addresses on its own domain (tidepool.dev), not
+on alice.github.io; and the search results of every session list the
+organisation's home page, so its host is in output of unknown origin.
 
 ## How it was made
 
