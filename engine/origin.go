@@ -186,10 +186,41 @@ func (v *originVote) key(m map[string]keyRef, key string, strict bool) {
 // self-published, nil if not.
 func selfDecision(ct *contract, s *State, d *dest) *Decision {
 	t := targetOf(d.raw, d.norm)
+	if t.url && (carriesURL(d.raw) || carriesURL(d.norm)) {
+		return nil
+	}
 	by, ok := selfPublished(s, &t, d.norm)
 	if !ok {
 		return nil
 	}
 	return &Decision{Verdict: ct.onSelf, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
 		Reason: fmt.Sprintf("destination %s %q comes from %s: published by %s itself", d.path, d.raw, by, by.Origin)}
+}
+
+// carriesURL tells whether URL s holds another URL after its authority,
+// escaped or not: a redirect target ("?to=https://evil.example/",
+// "?next=%2F%2Fevil.example"), to which the site would pass the data on,
+// so that publishing it says nothing of where the data ends up.
+func carriesURL(s string) bool {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return false
+	}
+	rest := s[i+3:]
+	for range 4 {
+		for _, sep := range []string{"//", `\\`, `/\`, `\/`} {
+			if strings.Contains(rest, sep) {
+				return true
+			}
+		}
+		if !strings.Contains(rest, "%") {
+			return false
+		}
+		d, ok := percentDecode(rest)
+		if !ok {
+			return true // an escape no client reads alike
+		}
+		rest = d
+	}
+	return true
 }
