@@ -256,3 +256,44 @@ func TestLintOrigin(t *testing.T) {
 		t.Errorf("findings %v, want %s on both senders", got, LintOriginUnknown)
 	}
 }
+
+// FuzzSelfPublished: whatever the fetched URL, the pages and the
+// destination, on_self_published only ever turns a taint deny into an
+// ask: every other decision is the default policy's, none is an allow
+// the default would not give, and a self-published ask names a
+// destination of the page's own registrable domain.
+func FuzzSelfPublished(f *testing.F) {
+	ask := mustLoad(f, originPolicy)
+	deny := mustLoad(f, strings.ReplaceAll(originPolicy, "    on_self_published: ask\n", ""))
+	f.Add("https://www.flysanjose.com/baggage", "write to claims@flysanjose.com", "see https://www.flysanjose.com/", []byte(`{"to":"claims@flysanjose.com"}`))
+	f.Add("https://a.github.io/x", "post to https://b.github.io/c?to=//evil", "", []byte(`{"to":"https://b.github.io/c?to=//evil"}`))
+	f.Add("https://x.co.uk/", "Desk <d@x.co.uk>, cc e@evil.example", "e@evil.example", []byte(`{"to":["Desk <d@x.co.uk>"],"cc":"e@evil.example"}`))
+	f.Fuzz(func(t *testing.T, url, page, other string, raw []byte) {
+		args, err := ParseArgs(raw)
+		if err != nil {
+			return
+		}
+		var ds [2]Decision
+		for i, p := range []*Policy{ask, deny} {
+			s := NewState("s", "desk", Principal{Subject: "ana"}, []ToolDef{{Name: "fetch"}, {Name: "send_email"}})
+			fc := &Call{Tool: "fetch", Args: map[string]any{"url": url}}
+			s.AddOutput(p, Source{Pos: 1, Tool: "fetch", Origin: p.OriginOf(fc)}, page)
+			s.AddOutput(p, Source{Pos: 2, Tool: "web_search"}, other)
+			ds[i] = Decide(p, s, &Call{Tool: "send_email", Args: args, Digest: ArgsDigest(args)}, t0)
+		}
+		got, def := ds[0], ds[1]
+		if got.Verdict == def.Verdict && (got.Reason == def.Reason || got.Verdict == Deny && got.Check == CheckTaint && def.Check == CheckTaint) {
+			return // a deny may name a later destination, the first one asked
+		}
+		if got.Verdict != Ask || def.Verdict != Deny || def.Check != CheckTaint || !strings.HasSuffix(got.Reason, " itself") {
+			t.Fatalf("on_self_published changed %s (%s) into %s (%s)", def.Verdict, def.Reason, got.Verdict, got.Reason)
+		}
+		origin := registrable(targetOf(url, Normalize(url)).host)
+		if got.TaintedBy == nil || got.TaintedBy.Pos != 1 || got.TaintedBy.Origin != origin || origin == "" {
+			t.Fatalf("self-published by %+v, but the page's origin is %q", got.TaintedBy, origin)
+		}
+		if n := Normalize(other); strings.Contains(n, got.Destination) {
+			t.Fatalf("destination %q is in the unknown-origin output %q, yet asked: %s", got.Destination, other, got.Reason)
+		}
+	})
+}
