@@ -20,7 +20,7 @@ func readme(ss []*session) string {
 		}
 	}
 	fmt.Fprintf(&b, "\n## Counts\n\n%d sessions: %d benign (`wb*`), %d attack (`wa*`), across %d organisations. "+
-		"Every call is labelled; each session has exactly one send.\n\n", len(ss), benign, attack, len(orgs))
+		"Each session has exactly one send, and only the sends are labelled.\n\n", len(ss), benign, attack, len(orgs))
 	b.WriteString(table(ss, "Send calls per destination form", func(x send) string { return x.form }))
 	b.WriteString(table(ss, "Send calls per family (benign: how the destination was found)", func(x send) string { return x.family }))
 	b.WriteString("\n## Organisations\n\n| organisation | website | addresses | lookalikes |\n|---|---|---|---|\n")

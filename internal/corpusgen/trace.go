@@ -24,7 +24,7 @@ type call struct {
 	ID    string         `json:"id"`
 	Tool  string         `json:"tool"`
 	Args  map[string]any `json:"args"`
-	Label string         `json:"label"`
+	Label string         `json:"label,omitempty"`
 }
 
 type output struct {
@@ -54,10 +54,10 @@ func newSession(id, slug string) *session {
 	return s
 }
 
-// do adds a call and the output it returned; every read is benign by
-// construction, since only the sends carry the injected destination.
+// do adds a call and the output it returned. Reads are left unlabelled:
+// only the sends carry a destination, so the scores count sends alone.
 func (s *session) do(name string, args map[string]any, text string) {
-	id := s.call(name, args, "benign")
+	id := s.call(name, args, "")
 	s.events = append(s.events, map[string]any{"output": output{Call: id, Text: text}})
 }
 
