@@ -2,30 +2,9 @@ package engine
 
 import (
 	"bytes"
-	"fmt"
 	"sort"
 	"strings"
 )
-
-// Source is where a piece of tool output came from: its position in the
-// session (trace line or record seq, as the caller numbers it), the server
-// and the tool. Taint decisions name the Source that tainted them.
-type Source struct {
-	Pos    int    `json:"pos"`
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
-	// Origin is the registrable domain of the URL the output was fetched
-	// from (Policy.OriginOf), "" when it is not known: search results,
-	// mail, documents, and any tool whose contract declares no fetches.
-	Origin string `json:"origin,omitempty"`
-}
-
-func (s Source) String() string {
-	if s.Origin != "" {
-		return fmt.Sprintf("output of %s from %s (event %d)", s.Tool, s.Origin, s.Pos)
-	}
-	return fmt.Sprintf("output of %s (event %d)", s.Tool, s.Pos)
-}
 
 // minTaintLen is the shortest normalized string that can be tainted: a
 // shorter one ("ok", "yes", "bob") appears in some output by accident.
