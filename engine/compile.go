@@ -83,6 +83,7 @@ type contract struct {
 	onTaint      Verdict
 	onSelf       Verdict // for a destination its own site alone published
 	fetches      *Path   // the URL argument of a fetch tool
+	not          []Path  // payload paths whose names look like destinations
 	writes       []Path
 	prefixes     []string
 	maxCalls     int // -1: no budget
@@ -354,6 +355,9 @@ func compileContract(name string, cs *Contract) (*contract, *compileErr) {
 		return nil, fail(fmt.Sprintf("tool %q: on_taint must be deny or ask, not %q", name, cs.OnTaint), "tools", name, "on_taint")
 	}
 	if err := compileOrigin(c, name, cs); err != nil {
+		return nil, err
+	}
+	if err := compileNot(c, name, cs); err != nil {
 		return nil, err
 	}
 	for i, w := range cs.WriteParams {

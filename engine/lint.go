@@ -277,7 +277,9 @@ func ToolNames(data []byte) ([]string, error) {
 // the form a site publishes on its own page), and a setting that cannot
 // act because no tool gives output an origin.
 func lintOrigin(add func(int, string, string, string, ...any), line int, tool string, c *Contract, fetchers []string) {
-	sink := (c.Exfiltrating != nil && *c.Exfiltrating) || (c.Exfiltrating == nil && len(c.SinkParams) > 0)
+	// A tool that names no sink_params (reply_to_email answers the mail
+	// it was given) has no destination the web could have published.
+	sink := (c.Exfiltrating == nil || *c.Exfiltrating) && len(c.SinkParams) > 0
 	switch {
 	case c.OnSelfPublished != "" && len(fetchers) == 0:
 		add(line, LintOriginUnknown, tool, "%s sets on_self_published, but no contract declares fetches: no output has a known origin, so no destination is self-published", tool)

@@ -102,6 +102,9 @@ func mergeContract(base, over *Contract) *Contract {
 	if over.OnSelfPublished != "" {
 		c.OnSelfPublished = over.OnSelfPublished
 	}
+	if over.NotDestinations != nil {
+		c.NotDestinations = over.NotDestinations
+	}
 	return &c
 }
 

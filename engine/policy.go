@@ -88,6 +88,9 @@ type Contract struct {
 	// OnSelfPublished is the verdict for a tainted destination that only
 	// its own site published (deny or ask; on_taint's when unset).
 	OnSelfPublished string `yaml:"on_self_published,omitempty" json:"on_self_published,omitempty"`
+	// NotDestinations are argument paths that are payload, not where
+	// data goes, though their names look like destinations.
+	NotDestinations []string `yaml:"not_destinations,omitempty" json:"not_destinations,omitempty"`
 }
 
 // SourceSpec names tool output that does not taint destinations, such as

@@ -19,10 +19,17 @@ func gated(ct *contract, c *Call) bool {
 	case exfilNo:
 		return false
 	}
-	if hasDestinationShaped(c.Args, 0) {
+	if len(ct.not) > 0 {
+		if shapedOutside(ct, c.Args, nil, 0) {
+			return true
+		}
+	} else if hasDestinationShaped(c.Args, 0) {
 		return true
 	}
 	for _, r := range c.Redacted {
+		if ct.payload(r.segs) {
+			continue
+		}
 		for _, s := range r.segs {
 			if s.idx < 0 && DestinationShaped(s.key) {
 				return true
@@ -57,7 +64,7 @@ func hasDestinationShaped(v any, depth int) bool {
 // every destination-shaped argument at any depth, and, when neither is
 // present, every argument. Redacted values come back as unknown.
 func destinations(ct *contract, c *Call, out []dest) []dest {
-	w := walker{c: c, out: out}
+	w := walker{c: c, ct: ct, out: out}
 	for _, sp := range ct.sinks {
 		v, present, unk := valueAt(c, sp)
 		switch {
@@ -91,6 +98,7 @@ func destinations(ct *contract, c *Call, out []dest) []dest {
 
 type walker struct {
 	c   *Call
+	ct  *contract
 	out []dest
 }
 
@@ -112,6 +120,9 @@ func (w *walker) shaped(v any, segs []seg, depth int) {
 	case map[string]any:
 		for _, k := range sortedKeys(v) {
 			sub := append(segs[:len(segs):len(segs)], seg{key: k, idx: -1})
+			if len(w.ct.not) > 0 && w.ct.payload(sub) {
+				continue
+			}
 			if DestinationShaped(k) {
 				w.flatten(v[k], sub, depth+1)
 				continue
@@ -126,7 +137,7 @@ func (w *walker) shaped(v any, segs []seg, depth int) {
 	if len(segs) == 0 {
 		// A redacted destination-shaped key is a destination of unknown value.
 		for _, r := range w.c.Redacted {
-			if n := len(r.segs); n > 0 && r.segs[n-1].idx < 0 && DestinationShaped(r.segs[n-1].key) {
+			if n := len(r.segs); n > 0 && r.segs[n-1].idx < 0 && DestinationShaped(r.segs[n-1].key) && !w.ct.payload(r.segs) {
 				w.out = append(w.out, dest{path: r.raw, unknown: true})
 			}
 		}
@@ -134,6 +145,9 @@ func (w *walker) shaped(v any, segs []seg, depth int) {
 }
 
 func (w *walker) flatten(v any, segs []seg, depth int) {
+	if len(w.ct.not) > 0 && w.ct.payload(segs) {
+		return
+	}
 	if len(w.c.Redacted) > 0 && len(segs) > 0 && w.redacted(segs) {
 		w.out = append(w.out, dest{path: pathString(segs), unknown: true})
 		return

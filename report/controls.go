@@ -130,13 +130,18 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 			sink += "; self-published " + c.OnSelfPublished
 		}
 	}
-	if c.Fetches != "" {
-		origin := "output's origin: the site of " + c.Fetches
+	more := func(s string) {
 		if sink == "-" {
-			sink = origin
+			sink = s
 		} else {
-			sink += "; " + origin
+			sink += "; " + s
 		}
+	}
+	if len(c.NotDestinations) > 0 && (c.Exfiltrating == nil || *c.Exfiltrating) {
+		more("not destinations: " + strings.Join(c.NotDestinations, ", "))
+	}
+	if c.Fetches != "" {
+		more("output's origin: the site of " + c.Fetches)
 	}
 	return
 }
