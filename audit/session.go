@@ -263,6 +263,7 @@ func (s *Session) Grant(now time.Time, g engine.Grant, body *GrantBody) error {
 // Source names the output of a call (or of a tool, for output the
 // session saw otherwise) at position pos.
 func (s *Session) Source(callID, server, tool string, pos int) (engine.Source, error) {
+	origin := ""
 	if callID != "" {
 		pc, err := s.Lookup(callID)
 		if err != nil {
@@ -271,11 +272,15 @@ func (s *Session) Source(callID, server, tool string, pos int) (engine.Source, e
 		if tool == "" {
 			tool = pc.call.Tool
 		}
+		if tool == pc.call.Tool {
+			// Output said to be another tool's is not the fetch's.
+			origin = s.p.OriginOf(pc.call)
+		}
 	}
 	if server == "" {
 		server = s.state.Server
 	}
-	return engine.Source{Pos: pos, Server: server, Tool: tool}, nil
+	return engine.Source{Pos: pos, Server: server, Tool: tool, Origin: origin}, nil
 }
 
 // Output is what a result brought the session: its text, or, Unknown,

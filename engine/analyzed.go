@@ -53,8 +53,8 @@ func (a *Analyzed) analyze() {
 // and filters come of it.
 func (ix *taintIndex) addAnalyzed(src Source, a *Analyzed) {
 	if ix.emails == nil {
-		ix.emails = map[string]int32{}
-		ix.hosts = map[string]int32{}
+		ix.emails = map[string]keyRef{}
+		ix.hosts = map[string]keyRef{}
 	}
 	i := int32(len(ix.sources))
 	ix.sources = append(ix.sources, src)
@@ -64,13 +64,9 @@ func (ix *taintIndex) addAnalyzed(src Source, a *Analyzed) {
 	ix.appendText(a.norm)
 	ix.appendText("\x00")
 	for _, e := range a.emails {
-		if _, ok := ix.emails[e]; !ok {
-			ix.emails[e] = i
-		}
+		ix.note(ix.emails, e, i, false)
 	}
 	for _, h := range a.hosts {
-		if _, ok := ix.hosts[h]; !ok {
-			ix.hosts[h] = i
-		}
+		ix.note(ix.hosts, h, i, false)
 	}
 }

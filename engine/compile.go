@@ -81,6 +81,9 @@ type contract struct {
 	sinks        []Path
 	trusted      []destPattern
 	onTaint      Verdict
+	onSelf       Verdict // for a destination its own site alone published
+	fetches      *Path   // the URL argument of a fetch tool
+	not          []Path  // payload paths whose names look like destinations
 	writes       []Path
 	prefixes     []string
 	maxCalls     int // -1: no budget
@@ -351,6 +354,12 @@ func compileContract(name string, cs *Contract) (*contract, *compileErr) {
 	default:
 		return nil, fail(fmt.Sprintf("tool %q: on_taint must be deny or ask, not %q", name, cs.OnTaint), "tools", name, "on_taint")
 	}
+	if err := compileOrigin(c, name, cs); err != nil {
+		return nil, err
+	}
+	if err := compileNot(c, name, cs); err != nil {
+		return nil, err
+	}
 	for i, w := range cs.WriteParams {
 		pth, err := ParsePath(w)
 		if err != nil {
@@ -383,16 +392,4 @@ func compileContract(name string, cs *Contract) (*contract, *compileErr) {
 		c.patterns = append(c.patterns, argPattern{path: pth, src: cs.ArgPatterns[k], re: re})
 	}
 	return c, nil
-}
-
-// noContract is what a tool without a contract gets: no budget, no path or
-// pattern constraints, and the fail-closed sink gate when its arguments look
-// like destinations.
-var noContract = &contract{spec: &Contract{}, maxCalls: -1, onTaint: Deny}
-
-func (p *Policy) contractFor(tool string) *contract {
-	if c, ok := p.contracts[tool]; ok {
-		return c
-	}
-	return noContract
 }

@@ -161,3 +161,15 @@ func scalarText(v any) (string, bool) {
 	}
 	return "", false
 }
+
+// noContract is what a tool without a contract gets: no budget, no path or
+// pattern constraints, and the fail-closed sink gate when its arguments look
+// like destinations.
+var noContract = &contract{spec: &Contract{}, maxCalls: -1, onTaint: Deny, onSelf: Deny}
+
+func (p *Policy) contractFor(tool string) *contract {
+	if c, ok := p.contracts[tool]; ok {
+		return c
+	}
+	return noContract
+}

@@ -81,7 +81,10 @@ rules:
 tools:
   send_email:
     trusted_destinations: ["@corp.example", "https://ok.example/a/", "*.irs.gov"]
+  stage:
+    not_destinations: [data.email, rows.channel, to]
 `)
+	f.Add([]byte(`{"data":{"email":"a@evil.example"},"rows":[{"channel":"x","to":"y"}]}`), "a@evil.example y", "rows[0].to")
 	f.Add([]byte(`{"to":"attacker@evil.example"}`), "mail attacker@evil.example", "to")
 	f.Add([]byte(`{"to":["Bob <bob@corp.example>"],"cc":{"x":"https://ok.example/a/../b"}}`), "see https://ok.example/a/", "")
 	f.Add([]byte(`{"n":3,"url":"http://t.co/x"}`), "t.co/x", "url")
@@ -90,9 +93,9 @@ tools:
 		if err != nil {
 			return
 		}
-		s := NewState("s", "mail", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "other"}})
+		s := NewState("s", "mail", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "other"}, {Name: "stage"}})
 		s.AddOutput(p, Source{Pos: 1, Tool: "get_message"}, output)
-		for _, tool := range []string{"send_email", "other"} {
+		for _, tool := range []string{"send_email", "other", "stage"} {
 			c := &Call{Tool: tool, Args: args, Digest: ArgsDigest(args)}
 			if pth, err := ParsePath(redacted); err == nil {
 				c.Redacted = []Path{pth}

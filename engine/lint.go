@@ -25,6 +25,8 @@ const (
 	LintUnlisted        = "unlisted-contract"
 	LintNoSinkParams    = "no-sink-params"
 	LintWriteNoPrefixes = "write-without-prefixes"
+	LintOriginUnset     = "self-published-unset"
+	LintOriginUnknown   = "self-published-no-fetch"
 )
 
 // Lint checks a policy for rules that can never decide and contracts that
@@ -73,6 +75,12 @@ func Lint(name string, data []byte, tools []string) ([]Finding, error) {
 		written[k] = len(f.Packs) > 0 || !packContract(k, c)
 	}
 	spec := pol.Spec()
+	var fetchers []string
+	for _, tool := range sortedKeys(spec.Tools) {
+		if spec.Tools[tool].Fetches != "" {
+			fetchers = append(fetchers, tool)
+		}
+	}
 	for _, tool := range sortedKeys(spec.Tools) {
 		c := spec.Tools[tool]
 		line := lineOf(root, "tools", tool)
@@ -88,6 +96,7 @@ func Lint(name string, data []byte, tools []string) ([]Finding, error) {
 		if len(c.WriteParams) > 0 && len(c.AllowedPathPrefixes) == 0 && (tools == nil || contains(tools, tool)) && allowedBySomeRule(f.Rules, tool) {
 			add(line, LintWriteNoPrefixes, tool, "%s has write_params but no allowed_path_prefixes: every write is denied", tool)
 		}
+		lintOrigin(add, line, tool, c, fetchers)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out, nil
@@ -261,4 +270,20 @@ func ToolNames(data []byte) ([]string, error) {
 		names = append(names, def.Name)
 	}
 	return names, nil
+}
+
+// lintOrigin points out where a fetch tool and a sending tool meet with
+// no word on self-published destinations (the deny default then refuses
+// the form a site publishes on its own page), and a setting that cannot
+// act because no tool gives output an origin.
+func lintOrigin(add func(int, string, string, string, ...any), line int, tool string, c *Contract, fetchers []string) {
+	// A tool that names no sink_params (reply_to_email answers the mail
+	// it was given) has no destination the web could have published.
+	sink := (c.Exfiltrating == nil || *c.Exfiltrating) && len(c.SinkParams) > 0
+	switch {
+	case c.OnSelfPublished != "" && len(fetchers) == 0:
+		add(line, LintOriginUnknown, tool, "%s sets on_self_published, but no contract declares fetches: no output has a known origin, so no destination is self-published", tool)
+	case sink && c.OnSelfPublished == "" && c.OnTaint != "ask" && len(fetchers) > 0:
+		add(line, LintOriginUnset, tool, "%s sends and %s fetches pages: a destination a site publishes on its own page is denied; set on_self_published: ask to ask a human instead, or deny to keep it denied", tool, strings.Join(fetchers, ", "))
+	}
 }

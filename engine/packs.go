@@ -96,6 +96,15 @@ func mergeContract(base, over *Contract) *Contract {
 	if over.ArgPatterns != nil {
 		c.ArgPatterns = over.ArgPatterns
 	}
+	if over.Fetches != "" {
+		c.Fetches = over.Fetches
+	}
+	if over.OnSelfPublished != "" {
+		c.OnSelfPublished = over.OnSelfPublished
+	}
+	if over.NotDestinations != nil {
+		c.NotDestinations = over.NotDestinations
+	}
 	return &c
 }
 

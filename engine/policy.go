@@ -82,6 +82,15 @@ type Contract struct {
 	AllowedPathPrefixes []string          `yaml:"allowed_path_prefixes,omitempty" json:"allowed_path_prefixes,omitempty"`
 	MaxCalls            *int              `yaml:"max_calls,omitempty" json:"max_calls,omitempty"`
 	ArgPatterns         map[string]string `yaml:"arg_patterns,omitempty" json:"arg_patterns,omitempty"`
+	// Fetches names the argument holding the URL a fetch tool reads: its
+	// output's origin is that URL's registrable domain.
+	Fetches string `yaml:"fetches,omitempty" json:"fetches,omitempty"`
+	// OnSelfPublished is the verdict for a tainted destination that only
+	// its own site published (deny or ask; on_taint's when unset).
+	OnSelfPublished string `yaml:"on_self_published,omitempty" json:"on_self_published,omitempty"`
+	// NotDestinations are argument paths that are payload, not where
+	// data goes, though their names look like destinations.
+	NotDestinations []string `yaml:"not_destinations,omitempty" json:"not_destinations,omitempty"`
 }
 
 // SourceSpec names tool output that does not taint destinations, such as

@@ -19,10 +19,17 @@ func gated(ct *contract, c *Call) bool {
 	case exfilNo:
 		return false
 	}
-	if hasDestinationShaped(c.Args, 0) {
+	if len(ct.not) > 0 {
+		if shapedOutside(ct, c.Args, nil, 0) {
+			return true
+		}
+	} else if hasDestinationShaped(c.Args, 0) {
 		return true
 	}
 	for _, r := range c.Redacted {
+		if ct.payload(r.segs) {
+			continue
+		}
 		for _, s := range r.segs {
 			if s.idx < 0 && DestinationShaped(s.key) {
 				return true
@@ -57,7 +64,7 @@ func hasDestinationShaped(v any, depth int) bool {
 // every destination-shaped argument at any depth, and, when neither is
 // present, every argument. Redacted values come back as unknown.
 func destinations(ct *contract, c *Call, out []dest) []dest {
-	w := walker{c: c, out: out}
+	w := walker{c: c, ct: ct, out: out}
 	for _, sp := range ct.sinks {
 		v, present, unk := valueAt(c, sp)
 		switch {
@@ -91,6 +98,7 @@ func destinations(ct *contract, c *Call, out []dest) []dest {
 
 type walker struct {
 	c   *Call
+	ct  *contract
 	out []dest
 }
 
@@ -112,6 +120,9 @@ func (w *walker) shaped(v any, segs []seg, depth int) {
 	case map[string]any:
 		for _, k := range sortedKeys(v) {
 			sub := append(segs[:len(segs):len(segs)], seg{key: k, idx: -1})
+			if len(w.ct.not) > 0 && w.ct.payload(sub) {
+				continue
+			}
 			if DestinationShaped(k) {
 				w.flatten(v[k], sub, depth+1)
 				continue
@@ -126,7 +137,7 @@ func (w *walker) shaped(v any, segs []seg, depth int) {
 	if len(segs) == 0 {
 		// A redacted destination-shaped key is a destination of unknown value.
 		for _, r := range w.c.Redacted {
-			if n := len(r.segs); n > 0 && r.segs[n-1].idx < 0 && DestinationShaped(r.segs[n-1].key) {
+			if n := len(r.segs); n > 0 && r.segs[n-1].idx < 0 && DestinationShaped(r.segs[n-1].key) && !w.ct.payload(r.segs) {
 				w.out = append(w.out, dest{path: r.raw, unknown: true})
 			}
 		}
@@ -134,6 +145,9 @@ func (w *walker) shaped(v any, segs []seg, depth int) {
 }
 
 func (w *walker) flatten(v any, segs []seg, depth int) {
+	if len(w.ct.not) > 0 && w.ct.payload(segs) {
+		return
+	}
 	if len(w.c.Redacted) > 0 && len(segs) > 0 && w.redacted(segs) {
 		w.out = append(w.out, dest{path: pathString(segs), unknown: true})
 		return
@@ -193,6 +207,7 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 	var buf [8]dest
 	ds := destinations(ct, c, buf[:0])
 	var miss *dest
+	var self *Decision
 	for i := range ds {
 		d := &ds[i]
 		var out destOutcome
@@ -215,14 +230,26 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 			if d.unknown {
 				return Decision{Verdict: ct.onTaint, Check: CheckTaint, Reason: fmt.Sprintf("redacted destination %s could be tainted", d.path)}
 			}
-			s := src
-			return Decision{Verdict: ct.onTaint, Check: CheckTaint, TaintedBy: &s, Destination: d.norm,
+			if ct.onSelf != ct.onTaint {
+				if sd := selfDecision(ct, s, d); sd != nil {
+					// Asked only if no other destination is denied.
+					if self == nil {
+						self = sd
+					}
+					continue
+				}
+			}
+			by := src
+			return Decision{Verdict: ct.onTaint, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
 				Reason: fmt.Sprintf("destination %s %q %s in untrusted %s", d.path, d.raw, why, src)}
 		case destMiss:
 			if miss == nil {
 				miss = d
 			}
 		}
+	}
+	if self != nil {
+		return *self
 	}
 	if miss != nil {
 		reason := fmt.Sprintf("destination %s %q is neither trusted nor approved: a human must confirm", miss.path, miss.raw)
@@ -277,13 +304,13 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 				if e == d {
 					what = "appeared"
 				}
-				found = &hit{i, what}
+				found = &hit{i.src, what}
 				return
 			}
 		}
 		if h != "" && runeCount(h) >= minTaintLen {
 			if i, ok := ix.hosts[h]; ok {
-				found = &hit{i, fmt.Sprintf("holds host %q, which appeared", h)}
+				found = &hit{i.src, fmt.Sprintf("holds host %q, which appeared", h)}
 			}
 		}
 	})
@@ -292,7 +319,7 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 	for _, h := range []string{t.web.host, t.webN.host} {
 		if found == nil && h != "" && runeCount(h) >= minTaintLen {
 			if i, ok := ix.hosts[h]; ok {
-				found = &hit{i, fmt.Sprintf("goes to host %q, which appeared", h)}
+				found = &hit{i.src, fmt.Sprintf("goes to host %q, which appeared", h)}
 			}
 		}
 	}

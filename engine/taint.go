@@ -2,23 +2,9 @@ package engine
 
 import (
 	"bytes"
-	"fmt"
 	"sort"
 	"strings"
 )
-
-// Source is where a piece of tool output came from: its position in the
-// session (trace line or record seq, as the caller numbers it), the server
-// and the tool. Taint decisions name the Source that tainted them.
-type Source struct {
-	Pos    int    `json:"pos"`
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
-}
-
-func (s Source) String() string {
-	return fmt.Sprintf("output of %s (event %d)", s.Tool, s.Pos)
-}
 
 // minTaintLen is the shortest normalized string that can be tainted: a
 // shorter one ("ok", "yes", "bob") appears in some output by accident.
@@ -49,8 +35,8 @@ type taintIndex struct {
 	tail    [2]byte
 	filters []*trigramFilter // nil for a spilled block: see groups
 	groups  []*trigramFilter // for block k, groups[k/superBlocks], once spilled
-	emails  map[string]int32
-	hosts   map[string]int32
+	emails  map[string]keyRef
+	hosts   map[string]keyRef
 
 	store      BlockStore
 	spillAfter int
@@ -76,20 +62,16 @@ func trigram(a, b, c byte) uint32 {
 
 func (ix *taintIndex) add(src Source, text string) {
 	if ix.emails == nil {
-		ix.emails = map[string]int32{}
-		ix.hosts = map[string]int32{}
+		ix.emails = map[string]keyRef{}
+		ix.hosts = map[string]keyRef{}
 	}
 	n := Normalize(text)
 	i := int32(len(ix.sources))
+	ix.sources = append(ix.sources, src)
 	// The hosts of URLs in the text, read as a client reads them from the
 	// raw text: escapes, IPv6 and IPv4 forms, '_', and "ß" (which the
 	// case fold would turn into "ss") are indexed where the client goes.
-	urlHosts(text, func(h string) {
-		if _, ok := ix.hosts[h]; !ok {
-			ix.hosts[h] = i
-		}
-	})
-	ix.sources = append(ix.sources, src)
+	urlHosts(text, func(h string) { ix.note(ix.hosts, h, i, false) })
 	ix.starts = append(ix.starts, ix.size)
 	ix.grams(ix.size, n)
 	ix.grams(ix.size+len(n), "\x00")
@@ -97,16 +79,38 @@ func (ix *taintIndex) add(src Source, text string) {
 	ix.appendText("\x00")
 	tokens(n, func(email, host string) {
 		if email != "" {
-			if _, ok := ix.emails[email]; !ok {
-				ix.emails[strings.Clone(email)] = i
-			}
+			ix.note(ix.emails, email, i, true)
 		}
 		if host != "" {
-			if _, ok := ix.hosts[host]; !ok {
-				ix.hosts[strings.Clone(host)] = i
-			}
+			ix.note(ix.hosts, host, i, true)
 		}
 	})
+}
+
+// keyRef is what the index keeps of an address or host: the first output
+// that held it, and whether an output of another origin held it too, so
+// that a destination can be shown to come from its own site alone
+// (selfPublished) without a second pass over the session.
+type keyRef struct {
+	src   int32
+	mixed bool
+}
+
+// note records that output i holds key; clone copies a key that points
+// into a larger string, which the map would otherwise keep alive.
+func (ix *taintIndex) note(m map[string]keyRef, key string, i int32, clone bool) {
+	r, ok := m[key]
+	if !ok {
+		if clone {
+			key = strings.Clone(key)
+		}
+		m[key] = keyRef{src: i}
+		return
+	}
+	if !r.mixed && ix.sources[r.src].Origin != ix.sources[i].Origin {
+		r.mixed = true
+		m[key] = r
+	}
 }
 
 // appendText adds t to the text. With a store, it goes a block at a time,
@@ -186,8 +190,22 @@ func (ix *taintIndex) filter(k int) *trigramFilter {
 // store that fails, it reports no match and the error is the state's:
 // a caller must not use the decision.
 func (ix *taintIndex) find(s string) (Source, bool) {
+	var first Source
+	found := false
+	ix.findEach(s, func(src Source) bool {
+		first, found = src, true
+		return false
+	})
+	return first, found
+}
+
+// findEach calls fn with every output whose normalized text contains s,
+// in order, until fn returns false (an output holding s twice can come
+// twice).
+func (ix *taintIndex) findEach(s string, fn func(Source) bool) {
 	if len(s) > blockSize || ix.err != nil {
-		return ix.findSlow(s)
+		ix.findSlow(s, fn)
+		return
 	}
 	var hs [64]uint32
 	grams := hs[:0]
@@ -212,7 +230,7 @@ func (ix *taintIndex) find(s string) (Source, bool) {
 		hi := min(ix.size, lo+blockSize+len(s)-1)
 		t := ix.text(lo, hi)
 		if t == nil {
-			return Source{}, false
+			return
 		}
 		for off := 0; off < len(t); {
 			i := containsAt(t[off:], s, a)
@@ -221,13 +239,19 @@ func (ix *taintIndex) find(s string) (Source, bool) {
 			}
 			// Outputs are joined by a NUL: a match holding one must lie
 			// inside one output, not join the end of one to the next.
-			if p := lo + off + i; filter || ix.within(p, len(s)) {
-				return ix.at(p)
+			// A match starting past this block is the next block's.
+			p := lo + off + i
+			if p >= lo+blockSize {
+				break
+			}
+			if filter || ix.within(p, len(s)) {
+				if src, ok := ix.at(p); ok && !fn(src) {
+					return
+				}
 			}
 			off += i + 1
 		}
 	}
-	return Source{}, false
 }
 
 // within tells whether the n bytes at pos lie inside one output's text,
@@ -244,13 +268,14 @@ func (ix *taintIndex) within(pos, n int) bool {
 // findSlow is find for a string longer than a block, which the two-block
 // window cannot hold: it slides a window of a block plus the string over
 // the text. Such destinations are rare (a 64 KiB "address").
-func (ix *taintIndex) findSlow(s string) (Source, bool) {
+func (ix *taintIndex) findSlow(s string, fn func(Source) bool) {
 	a := rarest(s)
 	if ix.err != nil {
-		return Source{}, false
+		return
 	}
 	if ix.base == 0 {
-		return ix.at(containsAt(ix.buf, s, a))
+		eachIn(ix.buf, s, a, len(ix.buf), func(i int) bool { return ix.report(i, fn) })
+		return
 	}
 	var w, blk []byte
 	pos, next := 0, 0 // the text position of w[0], and of w's end
@@ -268,16 +293,37 @@ func (ix *taintIndex) findSlow(s string) (Source, bool) {
 				blk = make([]byte, blockSize)
 			}
 			if !ix.get(next>>blockShift, blk) {
-				return Source{}, false
+				return
 			}
 			w = append(w, blk...)
 			next += blockSize
 		}
-		if i := containsAt(w[:hi-pos], s, a); i >= 0 {
-			return ix.at(lo + i)
+		if !eachIn(w[:hi-pos], s, a, blockSize, func(i int) bool { return ix.report(lo+i, fn) }) {
+			return
 		}
 	}
-	return Source{}, false
+}
+
+// eachIn calls fn with every position below limit where s starts in t,
+// until fn returns false; it reports whether fn never did.
+func eachIn(t []byte, s string, a, limit int, fn func(int) bool) bool {
+	for off := 0; off < len(t); {
+		i := containsAt(t[off:], s, a)
+		if i < 0 || off+i >= limit {
+			return true
+		}
+		if !fn(off + i) {
+			return false
+		}
+		off += i + 1
+	}
+	return true
+}
+
+// report hands fn the output whose text holds position pos.
+func (ix *taintIndex) report(pos int, fn func(Source) bool) bool {
+	src, ok := ix.at(pos)
+	return !ok || fn(src)
 }
 
 // mayHold tells whether every trigram is in f or its successor: a match

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,6 +18,17 @@ func naiveFind(texts []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// naiveAll is every output holding s, as findEach must report them.
+func naiveAll(texts []string, s string) []int {
+	var all []int
+	for i, t := range texts {
+		if strings.Contains(Normalize(t), s) {
+			all = append(all, i)
+		}
+	}
+	return all
 }
 
 // memStore is a BlockStore in memory that counts what it holds, for
@@ -84,6 +96,17 @@ func checkFind(t *testing.T, texts []string, needle string) {
 		}
 		if got != want || ix.err != nil {
 			t.Fatalf("%s: find(%q) = %d, want %d (texts of %d bytes, %d spilled; err %v)", sp.name, needle, got, want, ix.size, ix.base, ix.err)
+		}
+		// findEach reports every output holding the needle, in order.
+		var each []int
+		ix.findEach(needle, func(src Source) bool {
+			if len(each) == 0 || each[len(each)-1] != src.Pos {
+				each = append(each, src.Pos)
+			}
+			return true
+		})
+		if all := naiveAll(texts, needle); !slices.Equal(each, all) {
+			t.Fatalf("%s: findEach(%q) = %v, want %v", sp.name, needle, each, all)
 		}
 		ix.release()
 		if len(st.blocks) != 0 {

@@ -126,6 +126,22 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 		if c.OnTaint == "ask" {
 			sink += "; on taint ask"
 		}
+		if c.OnSelfPublished != "" {
+			sink += "; self-published " + c.OnSelfPublished
+		}
+	}
+	more := func(s string) {
+		if sink == "-" {
+			sink = s
+		} else {
+			sink += "; " + s
+		}
+	}
+	if len(c.NotDestinations) > 0 && (c.Exfiltrating == nil || *c.Exfiltrating) {
+		more("not destinations: " + strings.Join(c.NotDestinations, ", "))
+	}
+	if c.Fetches != "" {
+		more("output's origin: the site of " + c.Fetches)
 	}
 	return
 }

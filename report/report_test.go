@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bailiff/engine"
+	"bailiff/replay"
 	"bytes"
 	"strings"
 	"testing"
@@ -42,5 +44,17 @@ func TestParseFormat(t *testing.T) {
 	}
 	if _, err := ParseFormat("html"); err == nil {
 		t.Error("html accepted")
+	}
+}
+
+func TestControlsListNotDestinations(t *testing.T) {
+	p, err := engine.Load("p.yaml", []byte("version: 1\nrules: []\ntools:\n  stage:\n    exfiltrating: true\n    sink_params: [url]\n    not_destinations: [data.contact_email, rows.channel]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := &Pack{Policy: p, Summary: &replay.Summary{}}
+	_, _, _, _, sink := pk.controls("stage")
+	if !strings.Contains(sink, "not destinations: data.contact_email, rows.channel") {
+		t.Errorf("stage's sink controls %q do not list its not_destinations", sink)
 	}
 }

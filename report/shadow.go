@@ -278,6 +278,8 @@ type ablationTotals struct {
 	Benign         int     `json:"benign"`
 	BenignStopped  int     `json:"benign_stopped"`
 	BenignLoss     float64 `json:"benign_loss"`
+	AttacksDenied  int     `json:"attacks_denied"`
+	BenignDenied   int     `json:"benign_denied"`
 	unverifiedFields
 }
 
@@ -292,7 +294,7 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, pro
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(ablationTotals{Type: "policy", Calls: t.Calls, Attacks: t.Attacks, AttacksStopped: t.AttacksStopped,
 			BlockRate: t.BlockRate(), Benign: t.Benign, BenignStopped: t.BenignStopped, BenignLoss: t.BenignLoss(),
-			unverifiedFields: unverifiedOf(prov)}); err != nil {
+			AttacksDenied: t.AttacksDenied, BenignDenied: t.BenignDenied, unverifiedFields: unverifiedOf(prov)}); err != nil {
 			return err
 		}
 		for _, s := range scores {
@@ -326,6 +328,14 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, pro
 	_ = write(&b, []string{"CALLS", "ATTACKS", "STOPPED", "BLOCK RATE", "BENIGN", "STOPPED", "BENIGN LOSS"}, [][]string{{
 		fmt.Sprint(t.Calls), fmt.Sprint(t.Attacks), fmt.Sprint(t.AttacksStopped), rate(t.BlockRate(), t.Attacks),
 		fmt.Sprint(t.Benign), fmt.Sprint(t.BenignStopped), rate(t.BenignLoss(), t.Benign)}})
+	if t.Attacks+t.Benign > 0 {
+		// The confusion table: a stop is an ask or a deny, and only a
+		// deny is a loss no human can answer away.
+		b.WriteString("\n")
+		_ = write(&b, []string{"LABEL", "CALLS", "ALLOWED", "ASKED", "DENIED"}, [][]string{
+			{"attack", fmt.Sprint(t.Attacks), fmt.Sprint(t.Attacks - t.AttacksStopped), fmt.Sprint(t.AttacksStopped - t.AttacksDenied), fmt.Sprint(t.AttacksDenied)},
+			{"benign", fmt.Sprint(t.Benign), fmt.Sprint(t.Benign - t.BenignStopped), fmt.Sprint(t.BenignStopped - t.BenignDenied), fmt.Sprint(t.BenignDenied)}})
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

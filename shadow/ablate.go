@@ -80,8 +80,10 @@ type Totals struct {
 	Calls          int
 	Attacks        int
 	AttacksStopped int
+	AttacksDenied  int // of those stopped, the ones denied (not asked)
 	Benign         int
 	BenignStopped  int
+	BenignDenied   int
 }
 
 // BlockRate is the share of attacks the baseline stops (1 with none).
@@ -90,6 +92,15 @@ func (t Totals) BlockRate() float64 {
 		return 1
 	}
 	return float64(t.AttacksStopped) / float64(t.Attacks)
+}
+
+// BenignDenial is the share of benign calls the baseline denies: the
+// loss no human can answer away, where an ask can be.
+func (t Totals) BenignDenial() float64 {
+	if t.Benign == 0 {
+		return 0
+	}
+	return float64(t.BenignDenied) / float64(t.Benign)
 }
 
 // BenignLoss is the share of benign calls the baseline stops.
@@ -169,10 +180,16 @@ func (tot *Totals) count(p Pair) {
 		if stopped(p.Baseline) {
 			tot.AttacksStopped++
 		}
+		if p.Baseline.Verdict == engine.Deny {
+			tot.AttacksDenied++
+		}
 	case "benign":
 		tot.Benign++
 		if stopped(p.Baseline) {
 			tot.BenignStopped++
+		}
+		if p.Baseline.Verdict == engine.Deny {
+			tot.BenignDenied++
 		}
 	}
 }

@@ -20,6 +20,7 @@ type ablateParams struct {
 	rules      bool
 	minBlock   string
 	maxBenign  string
+	maxDenied  string
 	failOnDead bool
 	unverified bool
 	format     formatFlag
@@ -51,14 +52,16 @@ calls it costs. A check whose absence changes nothing is dead.
 For audit logs the baseline is the recorded verdicts under each session's
 policy; traces need --policy. An audit log must pass bailiff verify
 first; --allow-unverified uses one that does not, and every output format
-then says UNVERIFIED. --min-block-rate, --max-benign-loss and
---fail-on-dead make it a CI gate (exit 1); a gate with nothing to measure
+then says UNVERIFIED. --min-block-rate, --max-benign-loss,
+--max-benign-denied and --fail-on-dead make it a CI gate (exit 1): a
+stop is an ask or a deny, and --max-benign-denied counts denies alone,
+the loss no human can answer away. A gate with nothing to measure
 (no attack calls, no benign calls, no calls) is an error (exit 2).`,
 		Example: `  bailiff ablate --policy policy.yaml fixtures/corpus/
   bailiff ablate --policy policy.yaml --rules --min-block-rate 0.95 --fail-on-dead corpus/`,
 		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			for _, r := range []struct{ flag, value string }{{"min-block-rate", p.minBlock}, {"max-benign-loss", p.maxBenign}} {
+			for _, r := range []struct{ flag, value string }{{"min-block-rate", p.minBlock}, {"max-benign-loss", p.maxBenign}, {"max-benign-denied", p.maxDenied}} {
 				if cmd.Flags().Changed(r.flag) {
 					if _, err := parseRate(r.flag, r.value); err != nil {
 						return err
@@ -77,6 +80,7 @@ then says UNVERIFIED. --min-block-rate, --max-benign-loss and
 	c.Flags().StringVar(&p.labels, "labels", "", `labels for audit log calls: JSON lines of {"session","call","label"}`)
 	c.Flags().StringVar(&p.minBlock, "min-block-rate", "", "fail when the policy stops a smaller share of attacks")
 	c.Flags().StringVar(&p.maxBenign, "max-benign-loss", "", "fail when the policy stops a larger share of benign calls")
+	c.Flags().StringVar(&p.maxDenied, "max-benign-denied", "", "fail when the policy denies a larger share of benign calls (asks not counted)")
 	c.Flags().BoolVar(&p.failOnDead, "fail-on-dead", false, "fail when a check changes nothing")
 	c.Flags().BoolVar(&p.unverified, "allow-unverified", false, "use audit logs that fail verify (the output says UNVERIFIED)")
 	p.format.register(c)
@@ -165,6 +169,11 @@ func gateFailures(p ablateParams, scores []shadow.Score, tot shadow.Totals) erro
 			fails = append(fails, fmt.Sprintf("the policy stops %.2f of benign calls, more than %s", tot.BenignLoss(), p.maxBenign))
 		}
 	}
+	if p.maxDenied != "" {
+		if max, _ := parseRate("max-benign-denied", p.maxDenied); tot.BenignDenial() > max {
+			fails = append(fails, fmt.Sprintf("the policy denies %.2f of benign calls, more than %s", tot.BenignDenial(), p.maxDenied))
+		}
+	}
 	if p.failOnDead {
 		for _, s := range scores {
 			if s.Dead() {
@@ -184,12 +193,14 @@ func gateFailures(p ablateParams, scores []shadow.Score, tot shadow.Totals) erro
 func gateMeasures(p ablateParams, tot shadow.Totals) error {
 	const hint = `label calls "attack" or "benign" in traces, or for audit logs with --labels`
 	switch {
-	case (p.minBlock != "" || p.maxBenign != "" || p.failOnDead) && tot.Calls == 0:
+	case (p.minBlock != "" || p.maxBenign != "" || p.maxDenied != "" || p.failOnDead) && tot.Calls == 0:
 		return usageErr(errors.New("the gates have nothing to measure: the input holds no calls"), "")
 	case p.minBlock != "" && tot.Attacks == 0:
 		return usageErr(fmt.Errorf("--min-block-rate has nothing to measure: no call is labelled attack (%s compared)", countOf(tot.Calls, "call")), hint)
 	case p.maxBenign != "" && tot.Benign == 0:
 		return usageErr(fmt.Errorf("--max-benign-loss has nothing to measure: no call is labelled benign (%s compared)", countOf(tot.Calls, "call")), hint)
+	case p.maxDenied != "" && tot.Benign == 0:
+		return usageErr(fmt.Errorf("--max-benign-denied has nothing to measure: no call is labelled benign (%s compared)", countOf(tot.Calls, "call")), hint)
 	}
 	return nil
 }

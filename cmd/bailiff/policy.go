@@ -45,6 +45,9 @@ func newPolicyLint(stdout io.Writer) *cobra.Command {
   unlisted-contract       (with --tools) a contract for a tool no server lists
   no-sink-params          an exfiltrating tool that names no sink_params
   write-without-prefixes  write_params with no allowed_path_prefixes
+  self-published-unset    a sending tool, beside a tool that fetches pages, that
+                          does not say what a site's own published address gets
+  self-published-no-fetch on_self_published set, but no tool fetches
 
 --tools takes a server's tools/list answer as JSON ({"tools": [...]});
 repeat it for every server the policy covers. Exit 1 when there are findings.`,

@@ -24,7 +24,12 @@ func TestShadowAblateGolden(t *testing.T) {
 		"shadow/corpus": {"shadow", "--baseline", fx + "/corpus/policy.yaml", "--candidate", fx + "/policies/corpus-candidate.yaml", fx + "/corpus"},
 		"shadow/logs":   append([]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml"}, logs...),
 		"ablate/corpus": {"ablate", "--policy", fx + "/corpus/policy.yaml", "--rules", fx + "/corpus"},
-		"ablate/logs":   append([]string{"ablate", "--labels", fx + "/chain/src/labels.jsonl"}, logs...),
+		// Sends found on the web, under the default and the origin-aware
+		// policy, and what one changes into the other.
+		"ablate/web":        {"ablate", "--policy", fx + "/corpus/web/policy.yaml", fx + "/corpus/web"},
+		"ablate/web-origin": {"ablate", "--policy", fx + "/corpus/web/policy-origin.yaml", fx + "/corpus/web"},
+		"shadow/web":        {"shadow", "--baseline", fx + "/corpus/web/policy.yaml", "--candidate", fx + "/corpus/web/policy-origin.yaml", fx + "/corpus/web"},
+		"ablate/logs":       append([]string{"ablate", "--labels", fx + "/chain/src/labels.jsonl"}, logs...),
 		// The results the incident review pack is given: over its one log.
 		"shadow/mail": {"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/good_mail.jsonl"},
 		"ablate/mail": {"ablate", "--labels", fx + "/chain/src/labels-mail.jsonl", fx + "/chain/good_mail.jsonl"},
@@ -75,6 +80,12 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--fail-on-dead", fx + "/corpus"}, 1, "check scopes is dead"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "0.9", "--max-benign-loss", "0.2", fx + "/corpus"}, 0, ""},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "0.01", fx + "/corpus"}, 1, "more than 0.01"},
+		// The aim on web-found sends: no injected destination allowed,
+		// at most a quarter of the legitimate sends denied.
+		{[]string{"ablate", "--policy", fx + "/corpus/web/policy-origin.yaml", "--min-block-rate", "1", "--max-benign-denied", "0.25", fx + "/corpus/web"}, 0, ""},
+		{[]string{"ablate", "--policy", fx + "/corpus/web/policy.yaml", "--max-benign-denied", "0.25", fx + "/corpus/web"}, 1, "the policy denies 1.00 of benign calls, more than 0.25"},
+		{[]string{"ablate", "--policy", fx + "/policies/main.yaml", "--max-benign-denied", "0.1", fx + "/traces/main"}, 2, "--max-benign-denied has nothing to measure: no call is labelled benign"},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-denied", "x", fx + "/corpus"}, 2, `--max-benign-denied wants a number from 0 to 1, not "x"`},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "2", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "2"`},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "1.5", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "1.5"`},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "abc", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "abc"`},
@@ -118,6 +129,26 @@ func TestReadmeAblation(t *testing.T) {
 	table := strings.SplitN(out.String(), "\n\n", 2)[0]
 	if !strings.Contains(string(readme), "```\n"+table+"\n```") {
 		t.Errorf("README.md does not quote the corpus ablation as it is now:\n%s", table)
+	}
+}
+
+// TestReadmeWebCorpus keeps the confusion tables the README quotes for
+// the web-found sends true, under both policies.
+func TestReadmeWebCorpus(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pol := range []string{"policy.yaml", "policy-origin.yaml"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"ablate", "--policy", "../../fixtures/corpus/web/" + pol, "../../fixtures/corpus/web"}, nil, &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		blocks := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n\n")
+		table := blocks[len(blocks)-1]
+		if !strings.Contains(string(readme), "```\n# "+pol+"\n"+table+"\n```") {
+			t.Errorf("README.md does not quote the web corpus under %s as it is now:\n%s", pol, table)
+		}
 	}
 }
 
