@@ -55,7 +55,9 @@ func (p *Policy) OriginOf(c *Call) string {
 	}
 	v, present, unk := valueAt(c, *ct.fetches)
 	raw, ok := v.(string)
-	if !present || unk || !ok {
+	if !present || unk || !ok || carriesURL(raw) {
+		// A URL carrying another may be a redirect a fetch follows: the
+		// page it returns is not known to be the first site's.
 		return ""
 	}
 	t := targetOf(raw, Normalize(raw))
@@ -105,13 +107,52 @@ func selfPublished(s *State, t *target, d string) (Source, bool) {
 			return Source{}, false
 		}
 	}
+	// D's own output must hold the whole value, bar the scheme: a page
+	// that names only D's host, beside a path or address someone else
+	// supplied, publishes nothing.
+	core := d
+	if t.url {
+		i := strings.Index(d, "://")
+		if i < 0 {
+			return Source{}, false
+		}
+		core = d[i+3:]
+	} else if t.email != "" {
+		core = t.email
+	}
+	var by Source
+	if runeCount(core) < minTaintLen || !heldBy(&s.taint, core, D, &by) {
+		return Source{}, false
+	}
 	v := originVote{ix: &s.taint, D: D}
 	v.text(d, true)
+	v.text(core, true)
+	if t.url {
+		// Another output naming the path is another source of it.
+		if path := urlPath(core); runeCount(path) >= minTaintLen {
+			v.text(path, true)
+		}
+	}
+	foreign := func(e, h string) {
+		if e != "" && registrable(emailDomain(e)) != D {
+			v.bad = true
+		}
+		if h != "" && registrable(h) != "" && registrable(h) != D {
+			v.bad = true
+		}
+	}
+	// Decoded, as the server reads its query and path.
+	for x, i := d, 0; i < 4 && strings.Contains(x, "%"); i++ {
+		dec, ok := percentDecode(x)
+		if !ok {
+			return Source{}, false
+		}
+		x = Normalize(dec)
+		tokens(x, foreign)
+	}
 	tokens(d, func(e, h string) {
+		foreign(e, h)
 		if e != "" && runeCount(e) >= minTaintLen {
-			if registrable(emailDomain(e)) != D {
-				v.bad = true
-			}
 			v.key(v.ix.emails, e, true)
 			v.text(e, true)
 		}
@@ -126,7 +167,37 @@ func selfPublished(s *State, t *target, d string) (Source, bool) {
 			v.key(v.ix.hosts, h, false)
 		}
 	}
-	return v.first, v.published && !v.bad && s.taint.err == nil
+	return by, v.published && !v.bad && s.taint.err == nil
+}
+
+// heldBy tells whether an output of origin D holds str, and which.
+func heldBy(ix *taintIndex, str, D string, by *Source) bool {
+	found := false
+	ix.findEach(str, func(src Source) bool {
+		if src.Origin == D {
+			*by, found = src, true
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// urlPath is the path of a URL without its scheme ("host/a/b?q" gives
+// "/a/b"), "" for none or the root.
+func urlPath(core string) string {
+	i := strings.IndexAny(core, "/\\")
+	if i < 0 {
+		return ""
+	}
+	p := core[i:]
+	if j := strings.IndexAny(p, "?#"); j >= 0 {
+		p = p[:j]
+	}
+	if p == "/" {
+		return ""
+	}
+	return p
 }
 
 // originVote gathers what the outputs holding a destination say of its
@@ -206,8 +277,24 @@ func carriesURL(s string) bool {
 	if i < 0 {
 		return false
 	}
+	if strings.IndexByte(s, ':') != i {
+		// "https:/host/?to=https://evil" is read by clients as a URL of
+		// host; the first "://" is the one it carries.
+		return true
+	}
 	rest := s[i+3:]
 	for range 4 {
+		// A scheme-relative target ("http:evil.example"), or one a
+		// client reads past a tab or newline ("/\t/evil.example").
+		low := strings.ToLower(rest)
+		for _, sch := range []string{"http:", "https:", "ws:", "wss:", "ftp:"} {
+			if strings.Contains(low, sch) {
+				return true
+			}
+		}
+		if strings.ContainsAny(rest, "\t\n\r") {
+			return true
+		}
 		for _, sep := range []string{"//", `\\`, `/\`, `\/`} {
 			if strings.Contains(rest, sep) {
 				return true

@@ -248,7 +248,10 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 			}
 		}
 	}
-	if self != nil {
+	// A destination nobody published is asked about by name first: an
+	// approval covers every destination of the call, so the ask must not
+	// show the site's own address and hide an unknown one.
+	if self != nil && miss == nil {
 		return *self
 	}
 	if miss != nil {
@@ -256,7 +259,14 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 		if miss.unknown {
 			reason = fmt.Sprintf("redacted destination %s cannot be checked: a human must confirm", miss.path)
 		}
-		return Decision{Verdict: Ask, Check: CheckTaint, Destination: miss.norm, Reason: reason}
+		d := Decision{Verdict: Ask, Check: CheckTaint, Destination: miss.norm, Reason: reason}
+		if self != nil {
+			// The human approves the whole call, so they are told of the
+			// site's own address as well.
+			d.TaintedBy = self.TaintedBy
+			d.Reason += "; also " + self.Reason
+		}
+		return d
 	}
 	return Decision{Verdict: Allow}
 }
