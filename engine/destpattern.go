@@ -26,6 +26,7 @@ const (
 	destDomain
 	destURLPrefix
 	destHostGlob
+	destRegDomain
 )
 
 func compileDest(d string) (destPattern, error) {
@@ -34,6 +35,17 @@ func compileDest(d string) (destPattern, error) {
 	switch {
 	case n == "":
 		return dp, fmt.Errorf("empty trusted destination")
+	case strings.HasPrefix(n, "domain:"):
+		// One entry for ups.com and every name under it, which a host
+		// glob cannot say (*.ups.com does not match ups.com). Only a
+		// registrable domain: "domain:github.io" would trust every
+		// stranger's site under a public suffix.
+		dp.kind = destRegDomain
+		h, ok := canonicalHost(strings.TrimSuffix(strings.TrimSpace(n[len("domain:"):]), "."), false)
+		if !ok || !hostLike(h) || registrable(h) != h {
+			return dp, fmt.Errorf("trusted destination %q: domain: takes a registrable domain, like domain:ups.com (not a public suffix, a subdomain or an IP address)", d)
+		}
+		dp.value = h
 	case strings.HasPrefix(n, "@"):
 		dp.kind = destDomain
 		h, ok := canonicalHost(strings.TrimSuffix(n[1:], "."), false)
@@ -130,6 +142,11 @@ func (dp *destPattern) matches(t *target, d string) bool {
 		return t.url && underPrefix(&t.web, &dp.prefix) && underPrefix(&t.webN, &dp.prefixNorm)
 	case destHostGlob:
 		return t.host != "" && !strings.HasPrefix(t.host, "[") && matchGlob(dp.value, t.host)
+	case destRegDomain:
+		// Compared as DNS reads names: by labels, so evil-ups.com and
+		// ups.com.evil.example are not under ups.com.
+		h := strings.TrimSuffix(t.host, ".")
+		return h == dp.value || strings.HasSuffix(h, "."+dp.value)
 	}
 	return false
 }

@@ -80,7 +80,7 @@ rules:
   - {id: any, tool: "*", action: allow, when: [{arg: n, lt: 10}]}
 tools:
   send_email:
-    trusted_destinations: ["@corp.example", "https://ok.example/a/", "*.irs.gov"]
+    trusted_destinations: ["@corp.example", "https://ok.example/a/", "*.irs.gov", "domain:ups.com"]
   stage:
     not_destinations: [data.email, rows.channel, to]
 `)
@@ -88,6 +88,7 @@ tools:
 	f.Add([]byte(`{"to":"attacker@evil.example"}`), "mail attacker@evil.example", "to")
 	f.Add([]byte(`{"to":["Bob <bob@corp.example>"],"cc":{"x":"https://ok.example/a/../b"}}`), "see https://ok.example/a/", "")
 	f.Add([]byte(`{"n":3,"url":"http://t.co/x"}`), "t.co/x", "url")
+	f.Add([]byte(`{"to":"claims@mail.ups.com","cc":"x@ups.com.evil.example"}`), "claims@mail.ups.com", "")
 	f.Fuzz(func(t *testing.T, raw []byte, output string, redacted string) {
 		args, err := ParseArgs(raw)
 		if err != nil {
