@@ -223,6 +223,9 @@ func compileFile(f *File) (*Policy, *compileErr) {
 	if ce != nil {
 		return nil, ce
 	}
+	if expanded, ce = expandLists(expanded); ce != nil {
+		return nil, ce
+	}
 	f = expanded
 	p := &Policy{contracts: map[string]*contract{}, ttl: DefaultApprovalTTL}
 	seen := map[string]bool{}

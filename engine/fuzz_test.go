@@ -19,6 +19,7 @@ func FuzzLoad(f *testing.F) {
 		data, _ := Pack(name)
 		f.Add(data)
 	}
+	f.Add([]byte(listPolicy))
 	f.Add([]byte("version: 1\nrules:\n  - {id: a, tool: '*', action: ask, when: [{arg: 'x[0].y', gte: 3}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Load("fuzz.yaml", data)

@@ -42,6 +42,10 @@ type File struct {
 	TrustedSources []SourceSpec         `yaml:"trusted_sources,omitempty" json:"trusted_sources,omitempty"`
 	Redact         []string             `yaml:"redact,omitempty" json:"redact,omitempty"`
 	Approval       *ApprovalSpec        `yaml:"approval,omitempty" json:"approval,omitempty"`
+
+	// Destinations are named lists of trusted_destinations entries that
+	// any contract includes with "list:NAME".
+	Destinations map[string][]string `yaml:"destinations,omitempty" json:"destinations,omitempty"`
 }
 
 // RuleSpec is one firewall rule. Tool and Server are globs; every predicate
