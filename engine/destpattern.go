@@ -42,7 +42,7 @@ func compileDest(d string) (destPattern, error) {
 		// stranger's site under a public suffix.
 		dp.kind = destRegDomain
 		h, ok := canonicalHost(strings.TrimSuffix(strings.TrimSpace(n[len("domain:"):]), "."), false)
-		if !ok || !hostLike(h) || registrable(h) != h {
+		if !ok || !hostLike(h) || strings.Trim(h, "abcdefghijklmnopqrstuvwxyz0123456789-.") != "" || registrable(h) != h {
 			return dp, fmt.Errorf("trusted destination %q: domain: takes a registrable domain, like domain:ups.com (not a public suffix, a subdomain or an IP address)", d)
 		}
 		dp.value = h
@@ -144,9 +144,12 @@ func (dp *destPattern) matches(t *target, d string) bool {
 		return t.host != "" && !strings.HasPrefix(t.host, "[") && matchGlob(dp.value, t.host)
 	case destRegDomain:
 		// Compared as DNS reads names: by labels, so evil-ups.com and
-		// ups.com.evil.example are not under ups.com.
+		// ups.com.evil.example are not under ups.com. And the host's own
+		// registrable domain must be D: under a private suffix inside
+		// it (s3.amazonaws.com under amazonaws.com) every name is a
+		// stranger's site.
 		h := strings.TrimSuffix(t.host, ".")
-		return h == dp.value || strings.HasSuffix(h, "."+dp.value)
+		return (h == dp.value || strings.HasSuffix(h, "."+dp.value)) && registrable(h) == dp.value
 	}
 	return false
 }

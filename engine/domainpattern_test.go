@@ -19,7 +19,7 @@ tools:
   http_post:
     exfiltrating: true
     sink_params: [url]
-    trusted_destinations: ["domain:ups.com"]
+    trusted_destinations: ["domain:ups.com", "domain:amazonaws.com", "domain:kawasaki.jp"]
 `
 
 // TestDomainPattern: domain:D trusts D and every name under it, read by
@@ -50,6 +50,11 @@ func TestDomainPattern(t *testing.T) {
 		{"http_post", "url", "https://ups.c\u03bfm/", false}, // Greek omicron
 		{"http_post", "url", "https://xups.com/", false},
 		{"http_post", "url", "https://ups.com.evil.example/", false},
+		{"http_post", "url", "https://amazonaws.com/", true},
+		{"http_post", "url", "https://console.aws.amazonaws.com/", true},
+		// Under a public suffix inside the domain: each is its own site.
+		{"http_post", "url", "https://attacker-bucket.s3.amazonaws.com/", false},
+		{"http_post", "url", "https://x.foo.kawasaki.jp/", false},
 	}
 	for _, c := range cases {
 		args := map[string]any{c.arg: c.value}
@@ -64,7 +69,8 @@ func TestDomainPattern(t *testing.T) {
 // a public suffix would trust every stranger's site under it.
 func TestDomainPatternLoadErrors(t *testing.T) {
 	for _, v := range []string{"domain:", "domain:co.uk", "domain:github.io", "domain:com", "domain:www.ups.com",
-		"domain:1.2.3.4", "domain:*.ups.com", "domain:ups.com/claims", "domain:[::1]", "domain:a@ups.com"} {
+		"domain:1.2.3.4", "domain:*.ups.com", "domain:ups.com/claims", "domain:[::1]", "domain:a@ups.com",
+		"domain:*.co.uk", "domain:*.com", "domain:ups_x.com"} {
 		text := strings.Replace(domainPolicy, `"domain:bbc.co.uk"`, `"`+v+`"`, 1)
 		_, err := Load("p.yaml", []byte(text))
 		if err == nil || !strings.Contains(err.Error(), "registrable domain") {
