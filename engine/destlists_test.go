@@ -39,9 +39,7 @@ func TestDestinationLists(t *testing.T) {
 		{"http_post", "url", "https://evil.example/list:carriers", false},
 	}
 	for _, c := range cases {
-		args := map[string]any{c.arg: c.value}
-		s := NewState("s", "desk", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "http_post"}})
-		d := Decide(p, s, &Call{Tool: c.tool, Args: args, Digest: ArgsDigest(args)}, t0)
+		d := decideOne(t, p, "", c.tool, c.arg, c.value)
 		if got := d.Verdict == Allow; got != c.trusted {
 			t.Errorf("%s %s=%q: %s (%s), want trusted=%v", c.tool, c.arg, c.value, d.Verdict, d.Reason, c.trusted)
 		}
@@ -53,28 +51,17 @@ func TestDestinationLists(t *testing.T) {
 }
 
 func TestDestinationListErrors(t *testing.T) {
-	cases := map[string]string{
-		"unknown list":    strings.Replace(listPolicy, `[LIST:carriers]`, `["list:carrier"]`, 1),
-		"nested":          strings.Replace(listPolicy, `"claims@fedex.com"]`, `"list:carriers"]`, 1),
-		"bad entry":       strings.Replace(listPolicy, `"domain:ups.com"`, `"domain:co.uk"`, 1),
-		"empty":           strings.Replace(listPolicy, `["domain:ups.com", "claims@fedex.com"]`, `[]`, 1),
-		"upper-case name": strings.Replace(listPolicy, "  carriers:", "  Carriers:", 1),
+	cases := []struct{ name, from, to, want string }{
+		{"unknown list", `[LIST:carriers]`, `["list:carrier"]`, `"list:carrier" names no list`},
+		{"nested", `"claims@fedex.com"]`, `"list:carriers"]`, "lists do not nest"},
+		{"bad entry", `"domain:ups.com"`, `"domain:co.uk"`, `p.yaml:6: destination list "carriers": trusted destination "domain:co.uk"`},
+		{"empty", `["domain:ups.com", "claims@fedex.com"]`, `[]`, `destination list "carriers" is empty`},
+		{"upper-case name", "  carriers:", "  Carriers:", "lower-case letters"},
 	}
-	want := map[string]string{
-		"unknown list":    `"list:carrier" names no list`,
-		"nested":          "lists do not nest",
-		"bad entry":       `destination list "carriers": trusted destination "domain:co.uk"`,
-		"empty":           `destination list "carriers" is empty`,
-		"upper-case name": "lower-case letters",
-	}
-	for name, text := range cases {
-		_, err := Load("p.yaml", []byte(text))
-		if err == nil || !strings.Contains(err.Error(), want[name]) {
-			t.Errorf("%s: err = %v, want %q", name, err, want[name])
+	for _, c := range cases {
+		_, err := Load("p.yaml", []byte(strings.Replace(listPolicy, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}
-	}
-	_, err := Load("p.yaml", []byte(cases["bad entry"]))
-	if err == nil || !strings.HasPrefix(err.Error(), "p.yaml:6:") {
-		t.Errorf("bad entry: %v, want it at line 6", err)
 	}
 }

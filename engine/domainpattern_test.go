@@ -57,8 +57,7 @@ func TestDomainPattern(t *testing.T) {
 		{"http_post", "url", "https://x.foo.kawasaki.jp/", false},
 	}
 	for _, c := range cases {
-		args := map[string]any{c.arg: c.value}
-		d := Decide(p, NewState("s", "desk", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "http_post"}}), &Call{Tool: c.tool, Args: args, Digest: ArgsDigest(args)}, t0)
+		d := decideOne(t, p, "", c.tool, c.arg, c.value)
 		if got := d.Verdict == Allow; got != c.trusted || !got && d.Check != CheckTaint {
 			t.Errorf("%s %s=%q: %s (%s), want trusted=%v", c.tool, c.arg, c.value, d.Verdict, d.Reason, c.trusted)
 		}

@@ -137,7 +137,7 @@ func selfPublished(s *State, t *target, d string) (Source, bool) {
 		if e != "" && registrable(emailDomain(e)) != D {
 			v.bad = true
 		}
-		if h != "" && registrable(h) != "" && registrable(h) != D {
+		if r := registrable(h); r != "" && r != D {
 			v.bad = true
 		}
 	}
@@ -207,16 +207,12 @@ type originVote struct {
 	ix        *taintIndex
 	D         string
 	published bool
-	first     Source // the first output of D's seen
 	bad       bool
 }
 
 func (v *originVote) saw(src Source, strict bool) bool {
 	switch {
 	case src.Origin == v.D:
-		if !v.published {
-			v.first = src
-		}
 		v.published = true
 	case strict:
 		v.bad = true

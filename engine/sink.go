@@ -251,24 +251,24 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 	// A destination nobody published is asked about by name first: an
 	// approval covers every destination of the call, so the ask must not
 	// show the site's own address and hide an unknown one.
-	if self != nil && miss == nil {
-		return *self
-	}
-	if miss != nil {
-		reason := fmt.Sprintf("destination %s %q is neither trusted nor approved: a human must confirm", miss.path, miss.raw)
-		if miss.unknown {
-			reason = fmt.Sprintf("redacted destination %s cannot be checked: a human must confirm", miss.path)
-		}
-		d := Decision{Verdict: Ask, Check: CheckTaint, Destination: miss.norm, Reason: reason}
+	if miss == nil {
 		if self != nil {
-			// The human approves the whole call, so they are told of the
-			// site's own address as well.
-			d.TaintedBy = self.TaintedBy
-			d.Reason += "; also " + self.Reason
+			return *self
 		}
-		return d
+		return Decision{Verdict: Allow}
 	}
-	return Decision{Verdict: Allow}
+	reason := fmt.Sprintf("destination %s %q is neither trusted nor approved: a human must confirm", miss.path, miss.raw)
+	if miss.unknown {
+		reason = fmt.Sprintf("redacted destination %s cannot be checked: a human must confirm", miss.path)
+	}
+	d := Decision{Verdict: Ask, Check: CheckTaint, Destination: miss.norm, Reason: reason}
+	if self != nil {
+		// The human approves the whole call, so they are told of the
+		// site's own address as well.
+		d.TaintedBy = self.TaintedBy
+		d.Reason += "; also " + self.Reason
+	}
+	return d
 }
 
 // judge classifies one destination, given as the agent sent it (raw) and
