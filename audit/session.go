@@ -274,7 +274,7 @@ func (s *Session) Source(callID, server, tool string, pos int) (engine.Source, e
 		}
 		if tool == pc.call.Tool {
 			// Output said to be another tool's is not the fetch's.
-			origin = s.p.OriginOf(pc.call)
+			origin = s.p.OriginOf(s.state.Server, pc.call)
 		}
 	}
 	if server == "" {

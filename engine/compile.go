@@ -44,7 +44,8 @@ type Policy struct {
 	version   string
 
 	rules     []rule
-	contracts map[string]*contract
+	contracts contractSet             // the top-level tools
+	servers   map[string]*contractSet // per server, tried first
 	sources   []SourceSpec
 	redact    []Path
 	ttl       time.Duration
@@ -227,7 +228,7 @@ func compileFile(f *File) (*Policy, *compileErr) {
 		return nil, ce
 	}
 	f = expanded
-	p := &Policy{contracts: map[string]*contract{}, ttl: DefaultApprovalTTL}
+	p := &Policy{ttl: DefaultApprovalTTL}
 	seen := map[string]bool{}
 	for i, rs := range f.Rules {
 		r, ce := compileRule(rs, i)
@@ -240,12 +241,11 @@ func compileFile(f *File) (*Policy, *compileErr) {
 		seen[r.id] = true
 		p.rules = append(p.rules, r)
 	}
-	for _, name := range sortedKeys(f.Tools) {
-		c, ce := compileContract(name, f.Tools[name])
-		if ce != nil {
-			return nil, ce
-		}
-		p.contracts[name] = c
+	if p.contracts, ce = compileSet(f.Tools, "tools"); ce != nil {
+		return nil, ce
+	}
+	if p.servers, ce = compileServers(f.Servers); ce != nil {
+		return nil, ce
 	}
 	for i, s := range f.TrustedSources {
 		if s.Tool == "" {

@@ -10,7 +10,7 @@ import (
 // contracts runs budget, path, pattern and taint in that order. It
 // returns an allow with an empty Check when no contract spoke.
 func contracts(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision {
-	ct := p.contractFor(c.Tool)
+	ct := p.contractFor(callServer(s, c), c.Tool)
 	if used := s.used[callRef(s, c)]; p.on(CheckBudget) && ct.maxCalls >= 0 && used >= ct.maxCalls {
 		reason := fmt.Sprintf("tool %q has used %d of its %d calls this session", c.Tool, used, ct.maxCalls)
 		if ct.maxCalls == 0 {
@@ -166,10 +166,3 @@ func scalarText(v any) (string, bool) {
 // pattern constraints, and the fail-closed sink gate when its arguments look
 // like destinations.
 var noContract = &contract{spec: &Contract{}, maxCalls: -1, onTaint: Deny, onSelf: Deny}
-
-func (p *Policy) contractFor(tool string) *contract {
-	if c, ok := p.contracts[tool]; ok {
-		return c
-	}
-	return noContract
-}

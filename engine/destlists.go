@@ -35,11 +35,32 @@ func expandLists(f *File) (*File, *compileErr) {
 	}
 	out := *f
 	out.Destinations = nil
-	out.Tools = make(map[string]*Contract, len(f.Tools))
-	for _, tool := range sortedKeys(f.Tools) {
-		c := f.Tools[tool]
+	var ce *compileErr
+	if out.Tools, ce = expandIn(f.Tools, f.Destinations, "tools"); ce != nil {
+		return nil, ce
+	}
+	if len(f.Servers) > 0 {
+		out.Servers = make(map[string]map[string]*Contract, len(f.Servers))
+		for _, s := range sortedKeys(f.Servers) {
+			if out.Servers[s], ce = expandIn(f.Servers[s], f.Destinations, "servers", s); ce != nil {
+				return nil, ce
+			}
+		}
+	}
+	return &out, nil
+}
+
+// expandIn expands the list entries of one section's contracts; keys is
+// where the section sits in the file.
+func expandIn(tools map[string]*Contract, lists map[string][]string, keys ...any) (map[string]*Contract, *compileErr) {
+	if tools == nil {
+		return nil, nil
+	}
+	out := make(map[string]*Contract, len(tools))
+	for _, tool := range sortedKeys(tools) {
+		c := tools[tool]
 		if c == nil || !hasListRef(c.TrustedDestinations) {
-			out.Tools[tool] = c
+			out[tool] = c
 			continue
 		}
 		cp := *c
@@ -50,21 +71,27 @@ func expandLists(f *File) (*File, *compileErr) {
 				cp.TrustedDestinations = append(cp.TrustedDestinations, d)
 				continue
 			}
-			list, ok := f.Destinations[n[len(listRef):]]
+			list, ok := lists[n[len(listRef):]]
 			if !ok {
-				return nil, fail(fmt.Sprintf("tool %q: %q names no list under destinations", tool, d), "tools", tool, "trusted_destinations", i)
+				return nil, fail(fmt.Sprintf("tool %q: %q names no list under destinations", tool, d), append(keys, tool, "trusted_destinations", i)...)
 			}
 			cp.TrustedDestinations = append(cp.TrustedDestinations, list...)
 		}
-		out.Tools[tool] = &cp
+		out[tool] = &cp
 	}
-	return &out, nil
+	return out, nil
 }
 
 func anyListRef(f *File) bool {
-	for _, c := range f.Tools {
-		if c != nil && hasListRef(c.TrustedDestinations) {
-			return true
+	sections := []map[string]*Contract{f.Tools}
+	for _, s := range f.Servers {
+		sections = append(sections, s)
+	}
+	for _, tools := range sections {
+		for _, c := range tools {
+			if c != nil && hasListRef(c.TrustedDestinations) {
+				return true
+			}
 		}
 	}
 	return false

@@ -53,7 +53,7 @@ func (p *Policy) Explain(server, tool string) Explanation {
 		}
 		e.Rules = append(e.Rules, x)
 	}
-	if ct := p.contractFor(tool); ct.hasContract && ct.spec != nil {
+	if ct := p.contractFor(server, tool); ct.hasContract && ct.spec != nil {
 		c := *ct.spec
 		e.Contract = &c
 	}

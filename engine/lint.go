@@ -27,6 +27,8 @@ const (
 	LintWriteNoPrefixes = "write-without-prefixes"
 	LintOriginUnset     = "self-published-unset"
 	LintOriginUnknown   = "self-published-no-fetch"
+	LintOverlap         = "contract-overlap"
+	LintLooseGlob       = "glob-loosens"
 )
 
 // Lint checks a policy for rules that can never decide and contracts that
@@ -81,23 +83,27 @@ func Lint(name string, data []byte, tools []string) ([]Finding, error) {
 			fetchers = append(fetchers, tool)
 		}
 	}
-	for _, tool := range sortedKeys(spec.Tools) {
-		c := spec.Tools[tool]
-		line := lineOf(root, "tools", tool)
-		if !written[tool] {
-			line = lineOf(root, "packs")
+	for _, sec := range sections(spec) {
+		for _, tool := range sortedKeys(sec.tools) {
+			c := sec.tools[tool]
+			line := lineOf(root, append(sec.keys, tool)...)
+			mine := sec.server != "" || written[tool]
+			if !mine {
+				line = lineOf(root, "packs")
+			}
+			if mine && tools != nil && !anyMatch(tool, tools) {
+				add(line, LintUnlisted, tool, "contract for %s, which no listed server offers", tool)
+			}
+			if mine && c.Exfiltrating != nil && *c.Exfiltrating && len(c.SinkParams) == 0 {
+				add(line, LintNoSinkParams, tool, "%s is exfiltrating but names no sink_params: every argument is gated as a destination", tool)
+			}
+			if len(c.WriteParams) > 0 && len(c.AllowedPathPrefixes) == 0 && (tools == nil || anyMatch(tool, tools)) && allowedBySomeRule(f.Rules, tool) {
+				add(line, LintWriteNoPrefixes, tool, "%s has write_params but no allowed_path_prefixes: every write is denied", tool)
+			}
+			lintOrigin(add, line, tool, c, fetchers)
 		}
-		if written[tool] && tools != nil && !contains(tools, tool) {
-			add(line, LintUnlisted, tool, "contract for %s, which no listed server offers", tool)
-		}
-		if written[tool] && c.Exfiltrating != nil && *c.Exfiltrating && len(c.SinkParams) == 0 {
-			add(line, LintNoSinkParams, tool, "%s is exfiltrating but names no sink_params: every argument is gated as a destination", tool)
-		}
-		if len(c.WriteParams) > 0 && len(c.AllowedPathPrefixes) == 0 && (tools == nil || contains(tools, tool)) && allowedBySomeRule(f.Rules, tool) {
-			add(line, LintWriteNoPrefixes, tool, "%s has write_params but no allowed_path_prefixes: every write is denied", tool)
-		}
-		lintOrigin(add, line, tool, c, fetchers)
 	}
+	lintOverlaps(add, root, spec)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out, nil
 }
@@ -122,7 +128,7 @@ func anyMatch(glob string, names []string) bool {
 
 func allowedBySomeRule(rules []RuleSpec, tool string) bool {
 	for _, r := range rules {
-		if r.Action != "deny" && matchGlob(r.Tool, tool) {
+		if _, ok := globWitness(r.Tool, tool); r.Action != "deny" && ok {
 			return true
 		}
 	}

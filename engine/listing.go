@@ -17,7 +17,7 @@ func (p *Policy) Hidden(server, tool string, principal Principal) bool {
 			continue
 		}
 		if r.action != Deny {
-			ct := p.contractFor(tool)
+			ct := p.contractFor(server, tool)
 			return p.on(CheckBudget) && ct.maxCalls == 0
 		}
 		if len(r.preds) == 0 {
@@ -75,8 +75,10 @@ func (s *State) MayAccept(approver string) bool {
 // lets a tool write, where the gateway's own state must never be.
 func (p *Policy) PathPrefixes() []string {
 	var out []string
-	for _, c := range p.contracts {
-		out = append(out, c.prefixes...)
+	add := func(c *contract) { out = append(out, c.prefixes...) }
+	p.contracts.each(add)
+	for _, cs := range p.servers {
+		cs.each(add)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -45,11 +45,14 @@ func compileOrigin(c *contract, name string, cs *Contract) *compileErr {
 // read as the client connects to it, or "" when that is not known (no
 // fetches, the argument redacted or missing, not one unambiguous web URL,
 // an IP address).
-func (p *Policy) OriginOf(c *Call) string {
+func (p *Policy) OriginOf(server string, c *Call) string {
 	if c == nil {
 		return ""
 	}
-	ct := p.contractFor(c.Tool)
+	if c.Server != "" {
+		server = c.Server
+	}
+	ct := p.contractFor(server, c.Tool)
 	if ct.fetches == nil {
 		return ""
 	}

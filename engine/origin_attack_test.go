@@ -91,7 +91,7 @@ func TestAdvFetchedThroughRedirect(t *testing.T) {
 		"https://www.flysanjose.com/out?to=https%3A%2F%2Fevil.example%2Finstructions",
 	} {
 		c := &Call{Tool: "fetch", Args: map[string]any{"url": u}}
-		if o := p.OriginOf(c); o != "" {
+		if o := p.OriginOf("", c); o != "" {
 			t.Errorf("OriginOf(%q) = %q: a redirect target's page is attributed to the redirecting site", u, o)
 		}
 	}

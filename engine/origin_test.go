@@ -35,7 +35,7 @@ func decideAfter(t *testing.T, p *Policy, steps []step, tool string, args map[st
 	s := NewState("s", "desk", Principal{Subject: "ana"}, tools)
 	for i, st := range steps {
 		c := &Call{ID: "r", Tool: st.tool, Args: map[string]any{"url": st.url}}
-		s.AddOutput(p, Source{Pos: i + 1, Server: "desk", Tool: st.tool, Origin: p.OriginOf(c)}, st.text)
+		s.AddOutput(p, Source{Pos: i + 1, Server: "desk", Tool: st.tool, Origin: p.OriginOf("", c)}, st.text)
 	}
 	return Decide(p, s, &Call{ID: "c", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
 }
@@ -59,7 +59,7 @@ func TestOriginOf(t *testing.T) {
 		"https://www.flysanjose.com/ https://evil.io": "",
 	} {
 		c := &Call{Tool: "fetch", Args: map[string]any{"url": url}}
-		if got := p.OriginOf(c); got != want {
+		if got := p.OriginOf("", c); got != want {
 			t.Errorf("OriginOf(%q) = %q, want %q", url, got, want)
 		}
 	}
@@ -71,7 +71,7 @@ func TestOriginOf(t *testing.T) {
 		{Tool: "fetch", Args: map[string]any{"url": []any{"https://www.flysanjose.com/"}}},
 		nil,
 	} {
-		if got := p.OriginOf(c); got != "" {
+		if got := p.OriginOf("", c); got != "" {
 			t.Errorf("OriginOf(%+v) = %q, want unknown", c, got)
 		}
 	}
@@ -277,7 +277,7 @@ func FuzzSelfPublished(f *testing.F) {
 		for i, p := range []*Policy{ask, deny} {
 			s := NewState("s", "desk", Principal{Subject: "ana"}, []ToolDef{{Name: "fetch"}, {Name: "send_email"}})
 			fc := &Call{Tool: "fetch", Args: map[string]any{"url": url}}
-			s.AddOutput(p, Source{Pos: 1, Tool: "fetch", Origin: p.OriginOf(fc)}, page)
+			s.AddOutput(p, Source{Pos: 1, Tool: "fetch", Origin: p.OriginOf("", fc)}, page)
 			s.AddOutput(p, Source{Pos: 2, Tool: "web_search"}, other)
 			ds[i] = Decide(p, s, &Call{Tool: "send_email", Args: args, Digest: ArgsDigest(args)}, t0)
 		}

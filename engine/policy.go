@@ -46,6 +46,10 @@ type File struct {
 	// Destinations are named lists of trusted_destinations entries that
 	// any contract includes with "list:NAME".
 	Destinations map[string][]string `yaml:"destinations,omitempty" json:"destinations,omitempty"`
+
+	// Servers holds contracts for one server's tools, which win over the
+	// top-level tools for that server.
+	Servers map[string]map[string]*Contract `yaml:"servers,omitempty" json:"servers,omitempty"`
 }
 
 // RuleSpec is one firewall rule. Tool and Server are globs; every predicate

@@ -160,7 +160,7 @@ func (s *State) Apply(p *Policy, c *Call, d Decision) {
 		s.forwarded[c.ID] = ref
 	}
 	if d.Check == CheckApproval {
-		ct := p.contractFor(c.Tool)
+		ct := p.contractFor(callServer(s, c), c.Tool)
 		for _, dst := range destinations(ct, c, nil) {
 			if !dst.unknown {
 				s.approved[dst.norm] = true
@@ -190,7 +190,11 @@ func (p *Policy) SharesState(q *Policy) bool {
 		return true
 	}
 	sameSources := len(p.sources) == len(q.sources) && (len(p.sources) == 0 || &p.sources[0] == &q.sources[0])
-	sameContracts := len(p.contracts) == len(q.contracts) &&
-		(len(p.contracts) == 0 || reflect.ValueOf(p.contracts).UnsafePointer() == reflect.ValueOf(q.contracts).UnsafePointer())
-	return sameSources && sameContracts
+	sameGlobs := len(p.contracts.globs) == len(q.contracts.globs) && (len(p.contracts.globs) == 0 || &p.contracts.globs[0] == &q.contracts.globs[0])
+	return sameSources && sameGlobs && sameMap(p.contracts.exact, q.contracts.exact) && sameMap(p.servers, q.servers)
+}
+
+// sameMap tells whether two maps are one, or both empty.
+func sameMap[K comparable, V any](a, b map[K]V) bool {
+	return len(a) == len(b) && (len(a) == 0 || reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer())
 }

@@ -91,13 +91,44 @@ func explainedRules(e engine.Explanation) string {
 	return strings.Join(rules, "; ")
 }
 
-// controls describes the controls on one tool.
+// controls describes the controls on one tool. A policy can give a
+// tool's servers different contracts; then each column says which
+// server has what.
 func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string) {
 	rule = p.ruleText(tool)
+	servers := p.servers(tool)
+	if len(servers) == 0 {
+		servers = []string{""}
+	}
+	type cols struct{ budget, path, patterns, sink string }
+	var order []cols
+	on := map[cols][]string{}
+	for _, s := range servers {
+		var c cols
+		c.budget, c.path, c.patterns, c.sink = p.contractText(tool, p.Policy.Explain(s, tool).Contract)
+		if _, ok := on[c]; !ok {
+			order = append(order, c)
+		}
+		on[c] = append(on[c], s)
+	}
+	if len(order) == 1 {
+		c := order[0]
+		return rule, c.budget, c.path, c.patterns, c.sink
+	}
+	join := func(get func(cols) string) string {
+		var out []string
+		for _, c := range order {
+			out = append(out, "on "+strings.Join(on[c], ", ")+": "+get(c))
+		}
+		return strings.Join(out, "; ")
+	}
+	return rule, join(func(c cols) string { return c.budget }), join(func(c cols) string { return c.path }),
+		join(func(c cols) string { return c.patterns }), join(func(c cols) string { return c.sink })
+}
+
+// contractText describes one contract of a tool, or its absence.
+func (p *Pack) contractText(tool string, c *engine.Contract) (budget, path, patterns, sink string) {
 	budget, path, patterns, sink = "-", "-", "-", "-"
-	// The contract is the tool's whatever the server: contracts are keyed
-	// by tool name alone.
-	c := p.Policy.Explain("", tool).Contract
 	if d := p.Dests[tool]; len(d) > 0 {
 		// No contract says otherwise: destination-shaped arguments gate it.
 		sink = "gated by its arguments " + strings.Join(d, ", ")
@@ -144,4 +175,23 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 		more("output's origin: the site of " + c.Fetches)
 	}
 	return
+}
+
+// contractNames are the tools a contract names exactly, at the top level
+// or for a server. A glob key names no tool; the tools it covers show up
+// when listed or called.
+func contractNames(spec *engine.File) []string {
+	var out []string
+	add := func(tools map[string]*engine.Contract) {
+		for n := range tools {
+			if !strings.ContainsAny(n, "*?") {
+				out = append(out, n)
+			}
+		}
+	}
+	add(spec.Tools)
+	for _, sec := range spec.Servers {
+		add(sec)
+	}
+	return out
 }

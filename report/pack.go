@@ -256,7 +256,7 @@ func (p *Pack) listTools(in PackInput) (listed, toolList []string, err error) {
 	for _, n := range listed {
 		tools[n] = true
 	}
-	for n := range pol.Spec().Tools {
+	for _, n := range contractNames(pol.Spec()) {
 		tools[n] = true
 	}
 	for n := range tools {

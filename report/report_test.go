@@ -58,3 +58,33 @@ func TestControlsListNotDestinations(t *testing.T) {
 		t.Errorf("stage's sink controls %q do not list its not_destinations", sink)
 	}
 }
+
+// TestControlsPerServer: a server's own contract shows against that
+// server, not folded into one contract for the tool's name.
+func TestControlsPerServer(t *testing.T) {
+	p, err := engine.Load("p.yaml", []byte(`version: 1
+rules: []
+tools:
+  send: {exfiltrating: true, sink_params: [to], trusted_destinations: ["@corp.example"]}
+servers:
+  crm:
+    send: {max_calls: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := &replay.Summary{ToolServers: map[string]map[string]bool{"send": {"crm": true, "mail": true}}}
+	pk := &Pack{Policy: p, Summary: sum}
+	_, budget, _, _, sink := pk.controls("send")
+	if budget != "on crm: 2; on mail: -" {
+		t.Errorf("budget column %q", budget)
+	}
+	if want := "on crm: -; on mail: a sink: destinations in to; trusted: @corp.example"; sink != want {
+		t.Errorf("sink column %q, want %q", sink, want)
+	}
+	// One server: no "on" prefix.
+	sum.ToolServers = map[string]map[string]bool{"send": {"mail": true}}
+	if _, budget, _, _, _ := pk.controls("send"); budget != "-" {
+		t.Errorf("one server's budget column %q", budget)
+	}
+}

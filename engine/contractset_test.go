@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+const globPolicy = `version: 1
+rules:
+  - {id: all, tool: "*", action: allow}
+tools:
+  "stage_*": {exfiltrating: true, sink_params: [to], trusted_destinations: ["@corp.example"]}
+  "stage_prod_*": {max_calls: 0}
+  stage_prod_dry: {exfiltrating: false}
+  send_email: {exfiltrating: true, sink_params: [to], trusted_destinations: ["@corp.example"]}
+servers:
+  crm:
+    send_email: {exfiltrating: true, sink_params: [to], trusted_destinations: ["@crm.example"]}
+    "stage_*": {max_calls: 0}
+`
+
+// gatewayCall decides one call in a gateway session, where each call
+// names its server.
+func gatewayCall(t *testing.T, p *Policy, server, tool, to string) Decision {
+	t.Helper()
+	s := NewState("s", "gateway", Principal{Subject: "ana"}, []ToolDef{{Name: server + "." + tool}})
+	args := map[string]any{"to": to}
+	return Decide(p, s, &Call{ID: "c1", Server: server, Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
+}
+
+func TestGlobContracts(t *testing.T) {
+	p := mustLoad(t, globPolicy)
+	cases := []struct {
+		server, tool, to string
+		verdict          Verdict
+		check            Check
+	}{
+		// The glob's sink gate: a trusted address passes, another is asked.
+		{"mail", "stage_email", "a@corp.example", Allow, CheckRules},
+		{"mail", "stage_email", "x@evil.example", Ask, CheckTaint},
+		// The more specific glob wins over stage_*, whatever the order.
+		{"mail", "stage_prod_push", "a@corp.example", Deny, CheckBudget},
+		// An exact name beats both globs.
+		{"mail", "stage_prod_dry", "x@evil.example", Allow, CheckRules},
+		// A glob matches the whole name, not a part of it: with no
+		// contract, the trusted list of stage_* does not apply.
+		{"mail", "prestage_email", "a@corp.example", Ask, CheckTaint},
+		// The server's own section wins on that server, exact and glob.
+		{"crm", "send_email", "a@crm.example", Allow, CheckRules},
+		{"crm", "send_email", "a@corp.example", Ask, CheckTaint},
+		{"mail", "send_email", "a@crm.example", Ask, CheckTaint},
+		{"crm", "stage_email", "a@corp.example", Deny, CheckBudget},
+		// A server section applies to its server only; the name of another
+		// server that starts the same is not it.
+		{"crm2", "stage_email", "a@corp.example", Allow, CheckRules},
+	}
+	for _, c := range cases {
+		d := gatewayCall(t, p, c.server, c.tool, c.to)
+		if d.Verdict != c.verdict || d.Check != c.check {
+			t.Errorf("%s.%s to %s: %s by %s (%s), want %s by %s", c.server, c.tool, c.to, d.Verdict, d.Check, d.Reason, c.verdict, c.check)
+		}
+	}
+	// A tool with an unrelated name has no contract: the fail-closed gate
+	// still sees its destination-shaped argument.
+	if d := gatewayCall(t, p, "mail", "other", "x@evil.example"); d.Verdict != Ask || d.Check != CheckTaint {
+		t.Errorf("uncontracted tool: %s by %s", d.Verdict, d.Check)
+	}
+}
+
+// TestServerSectionRunMode: a stdio session names its server once; its
+// calls carry none, and the section of that server applies.
+func TestServerSectionRunMode(t *testing.T) {
+	p := mustLoad(t, globPolicy)
+	s := NewState("s", "crm", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}})
+	args := map[string]any{"to": "a@crm.example"}
+	if d := Decide(p, s, &Call{ID: "c1", Tool: "send_email", Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Allow {
+		t.Errorf("crm's own contract did not apply in its stdio session: %s by %s (%s)", d.Verdict, d.Check, d.Reason)
+	}
+}
+
+func TestGlobContractLoadErrors(t *testing.T) {
+	cases := []struct{ name, text, want string }{
+		{"tie", `version: 1
+rules: []
+tools:
+  "a*b": {max_calls: 1}
+  "*ab": {max_calls: 2}
+`, `test.yaml:4: contracts "*ab" and "a*b" both match tool "ab"`},
+		{"tie in a server", `version: 1
+rules: []
+servers:
+  crm:
+    "send_*": {max_calls: 1}
+    "*_mail": {max_calls: 2}
+`, `both match tool "send_mail"`},
+		{"server glob", `version: 1
+rules: []
+servers:
+  "crm*":
+    send: {max_calls: 1}
+`, `test.yaml:5: servers: "crm*" is not a server name`},
+		{"bad glob", `version: 1
+rules: []
+tools:
+  "a***": {max_calls: 1}
+`, `test.yaml:4: glob "a***"`},
+		{"error inside a server section points there", `version: 1
+rules: []
+tools:
+  send: {max_calls: 1}
+servers:
+  crm:
+    send: {max_calls: -1}
+`, `test.yaml:7: tool "send": max_calls must be 0 or more`},
+		{"unknown list in a server section", `version: 1
+rules: []
+servers:
+  crm:
+    send: {trusted_destinations: ["list:nope"]}
+`, `test.yaml:5: tool "send": "list:nope" names no list`},
+	}
+	for _, c := range cases {
+		_, err := Load("test.yaml", []byte(c.text))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+	// Globs of equal rank that cannot both match load.
+	mustLoad(t, "version: 1\nrules: []\ntools:\n  \"read_*\": {max_calls: 1}\n  \"send_*\": {max_calls: 2}\n")
+}
+
+// TestServerSectionCanonical: the canonical form carries the server
+// sections with their lists expanded, and loads as the same policy.
+func TestServerSectionCanonical(t *testing.T) {
+	p := mustLoad(t, `version: 1
+rules: []
+destinations:
+  crm: ["@crm.example"]
+servers:
+  crm:
+    send: {trusted_destinations: ["list:crm"]}
+`)
+	c := string(p.Canonical())
+	if !strings.Contains(c, `"servers":{"crm":{"send":{"trusted_destinations":["@crm.example"]}}}`) {
+		t.Errorf("canonical form: %s", c)
+	}
+	q := mustLoad(t, c)
+	if q.Version() != p.Version() {
+		t.Errorf("the canonical form loads as another policy")
+	}
+	// A policy without server sections keeps the canonical form it had.
+	r := mustLoad(t, "version: 1\nrules: []\n")
+	if got := string(r.Canonical()); got != `{"version":1,"rules":[]}` {
+		t.Errorf("plain policy canonical: %s", got)
+	}
+}
+
+func TestGlobWitness(t *testing.T) {
+	cases := []struct {
+		a, b string
+		ok   bool
+	}{
+		{"stage_*", "stage_prod_*", true},
+		{"stage_*", "*_email", true},
+		{"read_*", "send_*", false},
+		{"a?c", "ab?", true},
+		{"a?", "abc", false},
+		{"*x", "*y", false},
+		{"a*", "*", true},
+		{"a/*", "a*", false}, // * never stands for '/'
+		{"a?b", "a/b", false},
+		{"é*", "?x", true},
+	}
+	for _, c := range cases {
+		w, ok := globWitness(c.a, c.b)
+		if ok != c.ok {
+			t.Errorf("%q and %q: overlap %v, want %v", c.a, c.b, ok, c.ok)
+			continue
+		}
+		if ok && (!matchGlob(c.a, w) || !matchGlob(c.b, w)) {
+			t.Errorf("%q and %q: witness %q matches not both", c.a, c.b, w)
+		}
+	}
+}
+
+// FuzzGlobWitness checks globWitness against the matcher itself: a
+// witness must match both globs, and a name both match means there is
+// one.
+func FuzzGlobWitness(f *testing.F) {
+	f.Add("stage_*", "*_email", "stage_email")
+	f.Add("a?c", "*c", "abc")
+	f.Add("**x", "?*", "yx")
+	f.Fuzz(func(t *testing.T, a, b, name string) {
+		if len(a) > 24 || len(b) > 24 || len(name) > 24 || !utf8.ValidString(a) || !utf8.ValidString(b) || !utf8.ValidString(name) || checkGlob(a) != nil || checkGlob(b) != nil {
+			return
+		}
+		w, ok := globWitness(a, b)
+		if ok && (!matchGlob(a, w) || !matchGlob(b, w)) {
+			t.Fatalf("%q and %q: witness %q does not match both", a, b, w)
+		}
+		if !ok && matchGlob(a, name) && matchGlob(b, name) {
+			t.Fatalf("%q and %q both match %q, but no witness was found", a, b, name)
+		}
+	})
+}
+
+func TestLintContractOverlaps(t *testing.T) {
+	found, err := Lint("p.yaml", []byte(globPolicy+`  mail:
+    "*": {exfiltrating: false}
+`), []string{"stage_email", "stage_prod_push", "stage_prod_dry", "send_email"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range found {
+		if f.Kind == LintOverlap || f.Kind == LintLooseGlob {
+			got = append(got, f.Kind+" "+f.Subject+": "+f.Message)
+		}
+	}
+	want := []string{
+		`contract-overlap stage_*: tools such as stage_prod_ match stage_* and stage_prod_*; only stage_prod_*, the more specific, applies to them`,
+		`contract-overlap stage_prod_dry: stage_prod_dry has its own contract, so glob stage_* does not apply to it`,
+		`contract-overlap stage_prod_dry: stage_prod_dry has its own contract, so glob stage_prod_* does not apply to it`,
+		`contract-overlap send_email: on server crm, send_email replaces the top-level contract send_email for tools such as send_email: nothing of send_email applies there`,
+		`contract-overlap stage_*: on server crm, stage_* replaces the top-level contract stage_* for tools such as stage_: nothing of stage_* applies there`,
+		`contract-overlap stage_*: on server crm, stage_* replaces the top-level contract stage_prod_* for tools such as stage_prod_: nothing of stage_prod_* applies there`,
+		`contract-overlap stage_*: on server crm, stage_* replaces the top-level contract stage_prod_dry for tools such as stage_prod_dry: nothing of stage_prod_dry applies there`,
+		`glob-loosens *: glob * sets exfiltrating: false, so a server can take any tool out of the sink gate by naming it to match; name the tools exactly`,
+		`contract-overlap *: on server mail, * replaces the top-level contract send_email for tools such as send_email: nothing of send_email applies there`,
+		`contract-overlap *: on server mail, * replaces the top-level contract stage_* for tools such as stage_: nothing of stage_* applies there`,
+		`contract-overlap *: on server mail, * replaces the top-level contract stage_prod_* for tools such as stage_prod_: nothing of stage_prod_* applies there`,
+		`contract-overlap *: on server mail, * replaces the top-level contract stage_prod_dry for tools such as stage_prod_dry: nothing of stage_prod_dry applies there`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lint found:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
