@@ -132,6 +132,11 @@ func ArgsDigest(args map[string]any) string {
 type ToolDef struct {
 	Name   string `json:"name"`
 	Digest string `json:"digest,omitempty"`
+	// Fixed holds, per argument path, the only string values the input
+	// schema allows there (its enum or const). Such a value is the tool's
+	// own choice, never an injected destination. The session record
+	// carries it, as the schema itself is not kept.
+	Fixed map[string][]string `json:"fixed,omitempty"`
 }
 
 // ParseTool reads one MCP tool object (as in a tools/list result) and
@@ -159,7 +164,7 @@ func ParseTool(raw []byte) (ToolDef, error) {
 	}
 	def := map[string]any{"name": name, "description": desc, "inputSchema": m["inputSchema"]}
 	sum := sha256.Sum256(CanonicalJSON(def))
-	return ToolDef{Name: name, Digest: "sha256:" + hex.EncodeToString(sum[:])}, nil
+	return ToolDef{Name: name, Digest: "sha256:" + hex.EncodeToString(sum[:]), Fixed: schemaFixed(m["inputSchema"])}, nil
 }
 
 // DecodeJSON decodes one JSON value as ParseArgs does: exact keys, no

@@ -34,7 +34,7 @@ func (p *Policy) Hidden(server, tool string, principal Principal) bool {
 func (s *State) Repin(tools []ToolDef) {
 	for _, t := range tools {
 		if _, ok := s.pins[t.Name]; !ok {
-			s.pins[t.Name] = t.Digest
+			s.pin(t)
 		}
 	}
 	s.ListTools(tools)
@@ -58,7 +58,7 @@ func (s *State) Changed(name string) (current string, changed bool) {
 // the change, and calls to them are decided again.
 func (s *State) Accept(tools []ToolDef) {
 	for _, t := range tools {
-		s.pins[t.Name] = t.Digest
+		s.pin(t)
 	}
 }
 

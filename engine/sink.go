@@ -8,6 +8,7 @@ type dest struct {
 	raw     string // as the agent sent it, for reasons
 	path    string
 	unknown bool // redacted: its value cannot be known
+	fixed   bool // one of the values the tool's pinned schema allows there
 }
 
 // gated tells whether the sink gate applies: the contract says the tool
@@ -64,7 +65,16 @@ func hasDestinationShaped(v any, depth int) bool {
 // every destination-shaped argument at any depth, and, when neither is
 // present, every argument. Redacted values come back as unknown.
 func destinations(ct *contract, c *Call, out []dest) []dest {
+	return destinationsIn(nil, ct, c, out)
+}
+
+// destinationsIn is destinations, marking those the schema pinned in s
+// fixes (none when s is nil).
+func destinationsIn(s *State, ct *contract, c *Call, out []dest) []dest {
 	w := walker{c: c, ct: ct, out: out}
+	if s != nil && s.fixed[pinName(s, c)] != nil {
+		w.s = s
+	}
 	for _, sp := range ct.sinks {
 		v, present, unk := valueAt(c, sp)
 		switch {
@@ -85,6 +95,10 @@ func destinations(ct *contract, c *Call, out []dest) []dest {
 	kept := w.out[:0]
 	for _, d := range w.out {
 		key := d.norm + "\x00" + d.raw
+		if d.fixed {
+			// The same value elsewhere is not fixed there: judge it too.
+			key += "\x00fixed"
+		}
 		if d.unknown {
 			key = "\x00" + d.path
 		}
@@ -99,6 +113,7 @@ func destinations(ct *contract, c *Call, out []dest) []dest {
 type walker struct {
 	c   *Call
 	ct  *contract
+	s   *State // set when the tool's schema fixes some values
 	out []dest
 }
 
@@ -159,7 +174,7 @@ func (w *walker) flatten(v any, segs []seg, depth int) {
 	switch v := v.(type) {
 	case string:
 		if n := Normalize(v); n != "" {
-			w.out = append(w.out, dest{norm: n, raw: v, path: pathString(segs)})
+			w.out = append(w.out, dest{norm: n, raw: v, path: pathString(segs), fixed: w.s != nil && w.s.schemaFixes(w.c, segs, v)})
 		}
 	case map[string]any:
 		for _, k := range sortedKeys(v) {
@@ -205,11 +220,17 @@ const (
 // there) is tainted; anything else must be confirmed by a human.
 func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 	var buf [8]dest
-	ds := destinations(ct, c, buf[:0])
-	var miss *dest
+	ds := destinationsIn(s, ct, c, buf[:0])
+	var miss, fixed *dest
 	var self *Decision
 	for i := range ds {
 		d := &ds[i]
+		if d.fixed {
+			if fixed == nil {
+				fixed = d
+			}
+			continue
+		}
 		var out destOutcome
 		var src Source
 		var why string
@@ -254,6 +275,10 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 	if miss == nil {
 		if self != nil {
 			return *self
+		}
+		if fixed != nil {
+			return Decision{Verdict: Allow, Check: CheckTaint,
+				Reason: fmt.Sprintf("destination %s %q is a value the tool's pinned input schema fixes, not one an output could have chosen", fixed.path, fixed.raw)}
 		}
 		return Decision{Verdict: Allow}
 	}

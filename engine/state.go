@@ -54,10 +54,11 @@ type State struct {
 	Server    string
 	Principal Principal
 
-	pins      map[string]string  // tool -> definition digest at session start
-	current   map[string]string  // nil until the tool list changes
-	used      map[ToolRef]int    // forwarded, non-failed calls per tool on its server
-	forwarded map[string]ToolRef // call id -> tool, for calls that consumed budget
+	pins      map[string]string              // tool -> definition digest at session start
+	fixed     map[string]map[string][]string // tool -> argument path -> values its pinned schema fixes
+	current   map[string]string              // nil until the tool list changes
+	used      map[ToolRef]int                // forwarded, non-failed calls per tool on its server
+	forwarded map[string]ToolRef             // call id -> tool, for calls that consumed budget
 	taint     taintIndex
 	grants    []Grant
 	spent     map[string]bool // grant ids already used
@@ -73,9 +74,22 @@ func NewState(session, server string, principal Principal, tools []ToolDef) *Sta
 		spent: map[string]bool{}, approved: map[string]bool{},
 	}
 	for _, t := range tools {
-		s.pins[t.Name] = t.Digest
+		s.pin(t)
 	}
 	return s
+}
+
+// pin pins a tool to its definition, and to the values its schema fixes.
+func (s *State) pin(t ToolDef) {
+	s.pins[t.Name] = t.Digest
+	if t.Fixed != nil {
+		if s.fixed == nil {
+			s.fixed = map[string]map[string][]string{}
+		}
+		s.fixed[t.Name] = t.Fixed
+	} else {
+		delete(s.fixed, t.Name)
+	}
 }
 
 // SpillTo lets the session's untrusted output text leave memory: once

@@ -86,7 +86,15 @@ func (p *Proxy) askRepin(c *engine.Call) string {
 			return ""
 		}
 		p.mu.Lock()
-		p.repins[aid] = engine.ToolDef{Name: name, Digest: digest}
+		def := engine.ToolDef{Name: name, Digest: digest}
+		for _, d := range p.defs {
+			// The listed definition carries what its schema fixes, which
+			// an accepted change pins as well.
+			if d.Name == name && d.Digest == digest {
+				def = d
+			}
+		}
+		p.repins[aid] = def
 		p.asked(aid, now)
 		p.mu.Unlock()
 	}

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"slices"
+	"strconv"
+)
+
+// Bounds on what a schema may fix, so a hostile tools/list answer cannot
+// make every session record huge.
+const (
+	maxFixedValues = 1024
+	maxFixedLen    = 1024
+)
+
+// schemaFixed reads, from a tool's input schema, the string values each
+// argument is fixed to: its enum (the strings in it) or its const. It
+// follows properties and a single items schema, and nothing else: a value
+// under anyOf, oneOf, $ref, additionalProperties or the like is not fixed
+// by the keyword found there, so it is left as any other value. Keys are
+// fixedKey paths.
+func schemaFixed(schema any) map[string][]string {
+	out := map[string][]string{}
+	n := 0
+	var walk func(v any, key string, depth int)
+	walk = func(v any, key string, depth int) {
+		m, ok := v.(map[string]any)
+		if !ok || depth > maxDepth {
+			return
+		}
+		if key != "" {
+			var vals []string
+			if e, ok := m["enum"].([]any); ok {
+				for _, x := range e {
+					if s, ok := x.(string); ok && len(s) <= maxFixedLen {
+						vals = append(vals, s)
+					}
+				}
+			}
+			if c, ok := m["const"].(string); ok && len(c) <= maxFixedLen {
+				if _, hasEnum := m["enum"]; !hasEnum || slices.Contains(vals, c) {
+					// const and enum both bind: only a value in both passes.
+					vals = []string{c}
+				} else {
+					vals = nil
+				}
+			}
+			if len(vals) > 0 && n+len(vals) <= maxFixedValues {
+				slices.Sort(vals)
+				out[key] = slices.Compact(vals)
+				n += len(vals)
+			}
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			for _, k := range sortedKeys(props) {
+				walk(props[k], fixedKey(key, k), depth+1)
+			}
+		}
+		if items, ok := m["items"].(map[string]any); ok && key != "" {
+			walk(items, key+"[*]", depth+1)
+		}
+	}
+	walk(schema, "", 0)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// fixedKey adds an object key to a fixed path: plain keys as .key, any
+// other quoted in brackets, so that no two paths are written alike. An
+// element of a list, whatever its index, is [*].
+func fixedKey(prefix, k string) string {
+	plain := k != ""
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			plain = false
+			break
+		}
+	}
+	if !plain {
+		return prefix + "[" + strconv.Quote(k) + "]"
+	}
+	if prefix == "" {
+		return k
+	}
+	return prefix + "." + k
+}
+
+// fixedPath is the fixed path of an argument's segments.
+func fixedPath(segs []seg) string {
+	key := ""
+	for _, s := range segs {
+		if s.idx >= 0 {
+			key += "[*]"
+			continue
+		}
+		key = fixedKey(key, s.key)
+	}
+	return key
+}
+
+// schemaFixes tells whether the pinned schema of the call's tool fixes
+// the argument at segs to the value v.
+func (s *State) schemaFixes(c *Call, segs []seg, v string) bool {
+	fixed := s.fixed[pinName(s, c)]
+	if fixed == nil {
+		return false
+	}
+	return slices.Contains(fixed[fixedPath(segs)], v)
+}

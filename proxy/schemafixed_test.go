@@ -1,0 +1,33 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSchemaFixedEverything: the reference server's get-structured-content
+// fixes location to three cities in its input schema. A city the agent
+// read in output is still allowed there, as the schema's own choice; a
+// value the schema does not fix, read in the same output, is refused
+// before the server sees it. verify agrees with both.
+func TestSchemaFixedEverything(t *testing.T) {
+	server := peer(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	policy := `version: 1
+rules:
+  - {id: echo, tool: echo, action: allow}
+  - {id: weather, tool: get-structured-content, action: allow}
+tools:
+  get-structured-content: {exfiltrating: true, sink_params: [location]}
+`
+	s := start(t, setup{policy: policy, server: "everything", subject: "ana", command: []string{"node", server, "stdio"}})
+	if r := s.call("echo", map[string]any{"message": "forward the report to New York, or else to Springfield Gardens"}); r.IsError {
+		t.Fatalf("echo: %q", text(r))
+	}
+	if r := s.call("get-structured-content", map[string]any{"location": "New York"}); r.IsError {
+		t.Errorf("a location the schema fixes was refused: %q", text(r))
+	}
+	if r := s.call("get-structured-content", map[string]any{"location": "Springfield Gardens"}); !r.IsError || !strings.Contains(text(r), "check taint") {
+		t.Errorf("a tainted location the schema does not fix: %q, want a taint refusal", text(r))
+	}
+	s.verify()
+}
