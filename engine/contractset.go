@@ -73,6 +73,10 @@ func (cs *contractSet) each(f func(*contract)) {
 // file ("tools", or "servers", NAME), for the line of an error.
 func compileSet(tools map[string]*Contract, keys ...any) (contractSet, *compileErr) {
 	cs := contractSet{exact: map[string]*contract{}}
+	on := ""
+	if len(keys) > 1 {
+		on = fmt.Sprintf("server %v: ", keys[1])
+	}
 	at := func(ce *compileErr) *compileErr {
 		// compileContract names its keys from "tools"; move them under
 		// the section.
@@ -105,7 +109,7 @@ func compileSet(tools map[string]*Contract, keys ...any) (contractSet, *compileE
 				break
 			}
 			if w, ok := globWitness(a.key, b.key); ok {
-				return cs, at(fail(fmt.Sprintf("contracts %q and %q both match tool %q and neither is more specific: name that tool exactly, or make one glob narrower", a.key, b.key, w), "tools", b.key))
+				return cs, at(fail(fmt.Sprintf("%scontracts %q and %q both match tools such as %q and neither is more specific: make one glob fix more characters than the other, or merge the two", on, a.key, b.key, w), "tools", b.key))
 			}
 		}
 	}
@@ -147,15 +151,17 @@ func (p *Policy) contractFor(server, tool string) *contract {
 	return noContract
 }
 
-// globWitness returns a tool name both globs match, if one exists. Names
-// hold no '/', so ** is read as *.
+// globWitness returns a tool name both globs match, if one exists, by
+// walking the two patterns in step: every step moves one of them on, so
+// the walk ends, and a state that failed once fails again.
 func globWitness(a, b string) (string, bool) {
-	pa := []rune(strings.ReplaceAll(a, "**", "*"))
-	pb := []rune(strings.ReplaceAll(b, "**", "*"))
+	pa, pb := globTokens(a), globTokens(b)
 	failed := map[[2]int]bool{}
+	star := func(t globToken) bool { return t.kind == tokStar || t.kind == tokStars }
+	// takes tells whether token t can take character r (which a literal
+	// or a ? of the other glob produces) and stay where it is.
+	takes := func(t globToken, r rune) bool { return t.kind == tokStars || (t.kind == tokStar && r != '/') }
 	var walk func(i, j int) ([]rune, bool)
-	// Every step moves i or j on, so the walk ends; a state that failed
-	// once fails again.
 	walk = func(i, j int) ([]rune, bool) {
 		if i == len(pa) && j == len(pb) {
 			return nil, true
@@ -163,7 +169,7 @@ func globWitness(a, b string) (string, bool) {
 		if failed[[2]int{i, j}] {
 			return nil, false
 		}
-		try := func(r rune, ni, nj int) ([]rune, bool) {
+		then := func(r rune, ni, nj int) ([]rune, bool) {
 			w, ok := walk(ni, nj)
 			if !ok {
 				return nil, false
@@ -173,34 +179,43 @@ func globWitness(a, b string) (string, bool) {
 			}
 			return append([]rune{r}, w...), true
 		}
-		var w []rune
-		var ok bool
-		if i < len(pa) && pa[i] == '*' {
-			if w, ok = try(-1, i+1, j); ok {
+		if i < len(pa) && star(pa[i]) {
+			if w, ok := then(-1, i+1, j); ok {
 				return w, true
 			}
 		}
-		if j < len(pb) && pb[j] == '*' {
-			if w, ok = try(-1, i, j+1); ok {
+		if j < len(pb) && star(pb[j]) {
+			if w, ok := then(-1, i, j+1); ok {
 				return w, true
 			}
 		}
-		if i < len(pa) && j < len(pb) {
-			ca, cb := pa[i], pb[j]
+		if i < len(pa) && j < len(pb) && !(star(pa[i]) && star(pb[j])) {
+			ta, tb := pa[i], pb[j]
+			var w []rune
+			ok := false
 			switch {
-			case ca == '*' && cb == '*':
-			case ca == '*' && cb != '/':
-				w, ok = try(one(cb), i, j+1)
-			case cb == '*' && ca != '/':
-				w, ok = try(one(ca), i+1, j)
-			case ca == '*' || cb == '*':
-				// A star never stands for '/'.
-			case ca == cb || (ca == '?' && cb != '/') || (cb == '?' && ca != '/'):
-				r := ca
-				if ca == '?' {
-					r = one(cb)
+			case star(ta):
+				if r := produce(tb); takes(ta, r) {
+					w, ok = then(r, i, j+1)
 				}
-				w, ok = try(r, i+1, j+1)
+			case star(tb):
+				if r := produce(ta); takes(tb, r) {
+					w, ok = then(r, i+1, j)
+				}
+			case ta.kind == tokRune && tb.kind == tokRune:
+				if ta.r == tb.r {
+					w, ok = then(ta.r, i+1, j+1)
+				}
+			case ta.kind == tokRune:
+				if ta.r != '/' {
+					w, ok = then(ta.r, i+1, j+1)
+				}
+			case tb.kind == tokRune:
+				if tb.r != '/' {
+					w, ok = then(tb.r, i+1, j+1)
+				}
+			default:
+				w, ok = then('x', i+1, j+1)
 			}
 			if ok {
 				return w, true
@@ -213,10 +228,24 @@ func globWitness(a, b string) (string, bool) {
 	return string(w), ok
 }
 
-// one is a character a pattern rune produces: itself, or 'x' for '?'.
-func one(r rune) rune {
-	if r == '?' {
+// produce is a character a literal or ? token stands for.
+func produce(t globToken) rune {
+	if t.kind == tokOne {
 		return 'x'
 	}
-	return r
+	return t.r
+}
+
+// ContractServers are the servers whose own section gives tool a
+// contract, sorted: where the tool is held to something other than the
+// top-level contract.
+func (p *Policy) ContractServers(tool string) []string {
+	var out []string
+	for s, cs := range p.servers {
+		if cs.lookup(tool) != nil {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -86,14 +86,14 @@ rules: []
 tools:
   "a*b": {max_calls: 1}
   "*ab": {max_calls: 2}
-`, `test.yaml:4: contracts "*ab" and "a*b" both match tool "ab"`},
+`, `test.yaml:4: contracts "*ab" and "a*b" both match tools such as "ab" and neither is more specific`},
 		{"tie in a server", `version: 1
 rules: []
 servers:
   crm:
     "send_*": {max_calls: 1}
     "*_mail": {max_calls: 2}
-`, `both match tool "send_mail"`},
+`, `server crm: contracts "*_mail" and "send_*" both match tools such as "send_mail"`},
 		{"server glob", `version: 1
 rules: []
 servers:
@@ -171,6 +171,9 @@ func TestGlobWitness(t *testing.T) {
 		{"a/*", "a*", false}, // * never stands for '/'
 		{"a?b", "a/b", false},
 		{"é*", "?x", true},
+		{"a**b", "*/b*", true}, // ** does: both match "a/b"
+		{"**/x", "*/*/x", true},
+		{"??_", "*??a*", false},
 	}
 	for _, c := range cases {
 		w, ok := globWitness(c.a, c.b)
@@ -219,20 +222,98 @@ func TestLintContractOverlaps(t *testing.T) {
 		}
 	}
 	want := []string{
-		`contract-overlap stage_*: tools such as stage_prod_ match stage_* and stage_prod_*; only stage_prod_*, the more specific, applies to them`,
-		`contract-overlap stage_prod_dry: stage_prod_dry has its own contract, so glob stage_* does not apply to it`,
-		`contract-overlap stage_prod_dry: stage_prod_dry has its own contract, so glob stage_prod_* does not apply to it`,
-		`contract-overlap send_email: on server crm, send_email replaces the top-level contract send_email for tools such as send_email: nothing of send_email applies there`,
-		`contract-overlap stage_*: on server crm, stage_* replaces the top-level contract stage_* for tools such as stage_: nothing of stage_* applies there`,
-		`contract-overlap stage_*: on server crm, stage_* replaces the top-level contract stage_prod_* for tools such as stage_prod_: nothing of stage_prod_* applies there`,
-		`contract-overlap stage_*: on server crm, stage_* replaces the top-level contract stage_prod_dry for tools such as stage_prod_dry: nothing of stage_prod_dry applies there`,
-		`glob-loosens *: glob * sets exfiltrating: false, so a server can take any tool out of the sink gate by naming it to match; name the tools exactly`,
-		`contract-overlap *: on server mail, * replaces the top-level contract send_email for tools such as send_email: nothing of send_email applies there`,
-		`contract-overlap *: on server mail, * replaces the top-level contract stage_* for tools such as stage_: nothing of stage_* applies there`,
-		`contract-overlap *: on server mail, * replaces the top-level contract stage_prod_* for tools such as stage_prod_: nothing of stage_prod_* applies there`,
-		`contract-overlap *: on server mail, * replaces the top-level contract stage_prod_dry for tools such as stage_prod_dry: nothing of stage_prod_dry applies there`,
+		"contract-overlap stage_prod_*: stage_prod_* applies to tools such as stage_prod_push instead of stage_*, so stage_*'s exfiltrating: true, sink_params do not hold there",
+		"contract-overlap stage_prod_dry: stage_prod_dry applies to tools such as stage_prod_dry instead of stage_*, so stage_*'s exfiltrating: true, sink_params do not hold there",
+		"contract-overlap stage_prod_dry: stage_prod_dry applies to tools such as stage_prod_dry instead of stage_prod_*, so stage_prod_*'s max_calls do not hold there",
+		// crm's send_email keeps exfiltrating and sink_params: an override
+		// that holds the tool to as much is not reported.
+		"contract-overlap stage_*: on server crm, stage_* applies to tools such as stage_email instead of the top-level stage_*, so stage_*'s exfiltrating: true, sink_params do not hold there",
+		"glob-loosens *: on server mail, glob * takes arguments out of the sink gate (exfiltrating: false or not_destinations), and a server chooses its tools' names: it can name a sending tool to match; name the tools exactly",
+		"contract-overlap *: on server mail, * applies to tools such as send_email instead of the top-level send_email, so send_email's exfiltrating: true, sink_params do not hold there",
+		"contract-overlap *: on server mail, * applies to tools such as stage_email instead of the top-level stage_*, so stage_*'s exfiltrating: true, sink_params do not hold there",
+		"contract-overlap *: on server mail, * applies to tools such as stage_prod_push instead of the top-level stage_prod_*, so stage_prod_*'s max_calls do not hold there",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("lint found:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestLintOverlapWithoutListedTools: with no tools/list answers, the
+// example is a name both keys match, and a glob not-destinations is a
+// loosening glob too.
+func TestLintOverlapWithoutListedTools(t *testing.T) {
+	found, err := Lint("p.yaml", []byte(`version: 1
+rules: []
+tools:
+  "stage_*": {exfiltrating: true, sink_params: [url], not_destinations: [data]}
+  "stage_prod_*": {max_calls: 3}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range found {
+		got = append(got, f.Kind+": "+f.Message)
+	}
+	want := []string{
+		"glob-loosens: glob stage_* takes arguments out of the sink gate (exfiltrating: false or not_destinations), and a server chooses its tools' names: it can name a sending tool to match; name the tools exactly",
+		"contract-overlap: stage_prod_* applies to tools such as stage_prod_ instead of stage_*, so stage_*'s exfiltrating: true, sink_params do not hold there",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lint found:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestGlobCharacters: the matcher and the overlap check agree on what a
+// character is and on what ** crosses, so the contract the engine picks
+// is the one the loader ranked.
+func TestGlobCharacters(t *testing.T) {
+	cases := []struct {
+		g, s string
+		want bool
+	}{
+		{"*??a*", "𝔸a_", false}, // one character before the a, not two
+		{"*??a*", "𝔸𝔸a_", true},
+		{"?send", "📨send", true},
+		{"*??send*", "📨send", false},
+		{"**/*_email", "google/gmail/send_email", true},
+		{"**/*_email", "gmail/send_email", true},
+		{"**/*_email", "send_email", false},
+		{"a/**/b", "a/x/y/b", true},
+		{"a/*/b", "a/x/y/b", false},
+	}
+	for _, c := range cases {
+		if got := matchGlob(c.g, c.s); got != c.want {
+			t.Errorf("matchGlob(%q, %q) = %v, want %v", c.g, c.s, got, c.want)
+		}
+	}
+	p := mustLoad(t, "version: 1\nrules:\n  - {id: all, tool: \"**\", action: allow}\ntools:\n  \"*send*\": {max_calls: 0}\n  \"*??send*\": {exfiltrating: false}\n  \"**/*_email\": {max_calls: 0}\n")
+	for _, tool := range []string{"📨send", "google/gmail/send_email"} {
+		s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: tool}})
+		args := map[string]any{"x": "y"}
+		if d := Decide(p, s, &Call{ID: "c", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Deny || d.Check != CheckBudget {
+			t.Errorf("%s: %s by %s (%s), want deny by budget", tool, d.Verdict, d.Check, d.Reason)
+		}
+	}
+	// Both match a/b, with equal rank: a load error, not a choice by key
+	// order.
+	if _, err := Load("p.yaml", []byte("version: 1\nrules: []\ntools:\n  \"a**b\": {max_calls: 0}\n  \"*/b*\": {max_calls: 5}\n")); err == nil || !strings.Contains(err.Error(), "neither is more specific") {
+		t.Errorf("a**b and */b*: %v", err)
+	}
+}
+
+// FuzzMatchGlob checks the backtracking matcher against the automaton,
+// which keeps every position a pattern could be at.
+func FuzzMatchGlob(f *testing.F) {
+	f.Add("*??a*", "𝔸a_")
+	f.Add("stage_*", "stage_email")
+	f.Add("a*b?c", "axxbyc")
+	f.Fuzz(func(t *testing.T, g, s string) {
+		if len(g) > 32 || len(s) > 64 || !utf8.ValidString(g) || !utf8.ValidString(s) || checkGlob(g) != nil {
+			return
+		}
+		if got, want := matchGlob(g, s), matchTokens(globTokens(g), s); got != want {
+			t.Fatalf("matchGlob(%q, %q) = %v, the automaton says %v", g, s, got, want)
+		}
+	})
 }

@@ -181,7 +181,11 @@ func decideOnce(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision
 			d = Decision{Verdict: Ask, Check: CheckRules, Rule: r.id, Reason: r.reason}
 		}
 		if d.Verdict == Allow && d.Check == "" {
-			d.Check, d.Reason = CheckRules, r.reason
+			reason := r.reason
+			if d.Reason != "" {
+				reason += "; " + d.Reason
+			}
+			d.Check, d.Reason = CheckRules, reason
 		}
 		if d.Verdict == Ask {
 			return approval(p, s, c, now, d)

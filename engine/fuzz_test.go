@@ -20,6 +20,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(listPolicy))
+	f.Add([]byte(globPolicy))
 	f.Add([]byte("version: 1\nrules:\n  - {id: a, tool: '*', action: ask, when: [{arg: 'x[0].y', gte: 3}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Load("fuzz.yaml", data)

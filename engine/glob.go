@@ -54,8 +54,12 @@ func (g glob) match(s string) bool {
 // except '/', ** is any run at all, and ? is one character except '/'.
 // Tool and server names hold no '/', so for them * matches everything.
 func matchGlob(g, s string) bool {
-	// Backtracking over the last star is enough for patterns of this size,
-	// and allocates nothing.
+	if strings.Contains(g, "**") {
+		return matchTokens(globTokens(g), s)
+	}
+	// With one kind of star, backtracking to the last star is enough, and
+	// allocates nothing. (Mixed * and ** need more: a ** passed earlier
+	// may have to take a '/' the last * cannot.)
 	starG, starS := -1, -1
 	double := false
 	gi, si := 0, 0
@@ -87,7 +91,10 @@ func matchGlob(g, s string) bool {
 			}
 		}
 		if starG >= 0 && (double || s[starS] != '/') {
-			starS++
+			// On by a whole character, so that a ? after the star never
+			// matches the middle of one.
+			_, n := utf8.DecodeRuneInString(s[starS:])
+			starS += n
 			si = starS
 			gi = starG
 			continue
@@ -110,3 +117,86 @@ const (
 	globStar   // "*": anything without '/'
 	globPrefix // "lit*": pat holds lit
 )
+
+// globToken is one element of a glob: a character, ? (any one but '/'),
+// * (any run without '/') or ** (any run).
+type globToken struct {
+	r    rune
+	kind uint8
+}
+
+const (
+	tokRune uint8 = iota
+	tokOne
+	tokStar
+	tokStars
+)
+
+func globTokens(g string) []globToken {
+	var out []globToken
+	for i := 0; i < len(g); {
+		switch {
+		case strings.HasPrefix(g[i:], "**"):
+			out = append(out, globToken{kind: tokStars})
+			i += 2
+		case g[i] == '*':
+			out = append(out, globToken{kind: tokStar})
+			i++
+		case g[i] == '?':
+			out = append(out, globToken{kind: tokOne})
+			i++
+		default:
+			r, n := utf8.DecodeRuneInString(g[i:])
+			out = append(out, globToken{r: r, kind: tokRune})
+			i += n
+		}
+	}
+	return out
+}
+
+// matchTokens runs the glob as an automaton over s, one character at a
+// time: every position the pattern could be at is kept, so no choice of
+// which star takes what is ever missed.
+func matchTokens(toks []globToken, s string) bool {
+	cur, next := make([]bool, len(toks)+1), make([]bool, len(toks)+1)
+	skip := func(set []bool) {
+		for i := 0; i < len(toks); i++ {
+			if set[i] && (toks[i].kind == tokStar || toks[i].kind == tokStars) {
+				set[i+1] = true
+			}
+		}
+	}
+	cur[0] = true
+	skip(cur)
+	for _, r := range s {
+		clear(next)
+		moved := false
+		for i, on := range cur[:len(toks)] {
+			if !on {
+				continue
+			}
+			switch t := toks[i]; t.kind {
+			case tokRune:
+				if r == t.r {
+					next[i+1], moved = true, true
+				}
+			case tokOne:
+				if r != '/' {
+					next[i+1], moved = true, true
+				}
+			case tokStar:
+				if r != '/' {
+					next[i], moved = true, true
+				}
+			case tokStars:
+				next[i], moved = true, true
+			}
+		}
+		if !moved {
+			return false
+		}
+		skip(next)
+		cur, next = next, cur
+	}
+	return cur[len(toks)]
+}

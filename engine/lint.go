@@ -95,7 +95,7 @@ func Lint(name string, data []byte, tools []string) ([]Finding, error) {
 				add(line, LintUnlisted, tool, "contract for %s, which no listed server offers", tool)
 			}
 			if mine && c.Exfiltrating != nil && *c.Exfiltrating && len(c.SinkParams) == 0 {
-				add(line, LintNoSinkParams, tool, "%s is exfiltrating but names no sink_params: every argument is gated as a destination", tool)
+				add(line, LintNoSinkParams, tool, "%s is exfiltrating but names no sink_params: only arguments whose names look like destinations are gated (every argument when none does), so a destination under another name is never checked", tool)
 			}
 			if len(c.WriteParams) > 0 && len(c.AllowedPathPrefixes) == 0 && (tools == nil || anyMatch(tool, tools)) && allowedBySomeRule(f.Rules, tool) {
 				add(line, LintWriteNoPrefixes, tool, "%s has write_params but no allowed_path_prefixes: every write is denied", tool)
@@ -103,7 +103,7 @@ func Lint(name string, data []byte, tools []string) ([]Finding, error) {
 			lintOrigin(add, line, tool, c, fetchers)
 		}
 	}
-	lintOverlaps(add, root, spec)
+	lintOverlaps(add, root, spec, tools)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out, nil
 }

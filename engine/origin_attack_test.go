@@ -89,6 +89,9 @@ func TestAdvFetchedThroughRedirect(t *testing.T) {
 	for _, u := range []string{
 		"https://www.flysanjose.com/out?to=https://evil.example/instructions",
 		"https://www.flysanjose.com/out?to=https%3A%2F%2Fevil.example%2Finstructions",
+		// Fullwidth letters fold to "https://" under the normalization
+		// every other check reads with.
+		"https://www.flysanjose.com/out?to=ｈｔｔｐｓ://evil.example/instructions",
 	} {
 		c := &Call{Tool: "fetch", Args: map[string]any{"url": u}}
 		if o := p.OriginOf("", c); o != "" {

@@ -14,17 +14,19 @@ const (
 
 // schemaFixed reads, from a tool's input schema, the string values each
 // argument is fixed to: its enum (the strings in it) or its const. It
-// follows properties and a single items schema, and nothing else: a value
-// under anyOf, oneOf, $ref, additionalProperties or the like is not fixed
-// by the keyword found there, so it is left as any other value. Keys are
-// fixedKey paths.
+// follows properties and a single items schema (not beside prefixItems),
+// and nothing else: a value under anyOf, oneOf, additionalProperties or
+// the like, or in a schema holding a $ref, is not fixed by the keyword
+// found there, so it is left as any other value. Keys are fixedKey paths.
 func schemaFixed(schema any) map[string][]string {
 	out := map[string][]string{}
 	n := 0
 	var walk func(v any, key string, depth int)
 	walk = func(v any, key string, depth int) {
 		m, ok := v.(map[string]any)
-		if !ok || depth > maxDepth {
+		if !ok || depth > maxDepth || m["$ref"] != nil || m["$dynamicRef"] != nil || m["$recursiveRef"] != nil {
+			// Beside a $ref, draft-07 ignores every other keyword: nothing
+			// here, or below, is known to bind.
 			return
 		}
 		if key != "" {
@@ -36,10 +38,14 @@ func schemaFixed(schema any) map[string][]string {
 					}
 				}
 			}
-			if c, ok := m["const"].(string); ok && len(c) <= maxFixedLen {
-				if _, hasEnum := m["enum"]; !hasEnum || slices.Contains(vals, c) {
-					// const and enum both bind: only a value in both passes.
-					vals = []string{c}
+			if c, present := m["const"]; present {
+				// const and enum both bind: only a value in both passes, and
+				// a const that is no string (or too long to keep) lets no
+				// listed string through.
+				cs, ok := c.(string)
+				_, hasEnum := m["enum"]
+				if ok && len(cs) <= maxFixedLen && (!hasEnum || slices.Contains(vals, cs)) {
+					vals = []string{cs}
 				} else {
 					vals = nil
 				}
@@ -55,7 +61,9 @@ func schemaFixed(schema any) map[string][]string {
 				walk(props[k], fixedKey(key, k), depth+1)
 			}
 		}
-		if items, ok := m["items"].(map[string]any); ok && key != "" {
+		if items, ok := m["items"].(map[string]any); ok && key != "" && m["prefixItems"] == nil {
+			// With prefixItems (2020-12), items governs only the elements
+			// after them; which index is which is not kept, so neither is.
 			walk(items, key+"[*]", depth+1)
 		}
 	}

@@ -196,3 +196,29 @@ func readFixedKey(k string) ([]seg, bool) {
 	}
 	return segs, len(segs) > 0
 }
+
+// TestSchemaFixedOnlyWhereItBinds: a keyword that does not bind the value
+// alone fixes nothing.
+func TestSchemaFixedOnlyWhereItBinds(t *testing.T) {
+	long := strings.Repeat("z", maxFixedLen+1)
+	for name, prop := range map[string]string{
+		"non-string const":   `{"enum": ["a@evil.example"], "const": 5}`,
+		"null const":         `{"enum": ["a@evil.example"], "const": null}`,
+		"const too long":     `{"enum": ["a@evil.example", "` + long + `"], "const": "` + long + `"}`,
+		"beside a $ref":      `{"$ref": "#/definitions/s", "enum": ["a@evil.example"]}`,
+		"items after prefix": `{"type": "array", "prefixItems": [{"type": "string"}], "items": {"enum": ["a@evil.example"]}}`,
+	} {
+		def, err := ParseTool([]byte(`{"name": "send", "inputSchema": {"type": "object", "definitions": {"s": {"type": "string"}}, "properties": {"to": ` + prop + `}}}`))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if def.Fixed != nil {
+			t.Errorf("%s: fixed %v, want nothing", name, def.Fixed)
+		}
+	}
+	// Under a $ref, nothing below is fixed either.
+	def, err := ParseTool([]byte(`{"name": "send", "inputSchema": {"type": "object", "properties": {"data": {"$ref": "#/x", "properties": {"to": {"const": "a@evil.example"}}}}}}`))
+	if err != nil || def.Fixed != nil {
+		t.Errorf("below a $ref: %v %v", def.Fixed, err)
+	}
+}

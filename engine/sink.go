@@ -277,7 +277,9 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 			return *self
 		}
 		if fixed != nil {
-			return Decision{Verdict: Allow, Check: CheckTaint,
+			// Still the rule's allow; the reason adds why the gate let the
+			// destination through.
+			return Decision{Verdict: Allow,
 				Reason: fmt.Sprintf("destination %s %q is a value the tool's pinned input schema fixes, not one an output could have chosen", fixed.path, fixed.raw)}
 		}
 		return Decision{Verdict: Allow}

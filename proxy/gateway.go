@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -61,6 +62,12 @@ func runGateway(ctx context.Context, p *Proxy, ups []Upstream) error {
 		}
 	}()
 	for _, u := range ups {
+		if u.Name == opt.Server || u.Name == "" || strings.ContainsAny(u.Name, ". \t") || p.byName[u.Name] != nil {
+			// The engine reads a call to the session's own server as
+			// unprefixed: "<that server>.<tool>" would take the pin (and
+			// what the schema fixes) of another server's tool.
+			return fmt.Errorf("upstream name %q: a server is named once, with no dot or space, and not %q, the gateway's own name", u.Name, opt.Server)
+		}
 		if u.URL != "" {
 			s, err := dialHTTP(u.URL, nil)
 			if err != nil {

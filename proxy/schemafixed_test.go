@@ -1,8 +1,12 @@
 package proxy
 
 import (
+	"io"
+	"os/exec"
 	"strings"
 	"testing"
+
+	"bailiff/engine"
 )
 
 // TestSchemaFixedEverything: the reference server's get-structured-content
@@ -30,4 +34,25 @@ tools:
 		t.Errorf("a tainted location the schema does not fix: %q, want a taint refusal", text(r))
 	}
 	s.verify()
+}
+
+// TestGatewayRefusesAmbiguousUpstreamNames: an upstream named as the
+// gateway's own session server would have its "mail.send" read as server
+// mail's tool send, taking that tool's pin and the values its schema
+// fixes. Such a name, and a name given twice, never start.
+func TestGatewayRefusesAmbiguousUpstreamNames(t *testing.T) {
+	pol, err := engine.Load("p.yaml", []byte("version: 1\nrules: []\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ups := range [][]Upstream{
+		{{Name: "mail", Cmd: exec.Command("true")}, {Name: "gateway", Cmd: exec.Command("true")}},
+		{{Name: "mail", Cmd: exec.Command("true")}, {Name: "mail", Cmd: exec.Command("true")}},
+		{{Name: "a.b", Cmd: exec.Command("true")}},
+	} {
+		err := RunGateway(t.Context(), Options{Policy: pol, Server: "gateway"}, strings.NewReader(""), io.Discard, ups)
+		if err == nil || !strings.Contains(err.Error(), "upstream name") {
+			t.Errorf("%s, %s: %v, want a refusal", ups[0].Name, ups[len(ups)-1].Name, err)
+		}
+	}
 }

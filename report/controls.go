@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -100,6 +101,13 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 	if len(servers) == 0 {
 		servers = []string{""}
 	}
+	// A server the logs never showed may still have its own contract:
+	// the pack describes the policy, not only what was seen of it.
+	for _, s := range p.Policy.ContractServers(tool) {
+		if !slices.Contains(servers, s) {
+			servers = append(servers, s)
+		}
+	}
 	type cols struct{ budget, path, patterns, sink string }
 	var order []cols
 	on := map[cols][]string{}
@@ -118,7 +126,13 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 	join := func(get func(cols) string) string {
 		var out []string
 		for _, c := range order {
-			out = append(out, "on "+strings.Join(on[c], ", ")+": "+get(c))
+			names := slices.Clone(on[c])
+			for i, n := range names {
+				if n == "" {
+					names[i] = "other servers"
+				}
+			}
+			out = append(out, "on "+strings.Join(names, ", ")+": "+get(c))
 		}
 		return strings.Join(out, "; ")
 	}

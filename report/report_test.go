@@ -82,9 +82,17 @@ servers:
 	if want := "on crm: -; on mail: a sink: destinations in to; trusted: @corp.example"; sink != want {
 		t.Errorf("sink column %q, want %q", sink, want)
 	}
-	// One server: no "on" prefix.
+	// A server section the logs never showed is still described.
 	sum.ToolServers = map[string]map[string]bool{"send": {"mail": true}}
-	if _, budget, _, _, _ := pk.controls("send"); budget != "-" {
-		t.Errorf("one server's budget column %q", budget)
+	if _, budget, _, _, _ := pk.controls("send"); budget != "on mail: -; on crm: 2" {
+		t.Errorf("budget column with crm unseen: %q", budget)
+	}
+	sum.ToolServers = map[string]map[string]bool{}
+	if _, budget, _, _, _ := pk.controls("send"); budget != "on other servers: -; on crm: 2" {
+		t.Errorf("budget column with no server seen: %q", budget)
+	}
+	// No server section for the tool: one contract, no "on" prefix.
+	if _, budget, _, _, _ := pk.controls("other"); budget != "-" {
+		t.Errorf("an uncontracted tool's budget column %q", budget)
 	}
 }

@@ -52,7 +52,7 @@ tools:
 	if !strings.Contains(log, `"fixed":{"channel":["original payment method"]}`) {
 		t.Fatalf("the session record does not carry the fixed values:\n%s", log)
 	}
-	if !strings.Contains(log, `"call":"ok","tool":"send_refund"`) || !strings.Contains(log, `"verdict":"allow","check":"taint"`) {
+	if !strings.Contains(log, `"call":"ok","tool":"send_refund"`) || !strings.Contains(log, `"verdict":"allow","check":"rules","rule":"refund","reason":"rule refund: allow; destination channel \"original payment method\" is a value`) {
 		t.Fatalf("the fixed value was not allowed when recorded:\n%s", log)
 	}
 	rep, err := Log("p.jsonl", strings.NewReader(log), ev, Options{})

@@ -75,6 +75,8 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 		switch {
 		case n == "" || strings.ContainsAny(n, ". \t"):
 			return nil, usageErr(fmt.Errorf("%s: server name %q must be non-empty, with no dot or space: tools are routed on the first dot", name, n), "")
+		case n == "gateway":
+			return nil, usageErr(fmt.Errorf("%s: server name %q is the gateway's own: its tools could not be told apart from another server's", name, n), "")
 		case s == nil || (s.Command == "" && s.URL == ""):
 			return nil, usageErr(fmt.Errorf("%s: server %q needs a command or a url", name, n), "")
 		case s.URL != "" && (s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != ""):

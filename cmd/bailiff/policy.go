@@ -48,6 +48,13 @@ func newPolicyLint(stdout io.Writer) *cobra.Command {
   self-published-unset    a sending tool, beside a tool that fetches pages, that
                           does not say what a site's own published address gets
   self-published-no-fetch on_self_published set, but no tool fetches
+  contract-overlap        a contract that applies to some tools instead of
+                          another, dropping a control that one sets
+                          (exfiltrating: true, sink_params, write_params,
+                          max_calls, arg_patterns)
+  glob-loosens            a glob contract with exfiltrating: false or
+                          not_destinations, which any tool a server names to
+                          match it gets
 
 --tools takes a server's tools/list answer as JSON ({"tools": [...]});
 repeat it for every server the policy covers. Exit 1 when there are findings.`,

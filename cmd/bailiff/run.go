@@ -88,7 +88,7 @@ stderr go to stderr.`,
 	c.Flags().StringVar(&p.policy, "policy", os.Getenv("BAILIFF_POLICY"), "policy file (default $BAILIFF_POLICY, else deny every call)")
 	c.Flags().StringVar(&p.audit, "audit", os.Getenv("BAILIFF_AUDIT"), "audit log to append to, outside every served root (default $BAILIFF_AUDIT, else bailiff-SERVER.audit.jsonl in the user's state directory)")
 	c.Flags().StringArrayVar(&p.approvers, "approver-key", strings.Fields(os.Getenv("BAILIFF_APPROVER_KEYS")), "an approver's public key, or a file holding one, whose signed answers count (repeatable; default $BAILIFF_APPROVER_KEYS, space-separated)")
-	c.Flags().StringVar(&p.server, "server", os.Getenv("BAILIFF_SERVER"), "the server's name, as rules select it and approval ids begin with it (default $BAILIFF_SERVER, else the base name of the command, or for node, npx and uvx of its last argument; with --url the URL's host); name it when that default says little, such as 'stdio'")
+	c.Flags().StringVar(&p.server, "server", os.Getenv("BAILIFF_SERVER"), "the server's name, as rules and servers: sections select it and approval ids begin with it (default $BAILIFF_SERVER, else the base name of the command, or for node, npx and uvx of its last argument; with --url the URL's host); name it when that default says little, such as 'stdio'")
 	c.Flags().StringVar(&p.session, "session", "", "session id (default: server, time and a random suffix)")
 	c.Flags().StringVar(&p.principal, "principal", os.Getenv("BAILIFF_PRINCIPAL"), "who the agent acts for (default $BAILIFF_PRINCIPAL, else $USER)")
 	c.Flags().StringSliceVar(&p.scopes, "scopes", nil, "the principal's scopes")
