@@ -3,11 +3,13 @@ package replay
 import (
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"bailiff/chain"
+	"bailiff/engine"
 )
 
 func addLog(t *testing.T, s *Summary, name, file string) (LogRead, error) {
@@ -58,5 +60,26 @@ func TestSummaryOutOfRange(t *testing.T) {
 	}
 	if s.Read != 2 || s.Sessions != 0 || s.Calls != 0 || len(s.Policies) != 0 || s.SpanFirst.IsZero() {
 		t.Errorf("read %d, sessions %d, calls %d, policies %d, span from %v", s.Read, s.Sessions, s.Calls, len(s.Policies), s.SpanFirst)
+	}
+}
+
+// TestSummaryFixed: the summary keeps which argument paths each tool's
+// pinned schema fixes, under the tool's own name in a gateway session.
+func TestSummaryFixed(t *testing.T) {
+	pol, err := engine.Load("p.yaml", []byte("version: 1\nrules: []\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSummary(time.Time{}, time.Time{})
+	fixed := map[string][]string{"channel": {"a"}, "cc[*]": {"b"}}
+	s.session(LogSession{Policy: pol, Events: []Event{
+		{Start: &Start{Session: "s", Server: "gateway", Tools: []engine.ToolDef{{Name: "shop.refund", Fixed: fixed}, {Name: "mail.send"}}}},
+		{Call: &Call{ID: "c", Server: "shop", Tool: "refund"}},
+	}})
+	if got := s.Fixed["refund"]; !slices.Equal(got, []string{"cc[*]", "channel"}) {
+		t.Errorf("fixed paths of refund: %v", got)
+	}
+	if _, ok := s.Fixed["send"]; ok {
+		t.Errorf("send fixes nothing, yet %v", s.Fixed["send"])
 	}
 }

@@ -147,6 +147,13 @@ func (p *Pack) contractText(tool string, c *engine.Contract) (budget, path, patt
 		// No contract says otherwise: destination-shaped arguments gate it.
 		sink = "gated by its arguments " + strings.Join(d, ", ")
 	}
+	if f := p.Fixed[tool]; len(f) > 0 {
+		defer func() {
+			if sink != "not a sink" {
+				sink = strings.TrimPrefix(sink+"; ", "-; ") + "values its schema fixes pass: " + strings.Join(f, ", ")
+			}
+		}()
+	}
 	if c == nil {
 		return
 	}

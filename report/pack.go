@@ -248,9 +248,13 @@ func (p *Pack) listTools(in PackInput) (listed, toolList []string, err error) {
 		listed = append(listed, names...)
 		p.readAnnotations(in.Tools[file])
 	}
-	// The tools called, listed or given a contract.
+	// The tools called, listed (in a tools file or a session record) or
+	// given a contract.
 	tools := map[string]bool{}
 	for n := range p.ByTool {
+		tools[n] = true
+	}
+	for n := range p.ToolServers {
 		tools[n] = true
 	}
 	for _, n := range listed {

@@ -1,11 +1,14 @@
 package report
 
 import (
-	"bailiff/engine"
-	"bailiff/replay"
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"bailiff/engine"
+	"bailiff/replay"
 )
 
 // Audit content is attacker-controlled: it must not reach a reviewer's
@@ -94,5 +97,27 @@ servers:
 	// No server section for the tool: one contract, no "on" prefix.
 	if _, budget, _, _, _ := pk.controls("other"); budget != "-" {
 		t.Errorf("an uncontracted tool's budget column %q", budget)
+	}
+}
+
+// TestPackListsListedTools: a tool a session listed but never called is
+// a tool of the pack, with the values its schema fixes in its controls.
+func TestPackListsListedTools(t *testing.T) {
+	p, err := engine.Load("p.yaml", []byte("version: 1\nrules: []\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := replay.NewSummary(time.Time{}, time.Time{})
+	sum.ToolServers["lookup"] = map[string]bool{"crm": true}
+	sum.Fixed["lookup"] = []string{"channel", "data.notify"}
+	pk := &Pack{Policy: p, Summary: sum}
+	if _, _, err := pk.listTools(PackInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pk.ToolNames, "lookup") {
+		t.Errorf("tools %v leave out the listed lookup", pk.ToolNames)
+	}
+	if _, _, _, _, sink := pk.controls("lookup"); sink != "values its schema fixes pass: channel, data.notify" {
+		t.Errorf("lookup's sink column %q", sink)
 	}
 }
