@@ -7,6 +7,10 @@ import (
 	"unicode/utf8"
 )
 
+// maxGlobKey bounds a glob contract key; MCP tool names are at most 128
+// characters.
+const maxGlobKey = 256
+
 // contractSet is the contracts of one section of a policy: the top-level
 // tools, or one server's. A key is an exact tool name or a glob.
 type contractSet struct {
@@ -98,6 +102,11 @@ func compileSet(tools map[string]*Contract, keys ...any) (contractSet, *compileE
 		if !utf8.ValidString(name) {
 			return cs, at(fail(fmt.Sprintf("glob %q is not valid UTF-8", name), "tools", name))
 		}
+		if utf8.RuneCountInString(name) > maxGlobKey {
+			// Each pair of globs is checked for overlap at load, in time
+			// the product of their lengths.
+			return cs, at(fail(fmt.Sprintf("glob %.40q… is longer than %d characters", name, maxGlobKey), "tools", name))
+		}
 		cs.globs = append(cs.globs, globContract{key: name, g: compileGlob(name), rank: rankOf(name), c: c})
 	}
 	// Sorted keys first, so globs of equal rank keep a fixed order; a
@@ -151,81 +160,86 @@ func (p *Policy) contractFor(server, tool string) *contract {
 	return noContract
 }
 
-// globWitness returns a tool name both globs match, if one exists, by
-// walking the two patterns in step: every step moves one of them on, so
-// the walk ends, and a state that failed once fails again.
+// globWitness returns a tool name both globs match, if one exists. Names
+// hold '/' as any other character, so every star is alike. reach[i][j]
+// tells whether the rest of a from token i and the rest of b from token
+// j match some string in common; it is filled from the ends, then walked
+// from the start to spell one such string: time and space are the
+// product of the two lengths, whatever the patterns.
 func globWitness(a, b string) (string, bool) {
 	pa, pb := globTokens(a), globTokens(b)
-	failed := map[[2]int]bool{}
+	n, m := len(pa), len(pb)
 	star := func(t globToken) bool { return t.kind == tokStar || t.kind == tokStars }
-	// takes tells whether token t can take character r (which a literal
-	// or a ? of the other glob produces) and stay where it is.
-	takes := func(t globToken, r rune) bool { return t.kind == tokStars || (t.kind == tokStar && r != '/') }
-	var walk func(i, j int) ([]rune, bool)
-	walk = func(i, j int) ([]rune, bool) {
-		if i == len(pa) && j == len(pb) {
-			return nil, true
+	reach := make([][]bool, n+1)
+	for i := range reach {
+		reach[i] = make([]bool, m+1)
+	}
+	// step lists the moves out of (i, j): where it leads, and the
+	// character it spells (-1 for none).
+	type move struct {
+		i, j int
+		r    rune
+	}
+	steps := func(i, j int, out []move) []move {
+		out = out[:0]
+		sa, sb := i < n && star(pa[i]), j < m && star(pb[j])
+		if sa {
+			out = append(out, move{i + 1, j, -1})
 		}
-		if failed[[2]int{i, j}] {
-			return nil, false
+		if sb {
+			out = append(out, move{i, j + 1, -1})
 		}
-		then := func(r rune, ni, nj int) ([]rune, bool) {
-			w, ok := walk(ni, nj)
-			if !ok {
-				return nil, false
-			}
-			if r < 0 {
-				return w, true
-			}
-			return append([]rune{r}, w...), true
-		}
-		if i < len(pa) && star(pa[i]) {
-			if w, ok := then(-1, i+1, j); ok {
-				return w, true
-			}
-		}
-		if j < len(pb) && star(pb[j]) {
-			if w, ok := then(-1, i, j+1); ok {
-				return w, true
-			}
-		}
-		if i < len(pa) && j < len(pb) && !(star(pa[i]) && star(pb[j])) {
+		if i < n && j < m {
 			ta, tb := pa[i], pb[j]
-			var w []rune
-			ok := false
 			switch {
-			case star(ta):
-				if r := produce(tb); takes(ta, r) {
-					w, ok = then(r, i, j+1)
-				}
-			case star(tb):
-				if r := produce(ta); takes(tb, r) {
-					w, ok = then(r, i+1, j)
-				}
+			case sa && sb:
+			case sa:
+				out = append(out, move{i, j + 1, produce(tb)})
+			case sb:
+				out = append(out, move{i + 1, j, produce(ta)})
 			case ta.kind == tokRune && tb.kind == tokRune:
 				if ta.r == tb.r {
-					w, ok = then(ta.r, i+1, j+1)
+					out = append(out, move{i + 1, j + 1, ta.r})
 				}
 			case ta.kind == tokRune:
-				if ta.r != '/' {
-					w, ok = then(ta.r, i+1, j+1)
-				}
-			case tb.kind == tokRune:
-				if tb.r != '/' {
-					w, ok = then(tb.r, i+1, j+1)
-				}
+				out = append(out, move{i + 1, j + 1, ta.r})
 			default:
-				w, ok = then('x', i+1, j+1)
-			}
-			if ok {
-				return w, true
+				out = append(out, move{i + 1, j + 1, produce(tb)})
 			}
 		}
-		failed[[2]int{i, j}] = true
-		return nil, false
+		return out
 	}
-	w, ok := walk(0, 0)
-	return string(w), ok
+	var buf []move
+	reach[n][m] = true
+	for i := n; i >= 0; i-- {
+		for j := m; j >= 0; j-- {
+			if i == n && j == m {
+				continue
+			}
+			for _, mv := range steps(i, j, buf) {
+				if reach[mv.i][mv.j] {
+					reach[i][j] = true
+					break
+				}
+			}
+		}
+	}
+	if !reach[0][0] {
+		return "", false
+	}
+	var w []rune
+	for i, j := 0, 0; i < n || j < m; {
+		for _, mv := range steps(i, j, buf) {
+			if reach[mv.i][mv.j] {
+				if mv.r != -1 {
+					w = append(w, mv.r)
+				}
+				i, j = mv.i, mv.j
+				break
+			}
+		}
+	}
+	return string(w), true
 }
 
 // produce is a character a literal or ? token stands for.

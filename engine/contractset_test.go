@@ -168,8 +168,8 @@ func TestGlobWitness(t *testing.T) {
 		{"a?", "abc", false},
 		{"*x", "*y", false},
 		{"a*", "*", true},
-		{"a/*", "a*", false}, // * never stands for '/'
-		{"a?b", "a/b", false},
+		{"a/*", "a*", true}, // in a name, '/' is a character like any other
+		{"a?b", "a/b", true},
 		{"é*", "?x", true},
 		{"a**b", "*/b*", true}, // ** does: both match "a/b"
 		{"**/x", "*/*/x", true},
@@ -181,7 +181,7 @@ func TestGlobWitness(t *testing.T) {
 			t.Errorf("%q and %q: overlap %v, want %v", c.a, c.b, ok, c.ok)
 			continue
 		}
-		if ok && (!matchGlob(c.a, w) || !matchGlob(c.b, w)) {
+		if ok && (!matchName(c.a, w) || !matchName(c.b, w)) {
 			t.Errorf("%q and %q: witness %q matches not both", c.a, c.b, w)
 		}
 	}
@@ -199,10 +199,10 @@ func FuzzGlobWitness(f *testing.F) {
 			return
 		}
 		w, ok := globWitness(a, b)
-		if ok && (!matchGlob(a, w) || !matchGlob(b, w)) {
+		if ok && (!matchName(a, w) || !matchName(b, w)) {
 			t.Fatalf("%q and %q: witness %q does not match both", a, b, w)
 		}
-		if !ok && matchGlob(a, name) && matchGlob(b, name) {
+		if !ok && matchName(a, name) && matchName(b, name) {
 			t.Fatalf("%q and %q both match %q, but no witness was found", a, b, name)
 		}
 	})
@@ -316,4 +316,40 @@ func FuzzMatchGlob(f *testing.F) {
 			t.Fatalf("matchGlob(%q, %q) = %v, the automaton says %v", g, s, got, want)
 		}
 	})
+}
+
+// FuzzMatchName checks the name matcher (where '/' is ordinary) against
+// the automaton, and the compiled fast paths against both.
+func FuzzMatchName(f *testing.F) {
+	f.Add("delete_*", "delete_all/force")
+	f.Add("*??a*", "𝔸a_")
+	f.Add("a?", "a\xff")
+	f.Fuzz(func(t *testing.T, g, s string) {
+		if len(g) > 32 || len(s) > 64 || checkGlob(g) != nil {
+			return
+		}
+		want := runTokens(globTokens(g), s, true)
+		if got := matchName(g, s); got != want {
+			t.Fatalf("matchName(%q, %q) = %v, the automaton says %v", g, s, got, want)
+		}
+		if got := compileGlob(g).match(s); got != want {
+			t.Fatalf("compiled %q on %q = %v, the automaton says %v", g, s, got, want)
+		}
+	})
+}
+
+// TestNamesHoldSlashes: MCP tool names may hold '/' (SEP-986), and a
+// deny rule written with * covers them as an allow with ** would.
+func TestNamesHoldSlashes(t *testing.T) {
+	p := mustLoad(t, "version: 1\nrules:\n  - {id: no-delete, tool: \"delete_*\", action: deny}\n  - {id: rest, tool: \"**\", action: allow}\n")
+	for _, name := range []string{"delete_all", "delete_all/force", "delete_/x/y"} {
+		s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: name}})
+		args := map[string]any{}
+		if d := Decide(p, s, &Call{ID: "c1", Tool: name, Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Deny || d.Rule != "no-delete" {
+			t.Errorf("%s: %s by %s (%s), want deny by no-delete", name, d.Verdict, d.Rule, d.Reason)
+		}
+	}
+	if !matchName("*", "user-profile/update") || !compileGlob("user-*").match("user-profile/update") {
+		t.Error("a star does not cover a '/' in a name")
+	}
 }

@@ -8,6 +8,11 @@ import (
 
 // checkGlob rejects patterns the matcher would treat surprisingly.
 func checkGlob(g string) error {
+	if !utf8.ValidString(g) {
+		// A byte that is no character would be compared against part of
+		// one.
+		return fmt.Errorf("glob %q is not valid UTF-8", g)
+	}
 	if strings.Contains(g, "***") {
 		return fmt.Errorf("glob %q: use * or **", g)
 	}
@@ -17,8 +22,11 @@ func checkGlob(g string) error {
 	return nil
 }
 
-// glob is a compiled glob: the common shapes (a literal, "*", "prefix*")
-// are matched without the general matcher.
+// glob is a compiled glob over names (of tools and servers), where '/'
+// is an ordinary character: MCP tool names may hold it
+// ("user-profile/update"), and a deny rule "delete_*" must not miss
+// "delete_all/force" that an allow "**" would catch. The common shapes
+// (a literal, "*", "prefix*") are matched without the general matcher.
 type glob struct {
 	pat  string
 	kind globKind
@@ -43,11 +51,11 @@ func (g glob) match(s string) bool {
 	case globLiteral:
 		return s == g.pat
 	case globStar:
-		return strings.IndexByte(s, '/') < 0
+		return true
 	case globPrefix:
-		return strings.HasPrefix(s, g.pat) && strings.IndexByte(s[len(g.pat):], '/') < 0
+		return strings.HasPrefix(s, g.pat)
 	}
-	return matchGlob(g.pat, s)
+	return matchName(g.pat, s)
 }
 
 // matchGlob matches s against a glob where * is any run of characters
@@ -114,7 +122,7 @@ func MatchGlob(g, s string) bool { return matchGlob(g, s) }
 const (
 	globGeneral globKind = iota
 	globLiteral
-	globStar   // "*": anything without '/'
+	globStar   // "*": any name
 	globPrefix // "lit*": pat holds lit
 )
 
@@ -146,9 +154,8 @@ func globTokens(g string) []globToken {
 			out = append(out, globToken{kind: tokOne})
 			i++
 		default:
-			r, n := utf8.DecodeRuneInString(g[i:])
-			out = append(out, globToken{r: r, kind: tokRune})
-			i += n
+			out = append(out, globToken{r: charAt(g, i), kind: tokRune})
+			i += charLen(g, i)
 		}
 	}
 	return out
@@ -157,7 +164,10 @@ func globTokens(g string) []globToken {
 // matchTokens runs the glob as an automaton over s, one character at a
 // time: every position the pattern could be at is kept, so no choice of
 // which star takes what is ever missed.
-func matchTokens(toks []globToken, s string) bool {
+func matchTokens(toks []globToken, s string) bool { return runTokens(toks, s, false) }
+
+// runTokens is matchTokens; with names, '/' is an ordinary character.
+func runTokens(toks []globToken, s string, names bool) bool {
 	cur, next := make([]bool, len(toks)+1), make([]bool, len(toks)+1)
 	skip := func(set []bool) {
 		for i := 0; i < len(toks); i++ {
@@ -168,28 +178,30 @@ func matchTokens(toks []globToken, s string) bool {
 	}
 	cur[0] = true
 	skip(cur)
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r := charAt(s, i)
+		i += charLen(s, i)
 		clear(next)
 		moved := false
-		for i, on := range cur[:len(toks)] {
+		for k, on := range cur[:len(toks)] {
 			if !on {
 				continue
 			}
-			switch t := toks[i]; t.kind {
+			switch t := toks[k]; t.kind {
 			case tokRune:
 				if r == t.r {
-					next[i+1], moved = true, true
+					next[k+1], moved = true, true
 				}
 			case tokOne:
-				if r != '/' {
-					next[i+1], moved = true, true
+				if r != '/' || names {
+					next[k+1], moved = true, true
 				}
 			case tokStar:
-				if r != '/' {
-					next[i], moved = true, true
+				if r != '/' || names {
+					next[k], moved = true, true
 				}
 			case tokStars:
-				next[i], moved = true, true
+				next[k], moved = true, true
 			}
 		}
 		if !moved {
@@ -199,4 +211,61 @@ func matchTokens(toks []globToken, s string) bool {
 		cur, next = next, cur
 	}
 	return cur[len(toks)]
+}
+
+// charAt is the character at s[i], or for a byte that starts no valid
+// UTF-8 sequence a value of its own (never U+FFFD), so that such a byte
+// matches only itself, as a byte-wise comparison has it.
+func charAt(s string, i int) rune {
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && n == 1 {
+		return -1 - rune(s[i])
+	}
+	return r
+}
+
+func charLen(s string, i int) int {
+	_, n := utf8.DecodeRuneInString(s[i:])
+	return n
+}
+
+// matchName matches a name against a glob where '/' is an ordinary
+// character: * and ** are any run, ? any one character. All stars being
+// alike, backtracking to the last one is enough.
+func matchName(g, s string) bool {
+	starG, starS := -1, -1
+	gi, si := 0, 0
+	for si < len(s) {
+		if gi < len(g) {
+			switch g[gi] {
+			case '*':
+				for gi < len(g) && g[gi] == '*' {
+					gi++
+				}
+				starG, starS = gi, si
+				continue
+			case '?':
+				gi++
+				si += charLen(s, si)
+				continue
+			default:
+				if g[gi] == s[si] {
+					gi++
+					si++
+					continue
+				}
+			}
+		}
+		if starG >= 0 {
+			starS += charLen(s, starS)
+			si = starS
+			gi = starG
+			continue
+		}
+		return false
+	}
+	for gi < len(g) && g[gi] == '*' {
+		gi++
+	}
+	return gi == len(g)
 }

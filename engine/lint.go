@@ -119,7 +119,7 @@ func contains(l []string, s string) bool {
 
 func anyMatch(glob string, names []string) bool {
 	for _, n := range names {
-		if matchGlob(glob, n) {
+		if matchName(glob, n) {
 			return true
 		}
 	}
@@ -177,13 +177,13 @@ func globCovers(a, b string) bool {
 		return true
 	}
 	if !strings.ContainsAny(b, "*?") {
-		return matchGlob(a, b)
+		return matchName(a, b)
 	}
 	if a == "*" {
-		return !strings.Contains(b, "/")
+		return true
 	}
 	if strings.HasSuffix(a, "*") && !strings.ContainsAny(a[:len(a)-1], "*?") {
-		return strings.HasPrefix(b, a[:len(a)-1]) && !strings.Contains(b, "/")
+		return strings.HasPrefix(b, a[:len(a)-1])
 	}
 	return false
 }

@@ -30,7 +30,7 @@ func keyFor(tools map[string]*Contract, tool string) string {
 	}
 	best, rank := "", globRank{-1, -1}
 	for _, k := range sortedKeys(tools) {
-		if isGlobKey(k) && matchGlob(k, tool) && rank.less(rankOf(k)) {
+		if isGlobKey(k) && matchName(k, tool) && rank.less(rankOf(k)) {
 			best, rank = k, rankOf(k)
 		}
 	}
@@ -136,7 +136,7 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 func names(key string, others, listed []string) []string {
 	var out []string
 	for _, n := range listed {
-		if matchGlob(key, n) {
+		if matchName(key, n) {
 			out = append(out, n)
 		}
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Bounds on what a schema may fix, so a hostile tools/list answer cannot
@@ -19,6 +20,11 @@ const (
 // the like, or in a schema holding a $ref, is not fixed by the keyword
 // found there, so it is left as any other value. Keys are fixedKey paths.
 func schemaFixed(schema any) map[string][]string {
+	if m, ok := schema.(map[string]any); ok && m["$schema"] != nil && !knownDialect(m["$schema"]) {
+		// An older or unknown dialect may not have const, or read enum
+		// otherwise: nothing is known to bind.
+		return nil
+	}
 	out := map[string][]string{}
 	n := 0
 	var walk func(v any, key string, depth int)
@@ -116,4 +122,20 @@ func (s *State) schemaFixes(c *Call, segs []seg, v string) bool {
 		return false
 	}
 	return slices.Contains(fixed[fixedPath(segs)], v)
+}
+
+// knownDialect tells whether a $schema names a JSON Schema dialect in
+// which enum and const bind as read here: draft-06 onwards. MCP's default,
+// with no $schema, is 2020-12.
+func knownDialect(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	for _, d := range []string{"json-schema.org/draft-06/", "json-schema.org/draft-07/", "json-schema.org/draft/2019-09/", "json-schema.org/draft/2020-12/"} {
+		if strings.Contains(s, d) {
+			return true
+		}
+	}
+	return false
 }

@@ -216,6 +216,23 @@ func TestSchemaFixedOnlyWhereItBinds(t *testing.T) {
 			t.Errorf("%s: fixed %v, want nothing", name, def.Fixed)
 		}
 	}
+	// An older dialect (draft-04 has no const) fixes nothing; the
+	// dialects MCP servers write do.
+	for schema, want := range map[string]bool{
+		`"http://json-schema.org/draft-04/schema#"`: false,
+		`"https://example.com/my-dialect"`:          false,
+		`7`:                                         false,
+		`"http://json-schema.org/draft-07/schema#"`:      true,
+		`"https://json-schema.org/draft/2020-12/schema"`: true,
+	} {
+		def, err := ParseTool([]byte(`{"name": "send", "inputSchema": {"$schema": ` + schema + `, "type": "object", "properties": {"to": {"const": "a@x.example"}}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := def.Fixed != nil; got != want {
+			t.Errorf("$schema %s: fixed %v, want fixed %v", schema, def.Fixed, want)
+		}
+	}
 	// Under a $ref, nothing below is fixed either.
 	def, err := ParseTool([]byte(`{"name": "send", "inputSchema": {"type": "object", "properties": {"data": {"$ref": "#/x", "properties": {"to": {"const": "a@evil.example"}}}}}}`))
 	if err != nil || def.Fixed != nil {
