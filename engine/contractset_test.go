@@ -222,16 +222,16 @@ func TestLintContractOverlaps(t *testing.T) {
 		}
 	}
 	want := []string{
-		"contract-overlap stage_prod_*: stage_prod_* applies to tools such as stage_prod_push instead of stage_*, so stage_*'s exfiltrating: true, sink_params do not hold there",
-		"contract-overlap stage_prod_dry: stage_prod_dry applies to tools such as stage_prod_dry instead of stage_*, so stage_*'s exfiltrating: true, sink_params do not hold there",
-		"contract-overlap stage_prod_dry: stage_prod_dry applies to tools such as stage_prod_dry instead of stage_prod_*, so stage_prod_*'s max_calls do not hold there",
+		"contract-overlap stage_prod_*: glob stage_* does not apply to stage_prod_push: glob stage_prod_* does, which drops exfiltrating: true; sink_params to",
+		"contract-overlap stage_prod_dry: glob stage_* does not apply to stage_prod_dry: contract stage_prod_dry does, which drops exfiltrating: true; sink_params to",
+		"contract-overlap stage_prod_dry: glob stage_prod_* does not apply to stage_prod_dry: contract stage_prod_dry does, which drops the sink gate on destination-shaped arguments (exfiltrating: false); max_calls: 0",
 		// crm's send_email keeps exfiltrating and sink_params: an override
 		// that holds the tool to as much is not reported.
-		"contract-overlap stage_*: on server crm, stage_* applies to tools such as stage_email instead of the top-level stage_*, so stage_*'s exfiltrating: true, sink_params do not hold there",
-		"glob-loosens *: on server mail, glob * takes arguments out of the sink gate (exfiltrating: false or not_destinations), and a server chooses its tools' names: it can name a sending tool to match; name the tools exactly",
-		"contract-overlap *: on server mail, * applies to tools such as send_email instead of the top-level send_email, so send_email's exfiltrating: true, sink_params do not hold there",
-		"contract-overlap *: on server mail, * applies to tools such as stage_email instead of the top-level stage_*, so stage_*'s exfiltrating: true, sink_params do not hold there",
-		"contract-overlap *: on server mail, * applies to tools such as stage_prod_push instead of the top-level stage_prod_*, so stage_prod_*'s max_calls do not hold there",
+		"contract-overlap stage_*: the top-level glob stage_* does not apply to stage_email on server crm: crm's glob stage_* does, which drops exfiltrating: true; sink_params to",
+		"glob-loosens *: on server mail, glob * sets exfiltrating: false, and a server chooses its tools' names: it can name a sending tool to match; name the tools exactly",
+		"contract-overlap *: the top-level contract send_email does not apply to send_email on server mail: mail's glob * does, which drops exfiltrating: true; sink_params to",
+		"contract-overlap *: the top-level glob stage_* does not apply to stage_email on server mail: mail's glob * does, which drops exfiltrating: true; sink_params to",
+		"contract-overlap *: the top-level glob stage_prod_* does not apply to stage_prod_push on server mail: mail's glob * does, which drops the sink gate on destination-shaped arguments (exfiltrating: false); max_calls: 0",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("lint found:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -256,8 +256,8 @@ tools:
 		got = append(got, f.Kind+": "+f.Message)
 	}
 	want := []string{
-		"glob-loosens: glob stage_* takes arguments out of the sink gate (exfiltrating: false or not_destinations), and a server chooses its tools' names: it can name a sending tool to match; name the tools exactly",
-		"contract-overlap: stage_prod_* applies to tools such as stage_prod_ instead of stage_*, so stage_*'s exfiltrating: true, sink_params do not hold there",
+		"glob-loosens: glob stage_* takes data out of the sink gate (not_destinations), and a server chooses its tools' names: it can name a sending tool to match; name the tools exactly",
+		"contract-overlap: glob stage_* does not apply to stage_prod_: glob stage_prod_* does, which drops exfiltrating: true; sink_params url",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("lint found:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -351,5 +351,42 @@ func TestNamesHoldSlashes(t *testing.T) {
 	}
 	if !matchName("*", "user-profile/update") || !compileGlob("user-*").match("user-profile/update") {
 		t.Error("a star does not cover a '/' in a name")
+	}
+}
+
+// TestLintOverrideLooser: an override is reported when it holds a tool
+// to less than the contract it replaces, not only when it leaves a field
+// out; and the same glob in a server's section replaces the top-level one.
+func TestLintOverrideLooser(t *testing.T) {
+	base := `version: 1
+rules: []
+tools:
+  "stage_*": {exfiltrating: true, sink_params: [body], max_calls: 20, arg_patterns: {env: "dev|prod"}}
+servers:
+  crm:
+    "stage_*": OVERRIDE
+`
+	cases := map[string]string{
+		`{arg_patterns: {env: dev}}`: "exfiltrating: true; sink_params body; max_calls: 20; arg_patterns env: dev|prod",
+		`{exfiltrating: true, sink_params: [body], max_calls: 1000, arg_patterns: {env: "dev|prod"}}`:              "max_calls: 20",
+		`{exfiltrating: true, sink_params: [body], max_calls: 20, arg_patterns: {env: ".*"}}`:                      "arg_patterns env: dev|prod",
+		`{exfiltrating: true, sink_params: [data], max_calls: 20, arg_patterns: {env: "dev|prod"}}`:                "sink_params body",
+		`{exfiltrating: true, sink_params: [body], max_calls: 20, arg_patterns: {env: "dev|prod"}, on_taint: ask}`: "on_taint: deny",
+		`{exfiltrating: true, sink_params: [body, data], max_calls: 5, arg_patterns: {env: "dev|prod", x: y}}`:     "",
+	}
+	for override, want := range cases {
+		found, err := Lint("p.yaml", []byte(strings.Replace(base, "OVERRIDE", override, 1)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, f := range found {
+			if f.Kind == LintOverlap {
+				got = f.Message[strings.Index(f.Message, "which drops ")+len("which drops "):]
+			}
+		}
+		if got != want {
+			t.Errorf("override %s: lint says it drops %q, want %q", override, got, want)
+		}
 	}
 }

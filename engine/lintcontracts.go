@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -37,10 +39,11 @@ func keyFor(tools map[string]*Contract, tool string) string {
 	return best
 }
 
-// lostControls are the restricting fields hidden sets that winner does
-// not: what a tool stops being held to when winner's contract applies to
-// it instead of hidden's. A contract that loosens (trusts more, asks on
-// taint) is never a loss.
+// lostControls are what a tool stops being held to when winner's
+// contract applies to it instead of hidden's: a restricting field hidden
+// sets that winner leaves out or sets looser. Trusting other
+// destinations is not counted: trust per server is what a server's own
+// section is for.
 func lostControls(hidden, winner *Contract) []string {
 	if hidden == nil {
 		return nil
@@ -49,20 +52,54 @@ func lostControls(hidden, winner *Contract) []string {
 		winner = &Contract{}
 	}
 	var out []string
-	if hidden.Exfiltrating != nil && *hidden.Exfiltrating && (winner.Exfiltrating == nil || !*winner.Exfiltrating) {
+	exfil := func(c *Contract) string {
+		switch {
+		case c.Exfiltrating == nil:
+			return "unset"
+		case *c.Exfiltrating:
+			return "true"
+		}
+		return "false"
+	}
+	switch he, we := exfil(hidden), exfil(winner); {
+	case he == "true" && we != "true":
 		out = append(out, "exfiltrating: true")
+	case he == "unset" && we == "false":
+		out = append(out, "the sink gate on destination-shaped arguments (exfiltrating: false)")
 	}
-	if len(hidden.SinkParams) > 0 && len(winner.SinkParams) == 0 {
-		out = append(out, "sink_params")
+	if miss := absent(hidden.SinkParams, winner.SinkParams); len(miss) > 0 {
+		out = append(out, "sink_params "+strings.Join(miss, ", "))
 	}
-	if len(hidden.WriteParams) > 0 && len(winner.WriteParams) == 0 {
-		out = append(out, "write_params")
+	if miss := absent(hidden.WriteParams, winner.WriteParams); len(miss) > 0 {
+		out = append(out, "write_params "+strings.Join(miss, ", "))
 	}
-	if hidden.MaxCalls != nil && winner.MaxCalls == nil {
-		out = append(out, "max_calls")
+	if more := absent(winner.AllowedPathPrefixes, hidden.AllowedPathPrefixes); len(more) > 0 && len(hidden.WriteParams) > 0 {
+		out = append(out, "allowed_path_prefixes (the other also allows "+strings.Join(more, ", ")+")")
 	}
-	if len(hidden.ArgPatterns) > 0 && len(winner.ArgPatterns) == 0 {
-		out = append(out, "arg_patterns")
+	if more := absent(winner.NotDestinations, hidden.NotDestinations); len(more) > 0 {
+		out = append(out, "the sink gate on "+strings.Join(more, ", ")+" (not_destinations)")
+	}
+	if hidden.MaxCalls != nil && (winner.MaxCalls == nil || *winner.MaxCalls > *hidden.MaxCalls) {
+		out = append(out, fmt.Sprintf("max_calls: %d", *hidden.MaxCalls))
+	}
+	for _, k := range sortedKeys(hidden.ArgPatterns) {
+		if w, ok := winner.ArgPatterns[k]; !ok || w != hidden.ArgPatterns[k] {
+			out = append(out, fmt.Sprintf("arg_patterns %s: %s", k, hidden.ArgPatterns[k]))
+		}
+	}
+	if hidden.OnTaint != "ask" && winner.OnTaint == "ask" {
+		out = append(out, "on_taint: deny")
+	}
+	return out
+}
+
+// absent are the entries of a that b lacks.
+func absent(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
 	}
 	return out
 }
@@ -86,11 +123,17 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 		for _, g := range keys {
 			c := sec.tools[g]
 			if isGlobKey(g) && c != nil && ((c.Exfiltrating != nil && !*c.Exfiltrating) || len(c.NotDestinations) > 0) {
-				add(where(g), LintLooseGlob, g, "%sglob %s takes arguments out of the sink gate (exfiltrating: false or not_destinations), and a server chooses its tools' names: it can name a sending tool to match; name the tools exactly", on, g)
+				what := "sets exfiltrating: false"
+				if len(c.NotDestinations) > 0 {
+					what = "takes " + strings.Join(c.NotDestinations, ", ") + " out of the sink gate (not_destinations)"
+				}
+				add(where(g), LintLooseGlob, g, "%sglob %s %s, and a server chooses its tools' names: it can name a sending tool to match; name the tools exactly", on, g, what)
 			}
 		}
 		seen := map[[2]string]bool{}
-		report := func(hidden, winner, tool, line string, hc, wc *Contract, hiddenWhere string) {
+		// report says that hidden (described as hiddenName) does not
+		// reach tool, where winner applies; the finding sits on winner.
+		report := func(hidden, winner, tool, hiddenName, winnerName string, hc, wc *Contract) {
 			if seen[[2]string{hidden, winner}] {
 				return
 			}
@@ -99,7 +142,22 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 				return
 			}
 			seen[[2]string{hidden, winner}] = true
-			add(where(line), LintOverlap, line, "%s%s applies to tools such as %s instead of %s%s, so %s's %s do not hold there", on, winner, tool, hiddenWhere, hidden, hidden, strings.Join(lost, ", "))
+			at := ""
+			if sec.server != "" {
+				at = " on server " + sec.server
+			}
+			add(where(winner), LintOverlap, winner, "%s does not apply to %s%s: %s does, which drops %s", hiddenName, tool, at, winnerName, strings.Join(lost, "; "))
+		}
+		name := func(k, in string) string {
+			kind := "contract"
+			if isGlobKey(k) {
+				kind = "glob"
+			}
+			return in + kind + " " + k
+		}
+		mine := ""
+		if sec.server != "" {
+			mine = sec.server + "'s "
 		}
 		// Within the section: a glob kept from a name by an exact key or a
 		// more specific glob.
@@ -109,7 +167,7 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 			}
 			for _, w := range names(g, keys, listed) {
 				if k := keyFor(sec.tools, w); k != g && k != "" {
-					report(g, k, w, k, sec.tools[g], sec.tools[k], "")
+					report(g, k, w, name(g, mine), name(k, mine), sec.tools[g], sec.tools[k])
 				}
 			}
 		}
@@ -123,7 +181,7 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 					continue
 				}
 				if k := keyFor(sec.tools, w); k != "" {
-					report(t, k, w, k, top[t], sec.tools[k], "the top-level ")
+					report(t, k, w, name(t, "the top-level "), name(k, mine), top[t], sec.tools[k])
 				}
 			}
 		}
@@ -144,10 +202,10 @@ func names(key string, others, listed []string) []string {
 		return out
 	}
 	for _, o := range others {
-		if w, ok := globWitness(key, o); ok && o != key {
+		// A key against itself gives a name it matches: the same glob in
+		// a server's section replaces the top-level one.
+		if w, ok := globWitness(key, o); ok {
 			out = append(out, w)
-		} else if o == key && !isGlobKey(key) {
-			out = append(out, key)
 		}
 	}
 	return out

@@ -70,6 +70,7 @@ func TestSchemaFixedDestinations(t *testing.T) {
 		{"const value", map[string]any{"role": "registered_device_holder"}, Allow, "pinned input schema fixes"},
 		{"nested", map[string]any{"data": map[string]any{"notify": "ops@corp.example"}}, Allow, "data.notify"},
 		{"list items", map[string]any{"cc": []any{"billing@corp.example"}}, Allow, "cc[0]"},
+		{"several", map[string]any{"channel": "store credit", "cc": []any{"billing@corp.example"}}, Allow, `destinations channel "store credit", cc[0] "billing@corp.example" are values`},
 		// Not the schema's value: the sink gate as before.
 		{"other value", map[string]any{"channel": "attacker@evil.example"}, Deny, "appeared in untrusted"},
 		{"case changed", map[string]any{"channel": "Original Payment Method"}, Deny, "appeared in untrusted"},

@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // dest is one flattened destination value of a call.
 type dest struct {
@@ -221,14 +224,13 @@ const (
 func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 	var buf [8]dest
 	ds := destinationsIn(s, ct, c, buf[:0])
-	var miss, fixed *dest
+	var miss *dest
+	var fixed []*dest
 	var self *Decision
 	for i := range ds {
 		d := &ds[i]
 		if d.fixed {
-			if fixed == nil {
-				fixed = d
-			}
+			fixed = append(fixed, d)
 			continue
 		}
 		var out destOutcome
@@ -276,11 +278,10 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 		if self != nil {
 			return *self
 		}
-		if fixed != nil {
+		if len(fixed) > 0 {
 			// Still the rule's allow; the reason adds why the gate let the
-			// destination through.
-			return Decision{Verdict: Allow,
-				Reason: fmt.Sprintf("destination %s %q is a value the tool's pinned input schema fixes, not one an output could have chosen", fixed.path, fixed.raw)}
+			// destinations through.
+			return Decision{Verdict: Allow, Reason: fixedReason(fixed)}
 		}
 		return Decision{Verdict: Allow}
 	}
@@ -377,4 +378,15 @@ func runeCount(s string) int {
 		n++
 	}
 	return n
+}
+
+func fixedReason(fixed []*dest) string {
+	if len(fixed) == 1 {
+		return fmt.Sprintf("destination %s %q is a value the tool's pinned input schema fixes, not one an output could have chosen", fixed[0].path, fixed[0].raw)
+	}
+	var each []string
+	for _, d := range fixed {
+		each = append(each, fmt.Sprintf("%s %q", d.path, d.raw))
+	}
+	return "destinations " + strings.Join(each, ", ") + " are values the tool's pinned input schema fixes, not ones an output could have chosen"
 }

@@ -35,10 +35,16 @@ func peer(t *testing.T, rel string) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("BAILIFF_PEERS_REQUIRED") != "" {
-			t.Fatalf("peer %s is not installed: run npm ci --prefix proxy/testdata/peers", rel)
+		what := "peer " + rel + " is"
+		if rel == "" {
+			// A test with its own script server needs the peers' node
+			// set-up, not one package.
+			what = "the test peers are"
 		}
-		t.Skipf("peer %s is not installed (npm ci --prefix proxy/testdata/peers)", rel)
+		if os.Getenv("BAILIFF_PEERS_REQUIRED") != "" {
+			t.Fatalf("%s not installed: run npm ci --prefix proxy/testdata/peers", what)
+		}
+		t.Skipf("%s not installed (npm ci --prefix proxy/testdata/peers)", what)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")

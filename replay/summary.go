@@ -46,8 +46,9 @@ type Summary struct {
 	// each tool.
 	ToolServers map[string]map[string]bool
 	// Fixed are, per tool, the argument paths its pinned schema fixes in
-	// some session (sorted): values there pass the sink gate.
-	Fixed map[string][]string
+	// some session, with the values (sorted): there they pass the sink
+	// gate.
+	Fixed map[string]map[string][]string
 }
 
 // NewSummary is an empty summary of the records in [since, until).
@@ -55,7 +56,7 @@ func NewSummary(since, until time.Time) *Summary {
 	return &Summary{Since: since, Until: until, Policies: map[string]*engine.Policy{}, sessionIn: map[string]string{},
 		ByTool: map[string]map[string]int{}, ByCheck: map[string]int{}, ByRule: map[string]int{},
 		ByDay: map[string]map[string]int{}, Asks: map[string]int{}, DeniedTo: map[string]int{},
-		DestRaw: map[string][]string{}, ToolServers: map[string]map[string]bool{}, Fixed: map[string][]string{}}
+		DestRaw: map[string][]string{}, ToolServers: map[string]map[string]bool{}, Fixed: map[string]map[string][]string{}}
 }
 
 // LogRead is what reading one log's sessions found.
@@ -143,11 +144,13 @@ func (s *Summary) session(ls LogSession) {
 				}
 			}
 			s.sawServer(on, name)
-			for path := range t.Fixed {
-				if !slices.Contains(s.Fixed[name], path) {
-					s.Fixed[name] = append(s.Fixed[name], path)
-					slices.Sort(s.Fixed[name])
+			for path, vals := range t.Fixed {
+				if s.Fixed[name] == nil {
+					s.Fixed[name] = map[string][]string{}
 				}
+				all := append(s.Fixed[name][path], vals...)
+				slices.Sort(all)
+				s.Fixed[name][path] = slices.Compact(all)
 			}
 		}
 	}

@@ -150,7 +150,7 @@ func (p *Pack) contractText(tool string, c *engine.Contract) (budget, path, patt
 	if f := p.Fixed[tool]; len(f) > 0 {
 		defer func() {
 			if sink != "not a sink" {
-				sink = strings.TrimPrefix(sink+"; ", "-; ") + "values its schema fixes pass: " + strings.Join(f, ", ")
+				sink = strings.TrimPrefix(sink+"; ", "-; ") + "where gated, values its schema fixes pass: " + fixedText(f)
 			}
 		}()
 	}
@@ -215,4 +215,20 @@ func contractNames(spec *engine.File) []string {
 		add(sec)
 	}
 	return out
+}
+
+// fixedText lists schema-fixed values by path, a few of each: a reviewer
+// must see which addresses a server's own schema lets through.
+func fixedText(f map[string][]string) string {
+	var out []string
+	for _, path := range sortedKeys(f) {
+		vals := f[path]
+		shown := vals[:min(len(vals), 4)]
+		text := path + " = " + strings.Join(shown, " | ")
+		if len(vals) > len(shown) {
+			text += fmt.Sprintf(" (and %d more)", len(vals)-len(shown))
+		}
+		out = append(out, text)
+	}
+	return strings.Join(out, ", ")
 }

@@ -272,6 +272,7 @@ func (p *Pack) listTools(in PackInput) (listed, toolList []string, err error) {
 		// match, whatever the tools files say.
 		toolList = append(toolList, listed...)
 		toolList = append(toolList, sortedKeys(p.ByTool)...)
+		toolList = append(toolList, sortedKeys(p.ToolServers)...)
 	}
 	return listed, toolList, nil
 }
