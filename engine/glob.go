@@ -63,31 +63,33 @@ func (g glob) match(s string) bool {
 // Tool and server names hold no '/', so for them * matches everything.
 func matchGlob(g, s string) bool {
 	if strings.Contains(g, "**") {
+		// Mixed * and ** need more than backtracking: a ** passed earlier
+		// may have to take a '/' the last * cannot.
 		return matchTokens(globTokens(g), s)
 	}
-	// With one kind of star, backtracking to the last star is enough, and
-	// allocates nothing. (Mixed * and ** need more: a ** passed earlier
-	// may have to take a '/' the last * cannot.)
+	return backtrack(g, s, false)
+}
+
+// backtrack matches a glob whose stars are all alike: with names, '/' is
+// an ordinary character (a run of stars is any run, ? any character);
+// without, the glob holds no ** and neither a star nor ? takes a '/'.
+// Backtracking to the last star is then enough, and allocates nothing.
+func backtrack(g, s string, names bool) bool {
 	starG, starS := -1, -1
-	double := false
 	gi, si := 0, 0
 	for si < len(s) {
 		if gi < len(g) {
 			switch g[gi] {
 			case '*':
-				double = gi+1 < len(g) && g[gi+1] == '*'
-				if double {
-					gi += 2
-				} else {
+				for gi < len(g) && g[gi] == '*' {
 					gi++
 				}
 				starG, starS = gi, si
 				continue
 			case '?':
-				r, n := utf8.DecodeRuneInString(s[si:])
-				if r != '/' {
+				if names || s[si] != '/' {
 					gi++
-					si += n
+					si += charLen(s, si)
 					continue
 				}
 			default:
@@ -98,11 +100,10 @@ func matchGlob(g, s string) bool {
 				}
 			}
 		}
-		if starG >= 0 && (double || s[starS] != '/') {
+		if starG >= 0 && (names || s[starS] != '/') {
 			// On by a whole character, so that a ? after the star never
 			// matches the middle of one.
-			_, n := utf8.DecodeRuneInString(s[starS:])
-			starS += n
+			starS += charLen(s, starS)
 			si = starS
 			gi = starG
 			continue
@@ -230,42 +231,5 @@ func charLen(s string, i int) int {
 }
 
 // matchName matches a name against a glob where '/' is an ordinary
-// character: * and ** are any run, ? any one character. All stars being
-// alike, backtracking to the last one is enough.
-func matchName(g, s string) bool {
-	starG, starS := -1, -1
-	gi, si := 0, 0
-	for si < len(s) {
-		if gi < len(g) {
-			switch g[gi] {
-			case '*':
-				for gi < len(g) && g[gi] == '*' {
-					gi++
-				}
-				starG, starS = gi, si
-				continue
-			case '?':
-				gi++
-				si += charLen(s, si)
-				continue
-			default:
-				if g[gi] == s[si] {
-					gi++
-					si++
-					continue
-				}
-			}
-		}
-		if starG >= 0 {
-			starS += charLen(s, starS)
-			si = starS
-			gi = starG
-			continue
-		}
-		return false
-	}
-	for gi < len(g) && g[gi] == '*' {
-		gi++
-	}
-	return gi == len(g)
-}
+// character: * and ** are any run, ? any one character.
+func matchName(g, s string) bool { return backtrack(g, s, true) }
