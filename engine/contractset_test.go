@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -388,5 +389,45 @@ servers:
 		if got != want {
 			t.Errorf("override %s: lint says it drops %q, want %q", override, got, want)
 		}
+	}
+}
+
+// TestLintOverrideBehindAnother: the shortest name two globs share can
+// belong to a third key; the override is still reported, and the finding
+// says which controls it drops.
+func TestLintOverrideBehindAnother(t *testing.T) {
+	lint := func(text string) []string {
+		t.Helper()
+		found, err := Lint("p.yaml", []byte(text), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range found {
+			if f.Kind == LintOverlap {
+				out = append(out, f.Message)
+			}
+		}
+		return out
+	}
+	got := lint("version: 1\nrules: []\ntools:\n  \"*\": {max_calls: 1}\n  a: {max_calls: 1}\n  \"*a\": {}\n")
+	if want := "glob * does not apply to some tools both match: glob *a does, which drops max_calls: 1"; !slices.Contains(got, want) {
+		t.Errorf("findings %q, want %q among them", got, want)
+	}
+	// on_self_published: ask over a contract that denies them.
+	got = lint("version: 1\nrules: []\ntools:\n  fetch: {exfiltrating: false, fetches: url}\n  \"send_*\": {exfiltrating: true, sink_params: [to], on_self_published: deny}\n  send_mail: {exfiltrating: true, sink_params: [to], on_self_published: ask}\n")
+	if want := "glob send_* does not apply to send_mail: contract send_mail does, which drops on_self_published: deny"; !slices.Contains(got, want) {
+		t.Errorf("findings %q, want %q among them", got, want)
+	}
+	// Naming a sink where none was named narrows the gate.
+	got = lint("version: 1\nrules: []\ntools:\n  \"send_*\": {exfiltrating: true}\n  send_mail: {exfiltrating: true, sink_params: [note]}\n")
+	if want := "glob send_* does not apply to send_mail: contract send_mail does, which drops the gate on every argument (no sink_params)"; !slices.Contains(got, want) {
+		t.Errorf("findings %q, want %q among them", got, want)
+	}
+	// An exact server key the top-level glob never reaches is not blamed
+	// on it.
+	got = lint("version: 1\nrules: []\ntools:\n  \"*\": {max_calls: 1}\n  a: {max_calls: 1}\nservers:\n  crm:\n    a: {max_calls: 1}\n")
+	if len(got) != 0 {
+		t.Errorf("findings %q, want none", got)
 	}
 }

@@ -69,6 +69,10 @@ func lostControls(hidden, winner *Contract) []string {
 	}
 	if miss := absent(hidden.SinkParams, winner.SinkParams); len(miss) > 0 {
 		out = append(out, "sink_params "+strings.Join(miss, ", "))
+	} else if len(hidden.SinkParams) == 0 && len(winner.SinkParams) > 0 && exfil(hidden) != "false" {
+		// With none named, every argument is a destination when no name
+		// looks like one; naming some narrows that to them.
+		out = append(out, "the gate on every argument (no sink_params)")
 	}
 	if miss := absent(hidden.WriteParams, winner.WriteParams); len(miss) > 0 {
 		out = append(out, "write_params "+strings.Join(miss, ", "))
@@ -89,6 +93,15 @@ func lostControls(hidden, winner *Contract) []string {
 	}
 	if hidden.OnTaint != "ask" && winner.OnTaint == "ask" {
 		out = append(out, "on_taint: deny")
+	}
+	self := func(c *Contract) string {
+		if c.OnSelfPublished != "" {
+			return c.OnSelfPublished
+		}
+		return c.OnTaint
+	}
+	if self(hidden) != "ask" && winner.OnSelfPublished == "ask" {
+		out = append(out, "on_self_published: deny")
 	}
 	return out
 }
@@ -146,6 +159,9 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 			if sec.server != "" {
 				at = " on server " + sec.server
 			}
+			if tool == "" {
+				tool = "some tools both match"
+			}
 			add(where(winner), LintOverlap, winner, "%s does not apply to %s%s: %s does, which drops %s", hiddenName, tool, at, winnerName, strings.Join(lost, "; "))
 		}
 		name := func(k, in string) string {
@@ -159,14 +175,17 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 		if sec.server != "" {
 			mine = sec.server + "'s "
 		}
-		// Within the section: a glob kept from a name by an exact key or a
-		// more specific glob.
+		// Within the section: a glob kept from some names by an exact key
+		// or a more specific glob.
 		for _, g := range keys {
 			if !isGlobKey(g) {
 				continue
 			}
-			for _, w := range names(g, keys, listed) {
-				if k := keyFor(sec.tools, w); k != g && k != "" {
+			for _, k := range keys {
+				if k == g || (isGlobKey(k) && !rankOf(g).less(rankOf(k))) {
+					continue
+				}
+				if w, ok := example(g, k, listed, func(w string) bool { return keyFor(sec.tools, w) == k }); ok {
 					report(g, k, w, name(g, mine), name(k, mine), sec.tools[g], sec.tools[k])
 				}
 			}
@@ -176,11 +195,8 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 		}
 		// A server's contract over the top-level one.
 		for _, t := range sortedKeys(top) {
-			for _, w := range names(t, append(keys, sortedKeys(top)...), listed) {
-				if keyFor(top, w) != t {
-					continue
-				}
-				if k := keyFor(sec.tools, w); k != "" {
+			for _, k := range keys {
+				if w, ok := example(t, k, listed, func(w string) bool { return keyFor(top, w) == t && keyFor(sec.tools, w) == k }); ok {
 					report(t, k, w, name(t, "the top-level "), name(k, mine), top[t], sec.tools[k])
 				}
 			}
@@ -188,25 +204,26 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 	}
 }
 
-// names are tool names key matches that other keys may take: the listed
-// tools it matches, or, failing those, one name it shares with each other
-// key.
-func names(key string, others, listed []string) []string {
-	var out []string
+// example is a name both keys match where the override applies (ok): a
+// listed tool if one is, else the shortest common name. Keys that only
+// meet in names a third key takes are still reported when both are globs,
+// as "tools both match": which names those are is not worked out, and a
+// finding too many is better than a loosened tool unreported. An exact
+// key names its one tool, which either is such a name or is not.
+func example(a, b string, listed []string, ok func(string) bool) (string, bool) {
 	for _, n := range listed {
-		if matchName(key, n) {
-			out = append(out, n)
+		if matchName(a, n) && matchName(b, n) && ok(n) {
+			return n, true
 		}
 	}
-	if len(out) > 0 {
-		return out
+	w, overlap := globWitness(a, b)
+	switch {
+	case !overlap:
+		return "", false
+	case ok(w):
+		return w, true
+	case isGlobKey(a) && isGlobKey(b):
+		return "", true
 	}
-	for _, o := range others {
-		// A key against itself gives a name it matches: the same glob in
-		// a server's section replaces the top-level one.
-		if w, ok := globWitness(key, o); ok {
-			out = append(out, w)
-		}
-	}
-	return out
+	return "", false
 }

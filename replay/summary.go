@@ -45,10 +45,10 @@ type Summary struct {
 	// ToolServers are the servers of the sessions that called or listed
 	// each tool.
 	ToolServers map[string]map[string]bool
-	// Fixed are, per tool, the argument paths its pinned schema fixes in
-	// some session, with the values (sorted): there they pass the sink
-	// gate.
-	Fixed map[string]map[string][]string
+	// Fixed are, per tool and server, the argument paths its pinned
+	// schema fixes in some session, with the values (sorted): there they
+	// pass the sink gate.
+	Fixed map[string]map[string]map[string][]string
 }
 
 // NewSummary is an empty summary of the records in [since, until).
@@ -56,7 +56,7 @@ func NewSummary(since, until time.Time) *Summary {
 	return &Summary{Since: since, Until: until, Policies: map[string]*engine.Policy{}, sessionIn: map[string]string{},
 		ByTool: map[string]map[string]int{}, ByCheck: map[string]int{}, ByRule: map[string]int{},
 		ByDay: map[string]map[string]int{}, Asks: map[string]int{}, DeniedTo: map[string]int{},
-		DestRaw: map[string][]string{}, ToolServers: map[string]map[string]bool{}, Fixed: map[string]map[string][]string{}}
+		DestRaw: map[string][]string{}, ToolServers: map[string]map[string]bool{}, Fixed: map[string]map[string]map[string][]string{}}
 }
 
 // LogRead is what reading one log's sessions found.
@@ -146,11 +146,14 @@ func (s *Summary) session(ls LogSession) {
 			s.sawServer(on, name)
 			for path, vals := range t.Fixed {
 				if s.Fixed[name] == nil {
-					s.Fixed[name] = map[string][]string{}
+					s.Fixed[name] = map[string]map[string][]string{}
 				}
-				all := append(s.Fixed[name][path], vals...)
+				if s.Fixed[name][on] == nil {
+					s.Fixed[name][on] = map[string][]string{}
+				}
+				all := append(s.Fixed[name][on][path], vals...)
 				slices.Sort(all)
-				s.Fixed[name][path] = slices.Compact(all)
+				s.Fixed[name][on][path] = slices.Compact(all)
 			}
 		}
 	}

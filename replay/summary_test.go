@@ -75,7 +75,7 @@ func TestSummaryFixed(t *testing.T) {
 		{Start: &Start{Session: "s", Server: "gateway", Tools: []engine.ToolDef{{Name: "shop.refund", Fixed: fixed}, {Name: "mail.send"}}}},
 		{Call: &Call{ID: "c", Server: "shop", Tool: "refund"}},
 	}})
-	if got := s.Fixed["refund"]; !reflect.DeepEqual(got, fixed) {
+	if got := s.Fixed["refund"]["shop"]; !reflect.DeepEqual(got, fixed) {
 		t.Errorf("fixed paths of refund: %v", got)
 	}
 	if _, ok := s.Fixed["send"]; ok {

@@ -113,7 +113,7 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 	on := map[cols][]string{}
 	for _, s := range servers {
 		var c cols
-		c.budget, c.path, c.patterns, c.sink = p.contractText(tool, p.Policy.Explain(s, tool).Contract)
+		c.budget, c.path, c.patterns, c.sink = p.contractText(tool, s, p.Policy.Explain(s, tool).Contract)
 		if _, ok := on[c]; !ok {
 			order = append(order, c)
 		}
@@ -141,13 +141,13 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 }
 
 // contractText describes one contract of a tool, or its absence.
-func (p *Pack) contractText(tool string, c *engine.Contract) (budget, path, patterns, sink string) {
+func (p *Pack) contractText(tool, server string, c *engine.Contract) (budget, path, patterns, sink string) {
 	budget, path, patterns, sink = "-", "-", "-", "-"
 	if d := p.Dests[tool]; len(d) > 0 {
 		// No contract says otherwise: destination-shaped arguments gate it.
 		sink = "gated by its arguments " + strings.Join(d, ", ")
 	}
-	if f := p.Fixed[tool]; len(f) > 0 {
+	if f := p.fixedOn(tool, server); len(f) > 0 {
 		defer func() {
 			if sink != "not a sink" {
 				sink = strings.TrimPrefix(sink+"; ", "-; ") + "where gated, values its schema fixes pass: " + fixedText(f)
@@ -217,18 +217,33 @@ func contractNames(spec *engine.File) []string {
 	return out
 }
 
-// fixedText lists schema-fixed values by path, a few of each: a reviewer
-// must see which addresses a server's own schema lets through.
+// fixedOn is what the schema of tool on server fixes; with no server
+// known (""), what any server's does.
+func (p *Pack) fixedOn(tool, server string) map[string][]string {
+	by := p.Fixed[tool]
+	if server != "" || len(by) == 0 {
+		return by[server]
+	}
+	all := map[string][]string{}
+	for _, f := range by {
+		for path, vals := range f {
+			all[path] = append(all[path], vals...)
+		}
+	}
+	for path := range all {
+		slices.Sort(all[path])
+		all[path] = slices.Compact(all[path])
+	}
+	return all
+}
+
+// fixedText lists schema-fixed values by path, every one of them: the
+// server chose them, and could put harmless ones first to hide the
+// address it means to send to behind a count.
 func fixedText(f map[string][]string) string {
 	var out []string
 	for _, path := range sortedKeys(f) {
-		vals := f[path]
-		shown := vals[:min(len(vals), 4)]
-		text := path + " = " + strings.Join(shown, " | ")
-		if len(vals) > len(shown) {
-			text += fmt.Sprintf(" (and %d more)", len(vals)-len(shown))
-		}
-		out = append(out, text)
+		out = append(out, path+" = "+strings.Join(f[path], " | "))
 	}
 	return strings.Join(out, ", ")
 }

@@ -116,7 +116,9 @@ func mdEscape(s string) string {
 	s = plain(s)
 	s = strings.ReplaceAll(s, `\`, `\\`)
 	s = strings.ReplaceAll(s, "|", `\|`)
-	for _, c := range []string{"*", "_", "`", "<", ">", "[", "]"} {
+	// & would start an entity (&#x202E; is a bidi override once decoded,
+	// &#124; a pipe) and ~~ a strikethrough over the cells that follow.
+	for _, c := range []string{"*", "_", "`", "<", ">", "[", "]", "&", "~"} {
 		s = strings.ReplaceAll(s, c, `\`+c)
 	}
 	return s

@@ -109,7 +109,7 @@ func TestPackListsListedTools(t *testing.T) {
 	}
 	sum := replay.NewSummary(time.Time{}, time.Time{})
 	sum.ToolServers["lookup"] = map[string]bool{"crm": true}
-	sum.Fixed["lookup"] = map[string][]string{"channel": {"a", "b", "c", "d", "e"}, "data.notify": {"ops@corp.example"}}
+	sum.Fixed["lookup"] = map[string]map[string][]string{"crm": {"channel": {"a", "b", "c", "d", "e"}, "data.notify": {"ops@corp.example"}}}
 	pk := &Pack{Policy: p, Summary: sum}
 	if _, _, err := pk.listTools(PackInput{}); err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestPackListsListedTools(t *testing.T) {
 	if !slices.Contains(pk.ToolNames, "lookup") {
 		t.Errorf("tools %v leave out the listed lookup", pk.ToolNames)
 	}
-	if _, _, _, _, sink := pk.controls("lookup"); sink != "where gated, values its schema fixes pass: channel = a | b | c | d (and 1 more), data.notify = ops@corp.example" {
+	if _, _, _, _, sink := pk.controls("lookup"); sink != "where gated, values its schema fixes pass: channel = a | b | c | d | e, data.notify = ops@corp.example" {
 		t.Errorf("lookup's sink column %q", sink)
 	}
 }
