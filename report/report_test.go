@@ -121,3 +121,40 @@ func TestPackListsListedTools(t *testing.T) {
 		t.Errorf("lookup's sink column %q", sink)
 	}
 }
+
+// TestPackServerTextInert: values a server's schema fixes reach the pack,
+// and an entity or ~~ in them must stay text: decoded, &#x202E; would be
+// a bidi override and &#124; a forged separator; ~~ would strike out the
+// cells after it.
+func TestPackServerTextInert(t *testing.T) {
+	p, err := engine.Load("p.yaml", []byte("version: 1\nrules: []\ntools:\n  lookup: {max_calls: 1}\nservers:\n  b:\n    lookup: {max_calls: 2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := replay.NewSummary(time.Time{}, time.Time{})
+	sum.ToolServers["lookup"] = map[string]bool{"a": true, "b": true}
+	sum.Fixed["lookup"] = map[string]map[string][]string{
+		"a": {"to": {"x~~y", "&#x202E;moc.elpmaxe@sop", "&#124; FORGED"}},
+		"b": {"to": {"z~~w"}},
+	}
+	pk := &Pack{Policy: p, Summary: sum}
+	if _, _, err := pk.listTools(PackInput{}); err != nil {
+		t.Fatal(err)
+	}
+	html, err := pk.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"\u202e", "<del>", "| FORGED"} {
+		if strings.Contains(string(html), bad) {
+			t.Errorf("the HTML pack holds %q from server text", bad)
+		}
+	}
+	if !strings.Contains(string(html), "&amp;#x202E;moc.elpmaxe@sop") || !strings.Contains(string(html), "x~~y") {
+		t.Errorf("the values are not shown as written")
+	}
+	// Server a's values are a's, not b's.
+	if _, _, _, _, sink := pk.controls("lookup"); strings.Count(sink, "FORGED") != 1 || !strings.Contains(sink, "on b: ") {
+		t.Errorf("sink column %q", sink)
+	}
+}
