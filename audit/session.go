@@ -201,6 +201,14 @@ func (s *Session) commit(pc *Pending, d engine.Decision) {
 	}
 }
 
+// Made tells whether the session has made call id: a second call with an
+// id already used is refused, and asking this costs no error value on the
+// path every call takes.
+func (s *Session) Made(id string) bool {
+	_, ok := s.calls[id]
+	return ok
+}
+
 // Lookup is the call the session made with id.
 func (s *Session) Lookup(id string) (*Pending, error) {
 	pc, ok := s.calls[id]

@@ -204,7 +204,7 @@ func (r *Recorder) call(s *audit.Session, ev *Event, now time.Time, elicit bool,
 		digest = engine.ArgsHMAC(r.Secret, c.Args)
 	}
 	call := &engine.Call{ID: c.ID, Server: s.State().Server, Tool: c.Tool, Args: c.Args, Digest: digest}
-	if _, err := s.Lookup(c.ID); err == nil {
+	if s.Made(c.ID) {
 		return fail("call id %q used twice in session %q", c.ID, s.ID())
 	}
 	d := s.Decide(call, now)

@@ -64,7 +64,7 @@ func Run(p *engine.Policy, file string, events []Event) ([]Result, error) {
 			c := ev.Call
 			call := &engine.Call{ID: c.ID, Server: s.State().Server, Tool: c.Tool, Args: c.Args,
 				Redacted: c.Redacted, Digest: engine.ArgsDigest(c.Args)}
-			if _, dup := s.Lookup(c.ID); dup == nil {
+			if s.Made(c.ID) {
 				return nil, fail("call id %q used twice in session %q", c.ID, s.ID())
 			}
 			d := s.Decide(call, now)

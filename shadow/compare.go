@@ -139,7 +139,7 @@ func (cmp *comparison) call(ev *replay.Event, now time.Time, fail func(string, .
 		server = b.State().Server
 	}
 	call := &engine.Call{ID: e.ID, Server: server, Tool: e.Tool, Args: e.Args, Redacted: e.Redacted, Digest: digest}
-	if _, dup := b.Lookup(e.ID); dup == nil {
+	if b.Made(e.ID) {
 		return fail("call id %q used twice in session %q", e.ID, b.ID())
 	}
 	var db engine.Decision

@@ -35,7 +35,7 @@ func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
 	} else if !strings.HasPrefix(b.Digest, "hmac-sha256:") {
 		set.find(rec, b.Call, FindRecord, b.Digest, "hmac-sha256:…", "a call with redacted arguments must bind grants to a keyed digest")
 	}
-	if _, dup := vs.s.Lookup(b.Call); dup == nil {
+	if vs.s.Made(b.Call) {
 		return fmt.Errorf("call id %q used twice in session %q", b.Call, vs.s.ID())
 	}
 	vs.asked[b.Call] = rec.TS
