@@ -147,3 +147,25 @@ func BenchmarkTaintNearMisses(b *testing.B) {
 		Decide(p, s, c, t0)
 	}
 }
+
+// BenchmarkDecideGlobContracts is DecideRules with the tool's contract
+// found among 200 glob contracts, of which the matching one ranks last,
+// and a server section tried first: what glob keys add to a decision.
+func BenchmarkDecideGlobContracts(b *testing.B) {
+	var text strings.Builder
+	text.WriteString("version: 1\nrules:\n  - {id: all, tool: \"*\", action: allow}\ntools:\n")
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&text, "  \"team%03d_*\": {max_calls: 1000}\n", i)
+	}
+	text.WriteString("  \"get_*\": {max_calls: 1000}\nservers:\n  mail:\n    \"x*\": {max_calls: 1}\n")
+	p := mustLoad(b, text.String())
+	s := NewState("s", "mail", Principal{Subject: "ana"}, []ToolDef{{Name: "get_recent_messages"}})
+	c := &Call{Tool: "get_recent_messages", Args: map[string]any{"limit": "5"}}
+	if d := Decide(p, s, c, t0); d.Verdict != Allow {
+		b.Fatalf("unexpected decision %+v", d)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Decide(p, s, c, t0)
+	}
+}
