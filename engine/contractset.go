@@ -53,15 +53,22 @@ func rankOf(g string) globRank {
 func isGlobKey(k string) bool { return strings.ContainsAny(k, "*?") }
 
 func (cs *contractSet) lookup(tool string) *contract {
+	_, c := cs.find(tool)
+	return c
+}
+
+// find is the key and the contract the section gives tool: an exact
+// name, else the most specific glob that matches; "" and nil for none.
+func (cs *contractSet) find(tool string) (string, *contract) {
 	if c, ok := cs.exact[tool]; ok {
-		return c
+		return tool, c
 	}
 	for i := range cs.globs {
 		if cs.globs[i].g.match(tool) {
-			return cs.globs[i].c
+			return cs.globs[i].key, cs.globs[i].c
 		}
 	}
-	return nil
+	return "", nil
 }
 
 func (cs *contractSet) each(f func(*contract)) {
@@ -98,9 +105,6 @@ func compileSet(tools map[string]*Contract, keys ...any) (contractSet, *compileE
 		}
 		if err := checkGlob(name); err != nil {
 			return cs, at(fail(err.Error(), "tools", name))
-		}
-		if !utf8.ValidString(name) {
-			return cs, at(fail(fmt.Sprintf("glob %q is not valid UTF-8", name), "tools", name))
 		}
 		if utf8.RuneCountInString(name) > maxGlobKey {
 			// Each pair of globs is checked for overlap at load, in time

@@ -83,7 +83,7 @@ func Lint(name string, data []byte, tools []string) ([]Finding, error) {
 			fetchers = append(fetchers, tool)
 		}
 	}
-	for _, sec := range sections(spec) {
+	for _, sec := range sections(spec, pol) {
 		for _, tool := range sortedKeys(sec.tools) {
 			c := sec.tools[tool]
 			line := lineOf(root, append(sec.keys, tool)...)
@@ -103,7 +103,7 @@ func Lint(name string, data []byte, tools []string) ([]Finding, error) {
 			lintOrigin(add, line, tool, c, fetchers)
 		}
 	}
-	lintOverlaps(add, root, spec, tools)
+	lintOverlaps(add, root, spec, pol, tools)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out, nil
 }

@@ -14,29 +14,22 @@ type section struct {
 	server string // "" for the top level
 	keys   []any  // where it sits in the file
 	tools  map[string]*Contract
+	set    *contractSet // as compiled: which key a tool gets
 }
 
-func sections(f *File) []section {
-	out := []section{{keys: []any{"tools"}, tools: f.Tools}}
+// sections are the sections of pol's expanded file f.
+func sections(f *File, pol *Policy) []section {
+	out := []section{{keys: []any{"tools"}, tools: f.Tools, set: &pol.contracts}}
 	for _, s := range sortedKeys(f.Servers) {
-		out = append(out, section{server: s, keys: []any{"servers", s}, tools: f.Servers[s]})
+		out = append(out, section{server: s, keys: []any{"servers", s}, tools: f.Servers[s], set: pol.servers[s]})
 	}
 	return out
 }
 
-// keyFor is the key of the contract a section gives tool, as the engine
-// chooses it (contractSet.lookup), or "".
-func keyFor(tools map[string]*Contract, tool string) string {
-	if _, ok := tools[tool]; ok {
-		return tool
-	}
-	best, rank := "", globRank{-1, -1}
-	for _, k := range sortedKeys(tools) {
-		if isGlobKey(k) && matchName(k, tool) && rank.less(rankOf(k)) {
-			best, rank = k, rankOf(k)
-		}
-	}
-	return best
+// keyFor is the key whose contract the section gives tool, or "".
+func (sec section) keyFor(tool string) string {
+	k, _ := sec.set.find(tool)
+	return k
 }
 
 // lostControls are what a tool stops being held to when winner's
@@ -124,9 +117,10 @@ func absent(a, b []string) []string {
 // exfiltrating: true or a budget is worth a look; one that keeps them is
 // what an override is for, and is not reported. listed, when not nil,
 // are real tool names, which make better examples than made-up ones.
-func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node, f *File, listed []string) {
-	top := f.Tools
-	for _, sec := range sections(f) {
+func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node, f *File, pol *Policy, listed []string) {
+	secs := sections(f, pol)
+	top := secs[0]
+	for _, sec := range secs {
 		where := func(k string) int { return lineOf(root, append(sec.keys, k)...) }
 		on := ""
 		if sec.server != "" {
@@ -185,7 +179,7 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 				if k == g || (isGlobKey(k) && !rankOf(g).less(rankOf(k))) {
 					continue
 				}
-				if w, ok := example(g, k, listed, func(w string) bool { return keyFor(sec.tools, w) == k }); ok {
+				if w, ok := example(g, k, listed, func(w string) bool { return sec.keyFor(w) == k }); ok {
 					report(g, k, w, name(g, mine), name(k, mine), sec.tools[g], sec.tools[k])
 				}
 			}
@@ -194,10 +188,10 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 			continue
 		}
 		// A server's contract over the top-level one.
-		for _, t := range sortedKeys(top) {
+		for _, t := range sortedKeys(top.tools) {
 			for _, k := range keys {
-				if w, ok := example(t, k, listed, func(w string) bool { return keyFor(top, w) == t && keyFor(sec.tools, w) == k }); ok {
-					report(t, k, w, name(t, "the top-level "), name(k, mine), top[t], sec.tools[k])
+				if w, ok := example(t, k, listed, func(w string) bool { return top.keyFor(w) == t && sec.keyFor(w) == k }); ok {
+					report(t, k, w, name(t, "the top-level "), name(k, mine), top.tools[t], sec.tools[k])
 				}
 			}
 		}

@@ -114,16 +114,6 @@ func fixedPath(segs []seg) string {
 	return key
 }
 
-// schemaFixes tells whether the pinned schema of the call's tool fixes
-// the argument at segs to the value v.
-func (s *State) schemaFixes(c *Call, segs []seg, v string) bool {
-	fixed := s.fixed[pinName(s, c)]
-	if fixed == nil {
-		return false
-	}
-	return slices.Contains(fixed[fixedPath(segs)], v)
-}
-
 // knownDialect tells whether a $schema names a JSON Schema dialect in
 // which enum and const bind as read here: draft-06 onwards. MCP's default,
 // with no $schema, is 2020-12.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -75,8 +76,8 @@ func destinations(ct *contract, c *Call, out []dest) []dest {
 // fixes (none when s is nil).
 func destinationsIn(s *State, ct *contract, c *Call, out []dest) []dest {
 	w := walker{c: c, ct: ct, out: out}
-	if s != nil && s.fixed[pinName(s, c)] != nil {
-		w.s = s
+	if s != nil && s.fixed != nil {
+		w.fixed = s.fixed[pinName(s, c)]
 	}
 	for _, sp := range ct.sinks {
 		v, present, unk := valueAt(c, sp)
@@ -114,10 +115,10 @@ func destinationsIn(s *State, ct *contract, c *Call, out []dest) []dest {
 }
 
 type walker struct {
-	c   *Call
-	ct  *contract
-	s   *State // set when the tool's schema fixes some values
-	out []dest
+	c     *Call
+	ct    *contract
+	fixed map[string][]string // what the tool's pinned schema fixes, by fixedPath
+	out   []dest
 }
 
 func (w *walker) redacted(segs []seg) bool {
@@ -177,7 +178,7 @@ func (w *walker) flatten(v any, segs []seg, depth int) {
 	switch v := v.(type) {
 	case string:
 		if n := Normalize(v); n != "" {
-			w.out = append(w.out, dest{norm: n, raw: v, path: pathString(segs), fixed: w.s != nil && w.s.schemaFixes(w.c, segs, v)})
+			w.out = append(w.out, dest{norm: n, raw: v, path: pathString(segs), fixed: w.fixed != nil && slices.Contains(w.fixed[fixedPath(segs)], v)})
 		}
 	case map[string]any:
 		for _, k := range sortedKeys(v) {

@@ -147,7 +147,9 @@ func (p *Pack) contractText(tool, server string, c *engine.Contract) (budget, pa
 		// No contract says otherwise: destination-shaped arguments gate it.
 		sink = "gated by its arguments " + strings.Join(d, ", ")
 	}
-	if f := p.fixedOn(tool, server); len(f) > 0 {
+	// A session's tools record both the server and what each schema
+	// fixes, so a tool with fixed values always has its servers known.
+	if f := p.Fixed[tool][server]; len(f) > 0 {
 		defer func() {
 			if sink != "not a sink" {
 				sink = strings.TrimPrefix(sink+"; ", "-; ") + "where gated, values its schema fixes pass: " + fixedText(f)
@@ -215,26 +217,6 @@ func contractNames(spec *engine.File) []string {
 		add(sec)
 	}
 	return out
-}
-
-// fixedOn is what the schema of tool on server fixes; with no server
-// known (""), what any server's does.
-func (p *Pack) fixedOn(tool, server string) map[string][]string {
-	by := p.Fixed[tool]
-	if server != "" || len(by) == 0 {
-		return by[server]
-	}
-	all := map[string][]string{}
-	for _, f := range by {
-		for path, vals := range f {
-			all[path] = append(all[path], vals...)
-		}
-	}
-	for path := range all {
-		slices.Sort(all[path])
-		all[path] = slices.Compact(all[path])
-	}
-	return all
 }
 
 // fixedText lists schema-fixed values by path, every one of them: the
