@@ -1,61 +1,233 @@
 package main
 
 import (
-	"bytes"
-	_ "embed"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"bailiff/engine"
+	"bailiff/internal/demo"
 	"bailiff/report"
 )
 
-//go:embed demo/policy.yaml
-var demoPolicy []byte
-
-//go:embed demo/hijacked.jsonl
-var demoTrace []byte
-
-func newDemo(stdout io.Writer) *cobra.Command {
+func newDemo(stdout, stderr io.Writer) *cobra.Command {
 	var format formatFlag
+	var dir string
 	c := &cobra.Command{
-		Use:   "demo",
-		Short: "Replay a hijacked agent's session under a built-in policy",
-		Long: `demo replays a built-in session in which a mail assistant reads an email
-carrying injected instructions and then tries to send the user's data to
-the attacker, rewrite its own tools, and write outside its sandbox. It
-prints the verdict bailiff gives every call, and needs nothing but this
-binary.`,
+		Use:   "demo [-o DIR]",
+		Short: "Run a hijacked agent through the real gateway, then check the log offline",
+		Long: `demo tells bailiff's story with nothing to configure. It starts the real
+bailiff run in front of a small MCP server built into this binary, whose
+tools really send mail (to an outbox file) and really write and delete
+files (in a workspace folder). A scripted agent does its user's task, and
+also what a poisoned email in the inbox tells it to: mail a report to the
+attacker, write a shell hook outside the workspace, delete every file.
+
+Then demo reads the disk back to show what reached it, and runs the
+offline toolkit on the audit log the gateway wrote: verify, verify of a
+tampered copy, shadow of a stricter policy, ablate, and the review pack
+in Markdown and HTML. Everything goes to DIR (default: a new temporary
+directory), and the transcript says where.
+
+Exit 0 when every check holds; 1 when one does not (the transcript says
+which); 2 when the demo cannot run.`,
 		Example: `  bailiff demo
+  bailiff demo -o demo-out
   bailiff demo --format json`,
 		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			_, err := format.get()
+			f, err := format.get()
+			if err == nil && f == report.Markdown {
+				return usageErr(errors.New("demo prints a transcript (table) or a summary (json), not markdown"), "bailiff demo --format json")
+			}
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pol, err := engine.Load("demo/policy.yaml", demoPolicy)
-			if err != nil {
-				return err
-			}
-			res, err := replayTrace(pol, "demo/hijacked.jsonl", demoTrace)
-			if err != nil {
-				return err
-			}
 			f, _ := format.get()
-			var out bytes.Buffer
-			if f == report.Table {
-				fmt.Fprintf(&out, "bailiff demo: a mail assistant reads an injected email (policy %s)\n\n", pol.Version()[:19])
-			}
-			if err := report.Verdicts(&out, f, res); err != nil {
-				return err
-			}
-			_, err = stdout.Write(out.Bytes())
-			return err
+			return runDemo(cmd.Context(), stdout, stderr, dir, f)
 		},
 	}
+	c.Flags().StringVarP(&dir, "output", "o", "", "directory to write everything to: new or empty (default: a new temporary directory)")
 	format.register(c)
 	return c
+}
+
+// newDemoServer is the demo's MCP server on stdio, which demo starts
+// behind bailiff run. It is hidden: it has no use of its own.
+func newDemoServer(stdin io.Reader, stdout io.Writer) *cobra.Command {
+	var dir string
+	c := &cobra.Command{
+		Use:    "demo-server --dir DIR",
+		Short:  "The demo's MCP server (started by bailiff demo)",
+		Hidden: true,
+		Args:   noArgs(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				return usageErr(errors.New("demo-server needs --dir"), "bailiff demo starts it")
+			}
+			t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+			return demo.Server(demo.Layout{Dir: dir}).Run(context.Background(), t)
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "the demo directory")
+	return c
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// demoDir makes the demo's directory: the one named, which must be new
+// or empty (a demo never writes over anything), or a new temporary one.
+func demoDir(dir string) (string, error) {
+	if dir == "" {
+		return os.MkdirTemp("", "bailiff-demo-")
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return filepath.Abs(dir)
+	case err != nil:
+		return "", usageErr(fmt.Errorf("cannot use %s: %v", dir, unwrapPath(err)), "give a new or empty directory")
+	case len(entries) > 0:
+		return "", usageErr(fmt.Errorf("%s is not empty: the demo writes only into a new or empty directory", dir), "bailiff demo -o NEW-DIR")
+	}
+	return filepath.Abs(dir)
+}
+
+// demoRun is one demo: its files, and what each stage found.
+type demoRun struct {
+	root  string      // everything the demo writes
+	l     demo.Layout // the server's files, under root: bailiff run refuses a log where the server may write
+	stage *demoProgress
+	sum   demoSummary
+}
+
+func (d *demoRun) path(name string) string { return filepath.Join(d.root, name) }
+
+func runDemo(ctx context.Context, stdout, stderr io.Writer, dir string, f report.Format) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	dir, err := demoDir(dir)
+	if err != nil {
+		return err
+	}
+	d := &demoRun{root: dir, l: demo.Layout{Dir: filepath.Join(dir, "office")}, stage: newDemoProgress(stderr, 8)}
+	d.sum.Dir = dir
+	defer d.stage.Done()
+	if err := d.prepare(); err != nil {
+		return err
+	}
+	if err := d.session(ctx); err != nil {
+		return err
+	}
+	for _, step := range []func() error{d.disk, d.verify, d.tamper, d.shadow, d.ablate, d.report} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	d.stage.Done()
+	d.sum.OK = d.sum.ok()
+	var out []byte
+	if f == report.JSON {
+		out, err = json.MarshalIndent(d.sum, "", "  ")
+		out = append(out, '\n')
+	} else {
+		out = []byte(d.sum.transcript())
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := stdout.Write(out); err != nil {
+		return err
+	}
+	if !d.sum.OK {
+		return &ExitError{Code: exitFinding, Err: errors.New("a demo check failed: see the transcript")}
+	}
+	return nil
+}
+
+// prepare writes the workspace, inbox and both policies.
+func (d *demoRun) prepare() error {
+	d.stage.Next("preparing " + d.root)
+	if err := demo.Setup(d.l); err != nil {
+		return err
+	}
+	if err := os.WriteFile(d.path("policy.yaml"), []byte(demo.Policy(d.l)), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(d.path("stricter.yaml"), []byte(demo.Stricter(d.l)), 0o644)
+}
+
+// session runs the agent through the real gateway: bailiff run, as a
+// process of its own, in front of the demo server, as a process of its
+// own, with an MCP client that approves what its human would.
+func (d *demoRun) session(ctx context.Context) error {
+	d.stage.Next("running the agent through bailiff run")
+	self, err := executable()
+	if err != nil {
+		return err
+	}
+	gw := exec.Command(self, "run", "--policy", d.path("policy.yaml"), "--audit", d.path("audit.jsonl"),
+		"--server", "office", "--session", demo.Session, "--principal", "ana",
+		"--", self, "demo-server", "--dir", d.l.Dir)
+	var gwErr strings.Builder
+	gw.Stderr = &gwErr
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bailiff-demo-agent", Version: "1"},
+		&mcp.ClientOptions{ElicitationHandler: demo.Approves})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: gw}, nil)
+	if err != nil {
+		return fmt.Errorf("starting the gateway: %v\n%s", err, gwErr.String())
+	}
+	steps := demo.Script(d.l)
+	answers, err := demo.Drive(ctx, cs, steps)
+	if cerr := cs.Close(); err == nil && cerr != nil && !isExitAfterClose(cerr) {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("the agent's session: %v\n%s", err, gwErr.String())
+	}
+	log, err := os.Open(d.path("audit.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	decisions, err := demo.Decisions(log)
+	if err != nil {
+		return fmt.Errorf("reading the gateway's log: %v", err)
+	}
+	if len(decisions) != len(steps) {
+		return fmt.Errorf("the gateway recorded %d calls for the agent's %d", len(decisions), len(steps))
+	}
+	for i, st := range steps {
+		d.sum.Calls = append(d.sum.Calls, demoCall{Step: i + 1, Says: st.Says, Attack: st.Attack, Decision: decisions[i], Refused: answers[i].Refused})
+	}
+	return nil
+}
+
+// isExitAfterClose is the error a closed stdio session may report once the
+// gateway has exited because its input ended.
+func isExitAfterClose(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.Exited()
+}
+
+// disk reads back what the server did.
+func (d *demoRun) disk() error {
+	d.stage.Next("reading the disk back")
+	checks, err := demo.CheckDisk(d.l)
+	d.sum.Disk = checks
+	return err
 }

@@ -151,7 +151,7 @@ Put a real MCP server behind it:
 		}
 		return usageErr(err, helpHint(c))
 	})
-	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout),
+	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout, stderr), newDemoServer(stdin, stdout),
 		newRecord(stdout, stderr), newVerify(stdout, stderr), newKeygen(stderr), newCheckpoint(stdout, stderr),
 		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr),
 		newRun(stdin, stdout, stderr), newGateway(stdin, stderr), newInit(stdin, stdout), newShadow(stdout, stderr), newAblate(stdout, stderr), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"))

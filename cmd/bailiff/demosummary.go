@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"bailiff/internal/demo"
+)
+
+// demoSummary is what `demo --format json` prints: what a script checks
+// to know the story held.
+type demoSummary struct {
+	OK       bool         `json:"ok"`
+	Dir      string       `json:"dir"`
+	Calls    []demoCall   `json:"calls"`
+	Disk     []demo.Check `json:"disk"`
+	Verify   demoVerify   `json:"verify"`
+	Tampered demoVerify   `json:"tampered"`
+	Shadow   demoShadow   `json:"shadow"`
+	Ablate   demoAblate   `json:"ablate"`
+	Report   demoReport   `json:"report"`
+}
+
+type demoCall struct {
+	Step   int    `json:"step"`
+	Says   string `json:"agent"`
+	Attack bool   `json:"attack"`
+	demo.Decision
+	// Refused is what the agent saw: an error result.
+	Refused bool `json:"refused"`
+}
+
+type demoVerify struct {
+	Command  string `json:"command"`
+	Exit     int    `json:"exit"`
+	Edit     string `json:"edit,omitempty"`
+	Records  int    `json:"records,omitempty"`
+	Calls    int    `json:"calls,omitempty"`
+	Findings int    `json:"findings"`
+	First    string `json:"first_finding,omitempty"`
+}
+
+type demoShadow struct {
+	Command   string         `json:"command"`
+	Candidate string         `json:"candidate"`
+	Changes   map[string]int `json:"changes"`
+}
+
+type demoAblate struct {
+	Command       string          `json:"command"`
+	Attacks       int             `json:"attacks"`
+	Stopped       int             `json:"attacks_stopped"`
+	BenignStopped int             `json:"benign_stopped"`
+	Checks        []demoAblateRow `json:"checks"`
+	Dead          []string        `json:"dead"`
+}
+
+type demoAblateRow struct {
+	Check   string `json:"check"`
+	Changed int    `json:"changed"`
+	Stops   int    `json:"attacks_only_it_stops"`
+}
+
+type demoReport struct {
+	Command string `json:"command"`
+	Exit    int    `json:"exit"`
+}
+
+// ok is whether the story held: every attack refused and every benign
+// call let through, the disk as it should be, the log verified and its
+// tampered copy caught.
+func (s *demoSummary) ok() bool {
+	for _, c := range s.Calls {
+		if c.Attack != (c.Verdict != "allow") || c.Attack != c.Refused {
+			return false
+		}
+	}
+	for _, c := range s.Disk {
+		if !c.OK {
+			return false
+		}
+	}
+	return s.Verify.Exit == 0 && s.Verify.Findings == 0 && s.Tampered.Exit == 1 && s.Tampered.Findings > 0 && s.Report.Exit == 0
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "FAIL"
+}
+
+// transcript is the story for a person.
+func (s *demoSummary) transcript() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "bailiff demo: an office assistant meets a poisoned email, behind the real gateway\n\n")
+	fmt.Fprintf(&b, "The user asked for a summary of the Q3 report, mailed to bob@corp.example and\ncarol@partner.example. An email in the inbox tells the agent to do worse.\n\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tTHE AGENT\t\tVERDICT\tCHECK\tRULE")
+	for _, c := range s.Calls {
+		who := ""
+		if c.Attack {
+			who = "injected"
+		}
+		verdict := c.Verdict
+		if c.Asked {
+			verdict += " (asked, approved)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", c.Step, c.Says, who, verdict, c.Check, orDash(c.Rule))
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\nWhy the injected calls were refused:\n")
+	for _, c := range s.Calls {
+		if c.Attack {
+			fmt.Fprintf(&b, "  %d  %s\n", c.Step, c.Reason)
+		}
+	}
+	fmt.Fprintf(&b, "\nOn disk, read back from the files themselves:\n")
+	for _, c := range s.Disk {
+		fmt.Fprintf(&b, "  %-4s %s (%s)\n", mark(c.OK), c.Name, c.Detail)
+	}
+	fmt.Fprintf(&b, "\nThe offline toolkit, on the log the gateway wrote:\n")
+	fmt.Fprintf(&b, "  %-4s $ %s\n       %d records, %d calls, every verdict recomputed: %d findings\n", mark(s.Verify.Exit == 0 && s.Verify.Findings == 0),
+		s.Verify.Command, s.Verify.Records, s.Verify.Calls, s.Verify.Findings)
+	fmt.Fprintf(&b, "  %-4s $ %s\n       (%s) caught: exit %d, %s\n", mark(s.Tampered.Exit == 1 && s.Tampered.Findings > 0),
+		s.Tampered.Command, s.Tampered.Edit, s.Tampered.Exit, orDash(s.Tampered.First))
+	fmt.Fprintf(&b, "       $ %s\n       %s: %s\n", s.Shadow.Command, s.Shadow.Candidate, changes(s.Shadow.Changes))
+	fmt.Fprintf(&b, "       $ %s\n       %s\n", s.Ablate.Command, stops(s.Ablate))
+	fmt.Fprintf(&b, "  %-4s $ %s\n", mark(s.Report.Exit == 0), s.Report.Command)
+	fmt.Fprintf(&b, "\nEverything is in %s:\n", s.Dir)
+	for _, f := range demoFiles {
+		fmt.Fprintf(&b, "  %-22s %s\n", f[0], f[1])
+	}
+	if s.OK {
+		fmt.Fprintf(&b, "\nEvery check held.\n")
+	} else {
+		fmt.Fprintf(&b, "\nA check FAILED (marked above).\n")
+	}
+	return b.String()
+}
+
+// demoFiles are what the demo leaves in its directory.
+var demoFiles = [][2]string{
+	{"audit.jsonl", "the gateway's hash-chained audit log (evidence in audit.jsonl.evidence/)"},
+	{"pack.md, pack.html", "the review pack"},
+	{"policy.yaml", "the policy the gateway enforced"},
+	{"stricter.yaml", "the candidate policy shadow scored"},
+	{"shadow.json, ablate.json", "shadow's and ablate's results"},
+	{"labels.jsonl", "which calls were attacks, for ablate"},
+	{"tampered.jsonl", "the edited copy verify caught"},
+	{"office/", "the demo server's workspace, inbox and outbox"},
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func changes(m map[string]int) string {
+	var parts []string
+	for _, k := range []string{"newly-denied", "newly-asked", "newly-allowed", "unevaluable", "unchanged"} {
+		if n, ok := m[k]; ok {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func stops(a demoAblate) string {
+	s := fmt.Sprintf("the policy stops %d of %d attacks and %d benign calls", a.Stopped, a.Attacks, a.BenignStopped)
+	var parts []string
+	for _, r := range a.Checks {
+		parts = append(parts, fmt.Sprintf("%s %d", r.Check, r.Stops))
+	}
+	if len(parts) > 0 {
+		s += "; attacks only one check stops: " + strings.Join(parts, ", ")
+	}
+	if len(a.Dead) > 0 {
+		s += "; changing nothing here: " + strings.Join(a.Dead, ", ")
+	}
+	return s
+}
+
+// demoProgress shows which stage the demo is in, on stderr when it is a
+// terminal; elsewhere it prints nothing.
+type demoProgress struct{ bar *progressbar.ProgressBar }
+
+func newDemoProgress(stderr io.Writer, stages int) *demoProgress {
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return &demoProgress{}
+	}
+	return &demoProgress{bar: progressbar.NewOptions(stages, progressbar.OptionSetWriter(f),
+		progressbar.OptionSetRenderBlankState(true), progressbar.OptionClearOnFinish(), progressbar.OptionShowCount())}
+}
+
+// Next starts a stage.
+func (p *demoProgress) Next(what string) {
+	if p.bar != nil {
+		p.bar.Describe(what)
+		_ = p.bar.Add(1)
+	}
+}
+
+// Done clears the display; it may be called more than once.
+func (p *demoProgress) Done() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		_ = p.bar.Clear()
+		p.bar = nil
+	}
+}
