@@ -18,7 +18,7 @@ func TestExitCodes(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"demo"}, 0},
+		{[]string{"demo", "--format", "markdown"}, 2},
 		{[]string{"--help"}, 0},
 		{[]string{"replay", "--policy", pol, trace}, 0},
 		{[]string{"replay", "--policy", pol, "--format", "json", trace}, 0},

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"bailiff/internal/demo"
@@ -66,25 +65,21 @@ which); 2 when the demo cannot run.`,
 func newDemoServer(stdin io.Reader, stdout io.Writer) *cobra.Command {
 	var dir string
 	c := &cobra.Command{
-		Use:    "demo-server --dir DIR",
-		Short:  "The demo's MCP server (started by bailiff demo)",
-		Hidden: true,
-		Args:   noArgs(),
+		Use:     "demo-server --dir DIR",
+		Short:   "The demo's MCP server (started by bailiff demo)",
+		Hidden:  true,
+		Example: "  bailiff demo-server --dir /tmp/bailiff-demo-1/office",
+		Args:    noArgs(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dir == "" {
 				return usageErr(errors.New("demo-server needs --dir"), "bailiff demo starts it")
 			}
-			t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-			return demo.Server(demo.Layout{Dir: dir}).Run(context.Background(), t)
+			return demo.Serve(context.Background(), demo.Layout{Dir: dir}, stdin, stdout)
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "", "the demo directory")
 	return c
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // demoDir makes the demo's directory: the one named, which must be new
 // or empty (a demo never writes over anything), or a new temporary one.
@@ -103,6 +98,10 @@ func demoDir(dir string) (string, error) {
 	}
 	return filepath.Abs(dir)
 }
+
+// demoPolicy is the policy the gateway enforces; a test swaps in one that
+// stops nothing, to see every check of the disk fail.
+var demoPolicy = demo.Policy
 
 // demoRun is one demo: its files, and what each stage found.
 type demoRun struct {
@@ -163,7 +162,7 @@ func (d *demoRun) prepare() error {
 	if err := demo.Setup(d.l); err != nil {
 		return err
 	}
-	if err := os.WriteFile(d.path("policy.yaml"), []byte(demo.Policy(d.l)), 0o644); err != nil {
+	if err := os.WriteFile(d.path("policy.yaml"), []byte(demoPolicy(d.l)), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(d.path("stricter.yaml"), []byte(demo.Stricter(d.l)), 0o644)
@@ -185,17 +184,8 @@ func (d *demoRun) session(ctx context.Context) error {
 	gw.Stderr = &gwErr
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "bailiff-demo-agent", Version: "1"},
-		&mcp.ClientOptions{ElicitationHandler: demo.Approves})
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: gw}, nil)
-	if err != nil {
-		return fmt.Errorf("starting the gateway: %v\n%s", err, gwErr.String())
-	}
 	steps := demo.Script(d.l)
-	answers, err := demo.Drive(ctx, cs, steps)
-	if cerr := cs.Close(); err == nil && cerr != nil && !isExitAfterClose(cerr) {
-		err = cerr
-	}
+	answers, err := demo.RunAgent(ctx, gw, steps)
 	if err != nil {
 		return fmt.Errorf("the agent's session: %v\n%s", err, gwErr.String())
 	}
@@ -215,13 +205,6 @@ func (d *demoRun) session(ctx context.Context) error {
 		d.sum.Calls = append(d.sum.Calls, demoCall{Step: i + 1, Says: st.Says, Attack: st.Attack, Decision: decisions[i], Refused: answers[i].Refused})
 	}
 	return nil
-}
-
-// isExitAfterClose is the error a closed stdio session may report once the
-// gateway has exited because its input ended.
-func isExitAfterClose(err error) bool {
-	var ee *exec.ExitError
-	return errors.As(err, &ee) && ee.Exited()
 }
 
 // disk reads back what the server did.

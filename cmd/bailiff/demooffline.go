@@ -64,22 +64,24 @@ func (d *demoRun) verify() error {
 }
 
 // tamper edits a copy of the log the way someone hiding a refusal would
-// (the first denied call's verdict made an allow) and verifies the copy.
+// (the first denied call's verdict made an allow; with no denial, the
+// first allow made a deny) and verifies the copy.
 func (d *demoRun) tamper() error {
 	d.stage.Next("bailiff verify, on a tampered copy")
 	log, err := os.ReadFile(d.path("audit.jsonl"))
 	if err != nil {
 		return err
 	}
-	const from, to = `"verdict":"deny"`, `"verdict":"allow"`
+	from, to := `"verdict":"deny"`, `"verdict":"allow"`
+	edit := "the first denied call's verdict changed to allow"
 	if !bytes.Contains(log, []byte(from)) {
-		return fmt.Errorf("the log has no denied call to tamper with")
+		from, to, edit = to, from, "the first allowed call's verdict changed to deny"
 	}
 	if err := os.WriteFile(d.path("tampered.jsonl"), bytes.Replace(log, []byte(from), []byte(to), 1), 0o644); err != nil {
 		return err
 	}
 	code, out, errs := d.cli("", "verify", "--format", "json", "--evidence", d.path("audit.jsonl.evidence"), d.path("tampered.jsonl"))
-	t := demoVerify{Command: "bailiff verify tampered.jsonl", Exit: code, Edit: "the first denied call's verdict changed to allow"}
+	t := demoVerify{Command: "bailiff verify tampered.jsonl", Exit: code, Edit: edit}
 	objs, err := jsonLines(out)
 	if err != nil || code == exitUsage {
 		return fmt.Errorf("verify of the tampered copy: %v %s", err, errs)

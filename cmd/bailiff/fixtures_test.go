@@ -54,15 +54,3 @@ func TestTraceFixtures(t *testing.T) {
 	}
 }
 
-// TestDemo pins the demo's output, in every format.
-func TestDemo(t *testing.T) {
-	for _, f := range []string{"table", "json", "markdown"} {
-		t.Run(f, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			if code := run([]string{"demo", "--format", f}, nil, &out, &errb); code != 0 {
-				t.Fatalf("exit %d: %s", code, errb.String())
-			}
-			golden.Check(t, "../../golden/demo."+f, out.Bytes())
-		})
-	}
-}

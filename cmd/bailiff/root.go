@@ -110,8 +110,8 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `bailiff decides every MCP tools/call with a pure policy engine before the
 real server is contacted, and reads its decisions back offline.
 
-Start with the demo, which replays a hijacked agent's session under a
-built-in policy and shows what each check stopped:
+Start with the demo, which runs a hijacked agent through the real gateway,
+shows what reached the disk, and checks the audit log offline:
 
   bailiff demo
 

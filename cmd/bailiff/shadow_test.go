@@ -213,21 +213,6 @@ func TestShadowAblateUnverified(t *testing.T) {
 	}
 }
 
-// TestReadmeDemo keeps the demo output the README quotes whole and true,
-// its first line included: a newcomer compares the two.
-func TestReadmeDemo(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	if code := run([]string{"demo"}, nil, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	if !strings.Contains(string(readme), "```\n"+out.String()+"```") {
-		t.Errorf("README.md does not quote the demo's output as it is now:\n%s", out.String())
-	}
-}
 
 // TestShadowAblateUnverifiedHint: the hint a refused log gets is true.
 // Where it offers --allow-unverified, the flag does use the log; a log

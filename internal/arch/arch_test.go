@@ -130,7 +130,7 @@ func TestLayers(t *testing.T) {
 var owners = map[string]string{
 	"github.com/spf13/cobra":             "cmd/bailiff",
 	"github.com/schollz/progressbar/v3":  "cmd/bailiff",
-	"github.com/modelcontextprotocol/":   "proxy",
+	"github.com/modelcontextprotocol/":   "proxy internal/demo", // the demo's own server and agent
 	"github.com/olekukonko/tablewriter":  "report",
 	"github.com/yuin/goldmark":           "report",
 	"golang.org/x/mod/sumdb/":            "chain",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -130,9 +131,24 @@ type Answer struct {
 	Text    string
 }
 
-// Drive makes the script's calls in order on a session through the
-// gateway.
-func Drive(ctx context.Context, cs *mcp.ClientSession, steps []Step) ([]Answer, error) {
+// RunAgent starts the gateway command as the agent's MCP server over
+// stdio, makes the script's calls in order, approving asks as Approves
+// does, and ends the session, which ends the gateway.
+func RunAgent(ctx context.Context, gateway *exec.Cmd, steps []Step) ([]Answer, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "bailiff-demo-agent", Version: "1"},
+		&mcp.ClientOptions{ElicitationHandler: Approves})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: gateway}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("starting the gateway: %w", err)
+	}
+	out, err := drive(ctx, cs, steps)
+	if cerr := cs.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("ending the session: %w", cerr)
+	}
+	return out, err
+}
+
+func drive(ctx context.Context, cs *mcp.ClientSession, steps []Step) ([]Answer, error) {
 	var out []Answer
 	for i, st := range steps {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: st.Tool, Arguments: st.Args})

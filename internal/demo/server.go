@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -107,6 +108,16 @@ func Server(l Layout) *mcp.Server {
 		})
 	return s
 }
+
+// Serve runs the server on a stream pair (the process's stdio, under
+// bailiff run) until the client goes.
+func Serve(ctx context.Context, l Layout, r io.Reader, w io.Writer) error {
+	return Server(l).Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // Email is one message the server sent: a line of the outbox.
 type Email struct {

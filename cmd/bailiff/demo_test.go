@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"bailiff/internal/demo"
+	"bailiff/internal/golden"
+)
+
+// runDemoIn runs bailiff demo into a new directory; the gateway and the
+// demo server it starts are this test binary, running the CLI.
+func runDemoIn(t *testing.T, args ...string) (dir string, code int, out, errs string) {
+	t.Helper()
+	t.Setenv(childEnv, "1")
+	dir = filepath.Join(t.TempDir(), "demo")
+	var stdout, stderr bytes.Buffer
+	code = run(append([]string{"demo", "-o", dir}, args...), nil, &stdout, &stderr)
+	// The directory's name is the one thing that differs between runs.
+	return dir, code, strings.ReplaceAll(stdout.String(), dir, "$DIR"), stderr.String()
+}
+
+// TestDemo runs the demo end to end, in both formats, against golden
+// files; then checks what it left behind by itself: the log verifies, the
+// pack renders in a real Chromium without running a script or logging a
+// console error.
+func TestDemo(t *testing.T) {
+	dir, code, out, errs := runDemoIn(t, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	golden.Check(t, "../../golden/demo/summary.json", []byte(out))
+	var sum demoSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || !sum.OK || len(sum.Calls) != 8 || len(sum.Disk) != 5 {
+		t.Fatalf("summary: %v %+v", err, sum)
+	}
+
+	var vout, verr bytes.Buffer
+	if code := run([]string{"verify", filepath.Join(dir, "audit.jsonl")}, nil, &vout, &verr); code != 0 {
+		t.Fatalf("verify of the demo's log: exit %d: %s%s", code, vout.String(), verr.String())
+	}
+	if code := run([]string{"verify", filepath.Join(dir, "tampered.jsonl"), "--evidence", filepath.Join(dir, "audit.jsonl.evidence")}, nil, &vout, &verr); code != 1 {
+		t.Fatalf("verify of the tampered copy: exit %d, want 1", code)
+	}
+	for _, f := range []string{"pack.md", "pack.html", "shadow.json", "ablate.json", "labels.jsonl", "policy.yaml", "stricter.yaml"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("the demo left no %s: %v", f, err)
+		}
+	}
+	chromiumOpens(t, filepath.Join(dir, "pack.html"))
+
+	_, code, out, errs = runDemoIn(t)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	golden.Check(t, "../../golden/demo/transcript.txt", []byte(out))
+}
+
+// TestDemoChecksCanFail: with a policy that stops nothing, the attacks
+// reach the disk, and the demo says so: its disk checks fail by name and
+// it exits 1. The checks read the files, not the log.
+func TestDemoChecksCanFail(t *testing.T) {
+	defer func(p func(demo.Layout) string) { demoPolicy = p }(demoPolicy)
+	demoPolicy = func(demo.Layout) string {
+		return "version: 1\nrules:\n  - {id: anything, tool: \"*\", action: allow}\ntools:\n  \"*\": {exfiltrating: false}\n"
+	}
+	dir, code, out, errs := runDemoIn(t, "--format", "json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s\n%s", code, errs, out)
+	}
+	var sum demoSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.OK {
+		t.Fatalf("summary: %v ok=%v", err, sum.OK)
+	}
+	failed := map[string]bool{}
+	for _, c := range sum.Disk {
+		if !c.OK {
+			failed[c.Name] = true
+		}
+	}
+	for _, want := range []string{"no mail went to the attacker's address", "nothing was written outside the workspace", "no workspace file was deleted or changed"} {
+		if !failed[want] {
+			t.Errorf("check %q held though the attack went through: %+v", want, sum.Disk)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "office", ".bashrc")); err != nil {
+		t.Errorf("the permissive gateway did not let the write through, so this test proves nothing: %v", err)
+	}
+}
+
+// TestDemoRefusesNonEmptyDir: the demo never writes over anything.
+func TestDemoRefusesNonEmptyDir(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "keep.txt")
+	if err := os.WriteFile(keep, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "-o", dir}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "is not empty") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if b, _ := os.ReadFile(keep); string(b) != "mine" {
+		t.Error("the demo touched a file it did not make")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the demo wrote into a non-empty directory: %v", entries)
+	}
+}
+
+// chromiumOpens renders a pack in headless Chromium with console logging
+// on: the page must render, no script may run, and nothing may be logged
+// to the console (a blocked resource, a CSP violation, an error).
+func chromiumOpens(t *testing.T, html string) {
+	t.Helper()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("BAILIFF_CHROMIUM_REQUIRED") != "" {
+			t.Fatal("chromium is not installed")
+		}
+		t.Log("chromium is not installed: the pack's rendering is not checked")
+		return
+	}
+	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--user-data-dir=" + filepath.Join(t.TempDir(), "profile"), "--enable-logging=stderr", "--v=0"}
+	cmd := exec.Command(chromium, append(flags, "--dump-dom", "file://"+html)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v\n%s", err, stderr.String())
+	}
+	if !bytes.Contains(dom, []byte("bailiff review pack")) {
+		t.Fatalf("chromium did not render the pack:\n%.500s", dom)
+	}
+	if regexp.MustCompile(`(?i)<script`).Match(dom) {
+		t.Error("the pack has a script element")
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Uncaught") || strings.Contains(line, "Content Security Policy") {
+			t.Errorf("console: %s", line)
+		}
+	}
+}
