@@ -38,10 +38,13 @@ type Summary struct {
 	ByCheck     map[string]int
 	ByRule      map[string]int
 	ByDay       map[string]map[string]int // day -> verdict -> n
-	Asks        map[string]int            // approved, declined, unanswered
-	DeniedTo    map[string]int            // tainted destinations denied, by normalized form
-	DestRaw     map[string][]string       // normalized destination -> the forms it was written in
-	Redacted    int                       // calls with redacted arguments
+	// Over is the final verdicts of the calls with a real time, over
+	// time.
+	Over     Timeline
+	Asks     map[string]int      // approved, declined, unanswered
+	DeniedTo map[string]int      // tainted destinations denied, by normalized form
+	DestRaw  map[string][]string // normalized destination -> the forms it was written in
+	Redacted int                 // calls with redacted arguments
 	// ToolServers are the servers of the sessions that called or listed
 	// each tool.
 	ToolServers map[string]map[string]bool
@@ -171,7 +174,10 @@ func (s *Summary) session(ls LogSession) {
 }
 
 // asked is a call waiting for its answer.
-type asked struct{ tool, day string }
+type asked struct {
+	tool, day string
+	at        time.Time // zero: no real time
+}
 
 // events counts one session's calls and answers in range. An asked
 // call's verdict is its final one, as replay and shadow show it: the
@@ -198,13 +204,14 @@ func (s *Summary) events(server string, events []Event) {
 		}
 		switch {
 		case e.Call != nil && e.Call.Recorded != nil:
-			day := "(no time)"
+			day, at := "(no time)", time.Time{}
 			if RealTime(e.At) {
-				day = e.At.UTC().Format("2006-01-02")
+				day, at = e.At.UTC().Format("2006-01-02"), e.At
+				s.Over.add(at, string(e.Call.Recorded.Verdict), 1)
 			}
 			s.call(server, day, e.Call)
 			if e.Call.Recorded.Verdict == engine.Ask {
-				open[e.Call.ID] = asked{e.Call.Tool, day}
+				open[e.Call.ID] = asked{e.Call.Tool, day, at}
 			}
 		case e.Grant != nil && e.Grant.Recorded != nil && open[e.Grant.Call] != (asked{}):
 			a := open[e.Grant.Call]
@@ -214,6 +221,10 @@ func (s *Summary) events(server string, events []Event) {
 			s.ByTool[a.tool][v]++
 			s.ByDay[a.day][string(engine.Ask)]--
 			s.ByDay[a.day][v]++
+			if !a.at.IsZero() {
+				s.Over.add(a.at, string(engine.Ask), -1)
+				s.Over.add(a.at, v, 1)
+			}
 			if e.Grant.Recorded.Verdict == engine.Allow {
 				s.Asks["approved"]++
 			} else {

@@ -66,37 +66,12 @@ func (p *Pack) mdScope(b *mdWriter) {
 	b.table([]string{"LOG", "VERIFY", "RECORDS", "FINDINGS", "UNEVALUABLE"}, rows)
 }
 
-// mdTools writes every tool with the controls that apply to it.
-func (p *Pack) mdTools(b *mdWriter) {
-	var rows [][]string
-	b.w("## Tools and their controls\n\n")
-	rows = nil
-	for _, t := range p.ToolNames {
-		rule, budget, path, pat, sink := p.controls(t)
-		rows = append(rows, []string{t, rule, budget, path, pat, sink, strings.Join(p.Annots[t], ", ")})
-	}
-	b.table([]string{"TOOL", "RULE", "BUDGET", "PATH CONFINEMENT", "PATTERNS", "SINK GATE", "ANNOTATIONS"}, rows)
-}
-
 // mdSummary writes the verdicts by tool, check and rule, the asks, and the destinations denied; with the Mermaid charts when mermaid is set.
 func (p *Pack) mdSummary(b *mdWriter, mermaid bool) {
 	var rows [][]string
 	b.w("## Audit summary\n\n")
-	if p.Calls > 0 && mermaid {
-		b.w("```mermaid\npie title Verdicts\n")
-		for _, v := range verdicts {
-			b.w("    %q : %d\n", v, p.total(v))
-		}
-		b.w("```\n\n")
-		days := sortedKeys(p.ByDay)
-		b.w("```mermaid\nxychart-beta\n    title \"Calls denied per day\"\n    x-axis [%s]\n    bar [", quoteList(days))
-		for i, d := range days {
-			if i > 0 {
-				b.w(", ")
-			}
-			b.w("%d", p.ByDay[d]["deny"])
-		}
-		b.w("]\n```\n\n")
+	if mermaid {
+		p.mdCharts(b)
 	}
 	rows = nil
 	for _, t := range sortedKeys(p.ByTool) {

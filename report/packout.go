@@ -83,13 +83,15 @@ func (p *Pack) Markdown() []byte { return p.markdown(true) }
 // markdown writes the pack, with the Mermaid charts or without them (the
 // HTML draws its own chart, and would show their source as text).
 func (p *Pack) markdown(mermaid bool) []byte {
+	// The answer first, then what needs a look, then the evidence.
 	var b mdWriter
 	p.mdIntro(&b)
+	p.mdStatus(&b)
+	p.mdFindings(&b)
+	p.mdSummary(&b, mermaid)
+	p.mdResults(&b)
 	p.mdScope(&b)
 	p.mdTools(&b)
-	p.mdSummary(&b, mermaid)
-	p.mdFindings(&b)
-	p.mdResults(&b)
 	p.mdCoverage(&b)
 	return b.Bytes()
 }
@@ -102,14 +104,6 @@ func sevWord(s string) string {
 		return "medium"
 	}
 	return "low"
-}
-
-func quoteList(l []string) string {
-	q := make([]string, len(l))
-	for i, s := range l {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
 }
 
 // decisions counts the decisions a check made: for approval, the calls it
@@ -174,6 +168,7 @@ func (p *Pack) HTML() ([]byte, error) {
 	head := []byte("<h2>Audit summary</h2>\n")
 	if i := bytes.Index(body.Bytes(), head); i >= 0 {
 		b.Write(body.Bytes()[:i+len(head)])
+		b.WriteString(p.svgTimeline())
 		b.WriteString(p.svg())
 		b.Write(body.Bytes()[i+len(head):])
 	} else {
@@ -196,13 +191,13 @@ func (p *Pack) svg() string {
 			max = n
 		}
 	}
-	colors := map[string]string{"allow": "#4a8", "deny": "#c44", "ask": "#da3"}
 	var b strings.Builder
-	h := 30 + 22*len(tools)
+	h := 48 + 22*len(tools)
 	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"%d\" role=\"img\" aria-label=\"Verdicts by tool\">\n", h)
-	b.WriteString("<text x=\"0\" y=\"16\" font-size=\"14\">Verdicts by tool (green allow, red deny, amber ask)</text>\n")
+	b.WriteString("<text x=\"0\" y=\"16\" font-size=\"14\">Verdicts by tool</text>\n")
+	b.WriteString(legend)
 	for i, t := range tools {
-		y := 26 + 22*i
+		y := 44 + 22*i
 		fmt.Fprintf(&b, "<text x=\"0\" y=\"%d\" font-size=\"12\">%s</text>\n", y+14, html.EscapeString(truncate(t, 28)))
 		x := 220
 		for _, v := range verdicts {
@@ -216,6 +211,52 @@ func (p *Pack) svg() string {
 	b.WriteString("</svg>\n")
 	return b.String()
 }
+
+var colors = map[string]string{"allow": "#4a8", "deny": "#c44", "ask": "#da3"}
+
+// legend is the charts' key, under their titles.
+const legend = `<rect x="0" y="24" width="12" height="12" fill="#4a8"/><text x="16" y="34" font-size="12">allowed</text>` +
+	`<rect x="80" y="24" width="12" height="12" fill="#c44"/><text x="96" y="34" font-size="12">denied</text>` +
+	`<rect x="156" y="24" width="12" height="12" fill="#da3"/><text x="172" y="34" font-size="12">asked, never answered</text>` + "\n"
+
+// svgTimeline draws the verdicts over time as stacked columns, one per
+// bucket of the finest grain that fits (empty buckets left out).
+func (p *Pack) svgTimeline() string {
+	grain, buckets, counts := p.Over.Finest()
+	if len(buckets) == 0 {
+		return ""
+	}
+	max := 1
+	for _, k := range buckets {
+		if n := counts[k]["allow"] + counts[k]["deny"] + counts[k]["ask"]; n > max {
+			max = n
+		}
+	}
+	const top, height, width = 44, 120, 700
+	col := width / len(buckets)
+	var b strings.Builder
+	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"%d\" role=\"img\" aria-label=\"Verdicts over time\">\n", top+height+36)
+	fmt.Fprintf(&b, "<text x=\"0\" y=\"16\" font-size=\"14\">Verdicts per %s, empty ones left out; the tallest column is %s</text>\n", grain, html.EscapeString(counted(max, "call")))
+	b.WriteString(legend)
+	for i, k := range buckets {
+		y := top + height
+		for _, v := range []string{"allow", "ask", "deny"} {
+			ht := height * counts[k][v] / max
+			if ht > 0 {
+				y -= ht
+				fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n", 10+i*col, y, max1(col-2), ht, colors[v])
+			}
+		}
+	}
+	fmt.Fprintf(&b, "<text x=\"10\" y=\"%d\" font-size=\"12\">%s</text>\n", top+height+16, html.EscapeString(buckets[0]))
+	if len(buckets) > 1 {
+		fmt.Fprintf(&b, "<text x=\"710\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s</text>\n", top+height+16, html.EscapeString(buckets[len(buckets)-1]))
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+func max1(n int) int { return max(n, 1) }
 
 func truncate(s string, n int) string {
 	r := []rune(s)

@@ -53,6 +53,13 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the demo left no %s: %v", f, err)
 		}
 	}
+	pack, _ := os.ReadFile(filepath.Join(dir, "pack.md"))
+	packLeadsWithConclusion(t, string(pack), "CLEAN")
+	for _, want := range []string{"- Attacks stopped: 3 of 3 labelled attack calls", "- Asks: 1: 1 approved, 0 declined, 0 unanswered"} {
+		if !strings.Contains(string(pack), want) {
+			t.Errorf("the pack does not say %q", want)
+		}
+	}
 	chromiumOpens(t, filepath.Join(dir, "pack.html"))
 
 	_, code, out, errs = runDemoIn(t)

@@ -53,4 +53,3 @@ func TestTraceFixtures(t *testing.T) {
 		t.Errorf("only %d trace fixtures; the suite wants at least 40", total)
 	}
 }
-

@@ -257,6 +257,23 @@ func traceLog(t *testing.T, lines []string, recordFlags ...string) string {
 // four scenarios: a clean period, an incident with denied exfiltration
 // (with shadow and ablation results), tampered logs, and a loosened
 // --policy no session was decided under (a candidate).
+// packLeadsWithConclusion: a pack says its status first (want, or
+// FINDINGS when want is ""), then the findings, then the evidence.
+func packLeadsWithConclusion(t *testing.T, md, want string) {
+	t.Helper()
+	if want == "" {
+		want = "FINDINGS"
+	}
+	at := -1
+	for _, head := range []string{"**Status: " + want + ".**", "\n## Findings\n", "\n## Audit summary\n", "\n## Scope and provenance\n", "\n## Tools and their controls\n", "\n## What the gateway covers\n"} {
+		i := strings.Index(md, head)
+		if i < 0 || i < at {
+			t.Errorf("the pack has %q at %d, after what should follow it (at %d)", head, i, at)
+		}
+		at = i
+	}
+}
+
 func TestReportGolden(t *testing.T) {
 	pol := fixtures + "/chain/src/policy.yaml"
 	scenarios := map[string][]string{
@@ -289,6 +306,7 @@ func TestReportGolden(t *testing.T) {
 						golden.Check(t, filepath.Join("../../golden/report", name+"."+ext), b)
 					}
 				}
+				packLeadsWithConclusion(t, string(got["md"]), map[string]string{"tampered": "TAMPERED"}[name])
 				// The same inputs give the same bytes.
 				if pass == 0 {
 					first = got["md"]

@@ -213,7 +213,6 @@ func TestShadowAblateUnverified(t *testing.T) {
 	}
 }
 
-
 // TestShadowAblateUnverifiedHint: the hint a refused log gets is true.
 // Where it offers --allow-unverified, the flag does use the log; a log
 // that fails integrity cannot be read past, so it is told so instead, and

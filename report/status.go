@@ -1,0 +1,160 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// status is the pack's conclusion, in one word: "tampered" when a log
+// fails verify (it is not what the gateway wrote, or its verdicts do not
+// recompute), "findings" when something else needs a look, or "clean".
+func (p *Pack) status() (word, why string) {
+	failed := 0
+	for _, l := range p.Logs {
+		if l.Result != "ok" {
+			failed++
+		}
+	}
+	switch {
+	case failed > 0:
+		return "tampered", fmt.Sprintf("%s of %d %s verify: what %s is not what the gateway wrote, or %s verdicts do not recompute; nothing below can be taken on its word",
+			counted(failed, "log"), len(p.Logs), verb(failed, "fails", "fail"), verb(failed, "it records", "they record"), verb(failed, "its", "their"))
+	case len(p.Findings) > 0:
+		return "findings", fmt.Sprintf("every log verifies; %s below %s a look", counted(len(p.Findings), "finding"), verb(len(p.Findings), "needs", "need"))
+	}
+	return "clean", "every log verifies, every recorded verdict recomputes, and nothing needs a look"
+}
+
+// mdStatus leads the pack with its answer and the counts that matter.
+func (p *Pack) mdStatus(b *mdWriter) {
+	word, why := p.status()
+	b.w("**Status: %s.** %s.\n\n", strings.ToUpper(word), strings.ToUpper(why[:1])+why[1:])
+	sev := map[string]int{}
+	for _, f := range p.Findings {
+		sev[f.Severity]++
+	}
+	b.w("- Findings: %d high, %d medium, %d low\n", sev[SevHigh], sev[SevMedium], sev[SevLow])
+	b.w("- Calls: %d in %s: %d allowed, %d denied, %d asked and never answered\n",
+		p.Calls, counted(p.Sessions, "session"), p.total("allow"), p.total("deny"), p.total("ask"))
+	b.w("- Attacks stopped: %s\n", p.attacksLine())
+	asks := p.Asks["approved"] + p.Asks["declined"] + p.Asks["unanswered"]
+	b.w("- Asks: %d: %d approved, %d declined, %d unanswered\n", asks, p.Asks["approved"], p.Asks["declined"], p.Asks["unanswered"])
+	unevaluable := 0
+	for _, l := range p.Logs {
+		unevaluable += l.Unevaluable
+	}
+	b.w("- Unevaluable decisions: %d (decisions that depended on redacted or purged input)\n\n", unevaluable)
+}
+
+// attacksLine is what the pack knows of attacks: only labelled calls say
+// which calls were attacks, so without an ablation over labels it gives
+// the denials and says that is all it knows.
+func (p *Pack) attacksLine() string {
+	denied := counted(p.total("deny"), "call") + " denied"
+	if p.In.Ablate == nil {
+		return "not measured: no call is labelled (bailiff ablate --labels measures it); " + denied
+	}
+	_, tot, err := parseAblate(p.In.Ablate)
+	if err != nil || tot == nil || tot.Attacks == 0 {
+		return "not measured: the ablation labels no call an attack; " + denied
+	}
+	s := fmt.Sprintf("%d of %s (block rate %.2f); %d of %s stopped too",
+		tot.AttacksStopped, counted(tot.Attacks, "labelled attack call"), tot.BlockRate, tot.BenignStopped, counted(tot.Benign, "benign call"))
+	if ok, _, _ := resultVerified(p.In.Ablate, "policy"); !ok {
+		s += " (UNVERIFIED: the ablation ran over logs that fail verify)"
+	}
+	return s
+}
+
+// mdTools writes every tool with the controls that apply to it; tools
+// that saw no call and have no contract are one line, by the rules that
+// decide them, since a row of dashes says nothing.
+func (p *Pack) mdTools(b *mdWriter) {
+	b.w("## Tools and their controls\n\n")
+	var rows [][]string
+	quiet := map[string][]string{}
+	var quietOrder []string
+	for _, t := range p.ToolNames {
+		rule, budget, path, pat, sink := p.controls(t)
+		annots := strings.Join(p.Annots[t], ", ")
+		if p.ByTool[t] == nil && budget == "-" && path == "-" && pat == "-" && sink == "-" && annots == "" {
+			if quiet[rule] == nil {
+				quietOrder = append(quietOrder, rule)
+			}
+			quiet[rule] = append(quiet[rule], t)
+			continue
+		}
+		rows = append(rows, []string{t, rule, budget, path, pat, sink, orDashText(annots)})
+	}
+	if len(rows) > 0 {
+		b.table([]string{"TOOL", "RULE", "BUDGET", "PATH CONFINEMENT", "PATTERNS", "SINK GATE", "ANNOTATIONS"}, rows)
+	}
+	if len(quietOrder) > 0 {
+		var parts []string
+		n := 0
+		for _, r := range quietOrder {
+			n += len(quiet[r])
+			parts = append(parts, mdEscape(strings.Join(quiet[r], ", "))+" (rule: "+mdEscape(r)+")")
+		}
+		b.w("%s saw no calls and %s no contract (the rules decide %s, and an argument that looks like a destination is still gated): %s.\n\n",
+			counted(n, "more tool"), verb(n, "has", "have"), verb(n, "it", "them"), strings.Join(parts, "; "))
+	}
+}
+
+func orDashText(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// mdCharts writes the two charts as Mermaid: verdicts over time, and by
+// tool. Labels are reduced to characters that cannot end a label or the
+// block, since tool names are a server's to choose.
+func (p *Pack) mdCharts(b *mdWriter) {
+	grain, buckets, counts := p.Over.Finest()
+	if len(buckets) > 0 {
+		b.w("```mermaid\nxychart-beta\n    title \"Calls per %s, empty ones left out (bars); denied (line)\"\n    x-axis [%s]\n", grain, chartLabels(buckets))
+		b.w("    bar [%s]\n    line [%s]\n```\n\n", series(buckets, counts, verdicts...), series(buckets, counts, "deny"))
+	}
+	tools := sortedKeys(p.ByTool)
+	if len(tools) > 0 {
+		b.w("```mermaid\nxychart-beta horizontal\n    title \"Calls by tool (bars) and denied (line)\"\n    x-axis [%s]\n", chartLabels(tools))
+		b.w("    bar [%s]\n    line [%s]\n```\n\n", series(tools, p.ByTool, verdicts...), series(tools, p.ByTool, "deny"))
+	}
+}
+
+// series is the sum of the verdicts named, per key, as a Mermaid list.
+func series(keys []string, counts map[string]map[string]int, of ...string) string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		n := 0
+		for _, v := range of {
+			n += counts[k][v]
+		}
+		out[i] = fmt.Sprint(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+func chartLabels(keys []string) string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = `"` + chartLabel(k) + `"`
+	}
+	return strings.Join(out, ", ")
+}
+
+// chartLabel keeps letters, digits and a few marks, and shortens.
+func chartLabel(s string) string {
+	var b strings.Builder
+	for _, r := range truncate(s, 28) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(" _-.:/…", r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('?')
+		}
+	}
+	return b.String()
+}
