@@ -154,3 +154,24 @@ func chromiumOpens(t *testing.T, html string) {
 		}
 	}
 }
+
+// readmeDemoDir is the directory the README's quoted demo ran in.
+const readmeDemoDir = "/tmp/bailiff-demo-2716048373"
+
+// TestReadmeDemo keeps the demo transcript the README quotes whole and
+// true, its first line included: a newcomer compares the two. Only the
+// directory's name differs between runs.
+func TestReadmeDemo(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, out, errs := runDemoIn(t)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	out = strings.ReplaceAll(out, "$DIR", readmeDemoDir)
+	if !strings.Contains(string(readme), "```\n"+out+"```") {
+		t.Errorf("README.md does not quote the demo's output as it is now:\n%s", out)
+	}
+}
