@@ -175,3 +175,26 @@ func TestReadmeDemo(t *testing.T) {
 		t.Errorf("README.md does not quote the demo's output as it is now:\n%s", out)
 	}
 }
+
+// TestDemoProgressOnTerminal: on a terminal the demo shows which stage it
+// is in, and clears it before the transcript; off one (TestDemo, the
+// script test) stderr stays empty.
+func TestDemoProgressOnTerminal(t *testing.T) {
+	t.Setenv(childEnv, "1")
+	tty, read := openTerminal(t)
+	var out bytes.Buffer
+	code := run([]string{"demo", "-o", filepath.Join(t.TempDir(), "demo")}, nil, &out, tty)
+	tty.Close()
+	got := read()
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, got)
+	}
+	for _, stage := range []string{"running the agent through bailiff run", "bailiff verify", "bailiff report", "(7/8)"} {
+		if !strings.Contains(got, stage) {
+			t.Errorf("the terminal never showed %q: %q", stage, got)
+		}
+	}
+	if !strings.Contains(out.String(), "Every check held.") {
+		t.Errorf("no transcript on stdout:\n%s", out.String())
+	}
+}
