@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,6 +104,9 @@ func demoDir(dir string) (string, error) {
 // stops nothing, to see every check of the disk fail.
 var demoPolicy = demo.Policy
 
+// runEnv are the variables bailiff run takes its defaults from.
+var runEnv = []string{"BAILIFF_POLICY", "BAILIFF_AUDIT", "BAILIFF_APPROVER_KEYS", "BAILIFF_SERVER", "BAILIFF_PRINCIPAL", "BAILIFF_URL"}
+
 // demoRun is one demo: its files, and what each stage found.
 type demoRun struct {
 	root  string      // everything the demo writes
@@ -180,6 +184,13 @@ func (d *demoRun) session(ctx context.Context) error {
 	gw := exec.Command(self, "run", "--policy", d.path("policy.yaml"), "--audit", d.path("audit.jsonl"),
 		"--server", "office", "--session", demo.Session, "--principal", "ana",
 		"--", self, "demo-server", "--dir", d.l.Dir)
+	// The user's own defaults for run (a policy, a URL, approver keys)
+	// are not the demo's: every setting it needs is a flag.
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(runEnv, name) {
+			gw.Env = append(gw.Env, kv)
+		}
+	}
 	var gwErr strings.Builder
 	gw.Stderr = &gwErr
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -202,6 +213,9 @@ func (d *demoRun) session(ctx context.Context) error {
 		return fmt.Errorf("the gateway recorded %d calls for the agent's %d", len(decisions), len(steps))
 	}
 	for i, st := range steps {
+		if decisions[i].Tool != st.Tool {
+			return fmt.Errorf("the gateway recorded call %d as %s, and the agent called %s", i+1, decisions[i].Tool, st.Tool)
+		}
 		d.sum.Calls = append(d.sum.Calls, demoCall{Step: i + 1, Says: st.Says, Attack: st.Attack, Decision: decisions[i], Refused: answers[i].Refused})
 	}
 	return nil

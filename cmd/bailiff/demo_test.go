@@ -19,6 +19,10 @@ import (
 func runDemoIn(t *testing.T, args ...string) (dir string, code int, out, errs string) {
 	t.Helper()
 	t.Setenv(childEnv, "1")
+	// A user's own defaults for bailiff run must not reach the demo's
+	// gateway: with them it would serve a URL that is not there.
+	t.Setenv("BAILIFF_URL", "http://127.0.0.1:1/mcp")
+	t.Setenv("BAILIFF_POLICY", "/nonexistent/policy.yaml")
 	dir = filepath.Join(t.TempDir(), "demo")
 	var stdout, stderr bytes.Buffer
 	code = run(append([]string{"demo", "-o", dir}, args...), nil, &stdout, &stderr)
