@@ -18,8 +18,11 @@ func TestTimelineGrain(t *testing.T) {
 	}{
 		{"seconds", 50, time.Second, "second"},
 		{"just over the seconds that fit", maxBuckets + 1, time.Second, "minute"},
+		{"two calls far apart", 2, 3 * time.Hour, "hour"},
 		{"hours", 200, 10 * time.Minute, "hour"},
-		{"a year, daily: days are never dropped", 365, 24 * time.Hour, "day"},
+		{"a quarter, daily: sparse seconds are not a chart of seconds", 90, 24 * time.Hour, "day"},
+		{"800 days", 800, 24 * time.Hour, "month"},
+		{"two centuries, yearly: years are never dropped", 200, 366 * 24 * time.Hour, "year"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -38,10 +41,16 @@ func TestTimelineGrain(t *testing.T) {
 				}
 				total += counts[b]["allow"]
 			}
+			// Every bucket of the span is there, empty ones too.
+			if span := c.n; c.step == time.Duration(0) || grain == grains[0].Name {
+				if len(buckets) != span {
+					t.Errorf("%d buckets for %d seconds", len(buckets), span)
+				}
+			}
 			if total != c.n {
 				t.Errorf("%d calls counted, want %d", total, c.n)
 			}
-			if c.grain != "day" && len(buckets) > maxBuckets {
+			if c.grain != "year" && len(buckets) > maxBuckets {
 				t.Errorf("%d buckets at %s", len(buckets), grain)
 			}
 		})
@@ -53,6 +62,13 @@ func TestTimelineGrain(t *testing.T) {
 	_, buckets, counts := tl.Finest()
 	if len(buckets) != 1 || counts[buckets[0]]["ask"] != 0 || counts[buckets[0]]["deny"] != 1 {
 		t.Errorf("an answered ask: %v %v", buckets, counts)
+	}
+	// Times going back, and before 1970, fall in their own buckets.
+	var back Timeline
+	back.add(time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC), "deny", 1)
+	back.add(time.Date(1970, 1, 1, 0, 0, 1, 0, time.UTC), "allow", 1)
+	if g, b, c := back.Finest(); g != "second" || len(b) != 3 || c[b[0]]["deny"] != 1 || c[b[2]]["allow"] != 1 || b[0] != "1969-12-31 23:59:59" {
+		t.Errorf("around the epoch: %q %v %v", g, b, c)
 	}
 	if g, b, _ := (&Timeline{}).Finest(); g != "" || b != nil {
 		t.Errorf("no calls: %q %v", g, b)

@@ -135,6 +135,7 @@ func BuildPack(in PackInput) (*Pack, error) {
 		return nil, err
 	}
 	p.auditFindings(listed, lintName)
+	p.resultFindings()
 	sort.SliceStable(p.Findings, func(i, j int) bool { return sevRank(p.Findings[i].Severity) < sevRank(p.Findings[j].Severity) })
 	p.Findings = append(p.Findings, unverified...)
 	return p, nil

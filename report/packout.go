@@ -198,7 +198,7 @@ func (p *Pack) svg() string {
 	b.WriteString(legend)
 	for i, t := range tools {
 		y := 44 + 22*i
-		fmt.Fprintf(&b, "<text x=\"0\" y=\"%d\" font-size=\"12\">%s</text>\n", y+14, html.EscapeString(truncate(t, 28)))
+		fmt.Fprintf(&b, "<text x=\"0\" y=\"%d\" font-size=\"12\">%s</text>\n", y+14, html.EscapeString(plain(truncate(t, 28))))
 		x := 220
 		for _, v := range verdicts {
 			wd := 480 * p.ByTool[t][v] / max
@@ -220,7 +220,7 @@ const legend = `<rect x="0" y="24" width="12" height="12" fill="#4a8"/><text x="
 	`<rect x="156" y="24" width="12" height="12" fill="#da3"/><text x="172" y="34" font-size="12">asked, never answered</text>` + "\n"
 
 // svgTimeline draws the verdicts over time as stacked columns, one per
-// bucket of the finest grain that fits (empty buckets left out).
+// bucket of the finest grain whose span fits.
 func (p *Pack) svgTimeline() string {
 	grain, buckets, counts := p.Over.Finest()
 	if len(buckets) == 0 {
@@ -233,10 +233,10 @@ func (p *Pack) svgTimeline() string {
 		}
 	}
 	const top, height, width = 44, 120, 700
-	col := width / len(buckets)
+	col := max1(width / len(buckets))
 	var b strings.Builder
 	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"%d\" role=\"img\" aria-label=\"Verdicts over time\">\n", top+height+36)
-	fmt.Fprintf(&b, "<text x=\"0\" y=\"16\" font-size=\"14\">Verdicts per %s, empty ones left out; the tallest column is %s</text>\n", grain, html.EscapeString(counted(max, "call")))
+	fmt.Fprintf(&b, "<text x=\"0\" y=\"16\" font-size=\"14\">Verdicts per %s; the tallest column is %s</text>\n", grain, html.EscapeString(counted(max, "call")))
 	b.WriteString(legend)
 	for i, k := range buckets {
 		y := top + height

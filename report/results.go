@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"bailiff/engine"
@@ -112,7 +114,28 @@ func parseAblate(data []byte) ([]ablationLine, *ablationTotals, error) {
 	if tot == nil {
 		return nil, nil, fmt.Errorf("no policy line: give the output of bailiff ablate --format json")
 	}
+	if err := tot.consistent(); err != nil {
+		return nil, nil, err
+	}
 	return lines, tot, nil
+}
+
+// consistent refuses totals no ablation run could print: the pack would
+// quote them as measured. Rates are the counts' quotients, as ablate
+// computes them.
+func (t *ablationTotals) consistent() error {
+	switch {
+	case t.Calls < 0 || t.Attacks < 0 || t.Benign < 0 || t.AttacksStopped < 0 || t.BenignStopped < 0 || t.AttacksDenied < 0 || t.BenignDenied < 0:
+		return errors.New("the policy line has a negative count")
+	case t.Attacks+t.Benign > t.Calls:
+		return fmt.Errorf("the policy line labels %d calls of %d", t.Attacks+t.Benign, t.Calls)
+	case t.AttacksStopped > t.Attacks || t.AttacksDenied > t.AttacksStopped || t.BenignStopped > t.Benign || t.BenignDenied > t.BenignStopped:
+		return errors.New("the policy line stops more calls than it counts")
+	case t.Attacks > 0 && math.Abs(t.BlockRate-float64(t.AttacksStopped)/float64(t.Attacks)) > 1e-9,
+		t.Benign > 0 && math.Abs(t.BenignLoss-float64(t.BenignStopped)/float64(t.Benign)) > 1e-9:
+		return errors.New("the policy line's rates are not its counts' quotients")
+	}
+	return nil
 }
 
 // sameInputs refuses a shadow or ablation result computed over inputs

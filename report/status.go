@@ -25,6 +25,22 @@ func (p *Pack) status() (word, why string) {
 	return "clean", "every log verifies, every recorded verdict recomputes, and nothing needs a look"
 }
 
+// resultFindings adds what the given results say needs a look: labelled
+// attacks the policy let through.
+func (p *Pack) resultFindings() {
+	if p.In.Ablate == nil {
+		return
+	}
+	_, tot, err := parseAblate(p.In.Ablate)
+	if err != nil || tot == nil {
+		return
+	}
+	if through := tot.Attacks - tot.AttacksStopped; through > 0 {
+		p.Findings = append(p.Findings, PackFinding{Rule: "attack-not-stopped", Severity: SevHigh, Where: p.In.AblateFile,
+			Message: fmt.Sprintf("%s of %s labelled attacks %s not stopped by the policy: allowed, or asked and approved", counted(through, "call"), fmt.Sprint(tot.Attacks), verb(through, "was", "were"))})
+	}
+}
+
 // mdStatus leads the pack with its answer and the counts that matter.
 func (p *Pack) mdStatus(b *mdWriter) {
 	word, why := p.status()
@@ -43,7 +59,12 @@ func (p *Pack) mdStatus(b *mdWriter) {
 	for _, l := range p.Logs {
 		unevaluable += l.Unevaluable
 	}
-	b.w("- Unevaluable decisions: %d (decisions that depended on redacted or purged input)\n\n", unevaluable)
+	b.w("- Unevaluable decisions: %d (decisions that depended on redacted or purged input)\n", unevaluable)
+	if c := p.In.Checkpoint; c != nil {
+		b.w("- Truncation: checked against a signed checkpoint of %s\n\n", counted(int(c.Size), "record"))
+	} else {
+		b.w("- Truncation: not checked: no checkpoint was given, and a log cut short since it was written verifies as what remains\n\n")
+	}
 }
 
 // attacksLine is what the pack knows of attacks: only labelled calls say
@@ -62,6 +83,9 @@ func (p *Pack) attacksLine() string {
 		tot.AttacksStopped, counted(tot.Attacks, "labelled attack call"), tot.BlockRate, tot.BenignStopped, counted(tot.Benign, "benign call"))
 	if ok, _, _ := resultVerified(p.In.Ablate, "policy"); !ok {
 		s += " (UNVERIFIED: the ablation ran over logs that fail verify)"
+	}
+	if !p.In.Since.IsZero() || !p.In.Until.IsZero() {
+		s += " (over the ablation's whole logs, not only the period above)"
 	}
 	return s
 }
@@ -114,7 +138,7 @@ func orDashText(s string) string {
 func (p *Pack) mdCharts(b *mdWriter) {
 	grain, buckets, counts := p.Over.Finest()
 	if len(buckets) > 0 {
-		b.w("```mermaid\nxychart-beta\n    title \"Calls per %s, empty ones left out (bars); denied (line)\"\n    x-axis [%s]\n", grain, chartLabels(buckets))
+		b.w("```mermaid\nxychart-beta\n    title \"Calls per %s (bars); denied (line)\"\n    x-axis [%s]\n", grain, chartLabels(buckets))
 		b.w("    bar [%s]\n    line [%s]\n```\n\n", series(buckets, counts, verdicts...), series(buckets, counts, "deny"))
 	}
 	tools := sortedKeys(p.ByTool)

@@ -84,20 +84,43 @@ func newDemoServer(stdin io.Reader, stdout io.Writer) *cobra.Command {
 
 // demoDir makes the demo's directory: the one named, which must be new
 // or empty (a demo never writes over anything), or a new temporary one.
+// A directory others may write to is refused too: one of them could put
+// a symlink where the demo is about to write, and the demo would write
+// through it.
 func demoDir(dir string) (string, error) {
 	if dir == "" {
 		return os.MkdirTemp("", "bailiff-demo-")
 	}
-	entries, err := os.ReadDir(dir)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return "", usageErr(fmt.Errorf("cannot make %s: %v", dir, unwrapPath(err)), "give a new or empty directory")
+	}
+	if err := os.Mkdir(abs, 0o700); err == nil {
+		return abs, nil
+	} else if !errors.Is(err, os.ErrExist) {
+		return "", usageErr(fmt.Errorf("cannot make %s: %v", dir, unwrapPath(err)), "give a new or empty directory")
+	}
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return "", usageErr(fmt.Errorf("cannot use %s: %v", dir, unwrapPath(err)), "give a new or empty directory")
+	}
+	if !fi.IsDir() {
+		return "", usageErr(fmt.Errorf("%s is not a directory", dir), "give a new or empty directory")
+	}
+	if problem := sharedDir(fi); problem != "" {
+		return "", usageErr(fmt.Errorf("%s %s: someone else could plant a symlink where the demo writes", dir, problem), "bailiff demo -o NEW-DIR")
+	}
+	entries, err := os.ReadDir(abs)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return filepath.Abs(dir)
 	case err != nil:
 		return "", usageErr(fmt.Errorf("cannot use %s: %v", dir, unwrapPath(err)), "give a new or empty directory")
 	case len(entries) > 0:
 		return "", usageErr(fmt.Errorf("%s is not empty: the demo writes only into a new or empty directory", dir), "bailiff demo -o NEW-DIR")
 	}
-	return filepath.Abs(dir)
+	return abs, nil
 }
 
 // demoPolicy is the policy the gateway enforces; a test swaps in one that
@@ -216,7 +239,7 @@ func (d *demoRun) session(ctx context.Context) error {
 		if decisions[i].Tool != st.Tool {
 			return fmt.Errorf("the gateway recorded call %d as %s, and the agent called %s", i+1, decisions[i].Tool, st.Tool)
 		}
-		d.sum.Calls = append(d.sum.Calls, demoCall{Step: i + 1, Says: st.Says, Attack: st.Attack, Decision: decisions[i], Refused: answers[i].Refused})
+		d.sum.Calls = append(d.sum.Calls, demoCall{Step: i + 1, Says: st.Says, Attack: st.Attack, Decision: decisions[i], Refused: answers[i].Refused, wantAsk: st.Ask})
 	}
 	return nil
 }

@@ -65,6 +65,7 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	chromiumOpens(t, filepath.Join(dir, "pack.html"))
+	packFromAblation(t, dir)
 
 	_, code, out, errs = runDemoIn(t)
 	if code != 0 {
@@ -200,5 +201,105 @@ func TestDemoProgressOnTerminal(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Every check held.") {
 		t.Errorf("no transcript on stdout:\n%s", out.String())
+	}
+}
+
+// packFromAblation: the pack believes an ablation only as far as it
+// adds up. Labels that call an allowed call an attack make the status
+// FINDINGS, with the attack named; totals no run could print are refused.
+func packFromAblation(t *testing.T, dir string) {
+	t.Helper()
+	log := filepath.Join(dir, "audit.jsonl")
+	labels := filepath.Join(dir, "labels-c1.jsonl")
+	if err := os.WriteFile(labels, []byte(`{"session":"demo","call":"c1","label":"attack"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var abl, errb bytes.Buffer
+	if code := run([]string{"ablate", "--labels", labels, "--format", "json", log}, nil, &abl, &errb); code != 0 {
+		t.Fatalf("ablate: exit %d: %s", code, errb.String())
+	}
+	ablFile := filepath.Join(dir, "ablate-c1.json")
+	if err := os.WriteFile(ablFile, abl.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md := filepath.Join(dir, "pack-c1.md")
+	if code := run([]string{"report", "--audit", log, "--ablate", ablFile, "-o", md}, nil, &abl, &errb); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errb.String())
+	}
+	pack, _ := os.ReadFile(md)
+	if !strings.Contains(string(pack), "**Status: FINDINGS.**") || !strings.Contains(string(pack), "attack-not-stopped") {
+		t.Errorf("a labelled attack that was allowed leaves the pack:\n%s", pack)
+	}
+	forged := strings.Replace(abl.String(), `"attacks_stopped":0`, `"attacks_stopped":50`, 1)
+	if forged == abl.String() {
+		t.Fatal("setup: no attacks_stopped to forge")
+	}
+	if err := os.WriteFile(ablFile, []byte(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := run([]string{"report", "--audit", log, "--ablate", ablFile, "-o", filepath.Join(dir, "pack-forged.md"), "--force"}, nil, &abl, &errb); code != 2 || !strings.Contains(errb.String(), "stops more calls than it counts") {
+		t.Errorf("forged totals: exit %d: %s", code, errb.String())
+	}
+}
+
+// TestDemoSummaryOK: the demo's verdict on itself fails when any one of
+// the things it stands for does not hold.
+func TestDemoSummaryOK(t *testing.T) {
+	b, err := os.ReadFile("../../golden/demo/summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := func() *demoSummary {
+		var s demoSummary
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		for i, st := range demo.Script(demo.Layout{Dir: "/x"}) {
+			s.Calls[i].wantAsk = st.Ask
+		}
+		return &s
+	}
+	if !fresh().ok() {
+		t.Fatal("the golden summary is not ok")
+	}
+	for name, spoil := range map[string]func(*demoSummary){
+		"an attack allowed":                   func(s *demoSummary) { s.Calls[2].Verdict = "allow" },
+		"an attack the agent saw go":          func(s *demoSummary) { s.Calls[2].Refused = false },
+		"benign work refused":                 func(s *demoSummary) { s.Calls[6].Refused = true },
+		"the ask never asked":                 func(s *demoSummary) { s.Calls[7].Asked = false },
+		"a disk check failed":                 func(s *demoSummary) { s.Disk[0].OK = false },
+		"a verdict not recomputed":            func(s *demoSummary) { s.Verify.Unevaluable = 1 },
+		"a verify finding":                    func(s *demoSummary) { s.Verify.Findings = 1 },
+		"fewer calls verified than made":      func(s *demoSummary) { s.Verify.Calls = 7 },
+		"the tampered copy passed":            func(s *demoSummary) { s.Tampered.Exit = 0 },
+		"the stricter policy changed nothing": func(s *demoSummary) { s.Shadow.Changes["newly-denied"] = 0 },
+		"an attack ablate saw go":             func(s *demoSummary) { s.Ablate.Stopped = 2 },
+		"the pack not clean":                  func(s *demoSummary) { s.Report.Status = "findings" },
+	} {
+		s := fresh()
+		spoil(s)
+		if s.ok() {
+			t.Errorf("%s: the demo still says every check held", name)
+		}
+	}
+}
+
+// TestDemoRefusesSharedDir: a directory others may write into could get
+// a symlink planted where the demo is about to write.
+func TestDemoRefusesSharedDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "-o", dir}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "writable by others") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the demo wrote into a shared directory: %v", entries)
 	}
 }

@@ -56,6 +56,7 @@ func (d *demoRun) verify() error {
 		switch o["type"] {
 		case "log":
 			d.sum.Verify.Records, d.sum.Verify.Calls = num(o["records"]), num(o["calls"])
+			d.sum.Verify.Unevaluable = num(o["unevaluable"])
 		case "finding":
 			d.sum.Verify.Findings++
 		}
@@ -171,8 +172,17 @@ func (d *demoRun) report() error {
 	if code == exitUsage {
 		return fmt.Errorf("report: %s", errs)
 	}
+	pack, err := os.ReadFile(d.path("pack.md"))
+	if err != nil {
+		return err
+	}
+	if m := packStatus.FindSubmatch(pack); m != nil {
+		d.sum.Report.Status = strings.ToLower(string(m[1]))
+	}
 	return nil
 }
+
+var packStatus = regexp.MustCompile(`(?m)^\*\*Status: ([A-Z]+)\.\*\*`)
 
 var offsetNote = regexp.MustCompile(` \(offset \d+\)$`)
 

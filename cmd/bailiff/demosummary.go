@@ -34,6 +34,7 @@ type demoCall struct {
 	demo.Decision
 	// Refused is what the agent saw: an error result.
 	Refused bool `json:"refused"`
+	wantAsk bool // the script expects an ask a human approves
 }
 
 type demoVerify struct {
@@ -43,7 +44,10 @@ type demoVerify struct {
 	Records  int    `json:"records,omitempty"`
 	Calls    int    `json:"calls,omitempty"`
 	Findings int    `json:"findings"`
-	First    string `json:"first_finding,omitempty"`
+	// Unevaluable counts the verdicts verify could not recompute; the
+	// demo's log must have none, or "every verdict recomputed" is false.
+	Unevaluable int    `json:"unevaluable"`
+	First       string `json:"first_finding,omitempty"`
 }
 
 type demoShadow struct {
@@ -70,6 +74,7 @@ type demoAblateRow struct {
 type demoReport struct {
 	Command string `json:"command"`
 	Exit    int    `json:"exit"`
+	Status  string `json:"status"` // the pack's own status line: clean, findings or tampered
 }
 
 // ok is whether the story held: every attack refused and every benign
@@ -77,7 +82,7 @@ type demoReport struct {
 // tampered copy caught.
 func (s *demoSummary) ok() bool {
 	for _, c := range s.Calls {
-		if c.Attack != (c.Verdict != "allow") || c.Attack != c.Refused {
+		if c.Attack != (c.Verdict != "allow") || c.Attack != c.Refused || c.Asked != c.wantAsk {
 			return false
 		}
 	}
@@ -86,8 +91,16 @@ func (s *demoSummary) ok() bool {
 			return false
 		}
 	}
-	return s.Verify.Exit == 0 && s.Verify.Findings == 0 && s.Tampered.Exit == 1 && s.Tampered.Findings > 0 && s.Report.Exit == 0
+	return s.verified() && s.caught() && s.Shadow.Changes["newly-denied"] > 0 &&
+		s.Ablate.Attacks > 0 && s.Ablate.Stopped == s.Ablate.Attacks && s.Ablate.BenignStopped == 0 &&
+		s.Report.Exit == 0 && s.Report.Status == "clean"
 }
+
+func (s *demoSummary) verified() bool {
+	return s.Verify.Exit == 0 && s.Verify.Findings == 0 && s.Verify.Unevaluable == 0 && s.Verify.Calls == len(s.Calls)
+}
+
+func (s *demoSummary) caught() bool { return s.Tampered.Exit == 1 && s.Tampered.Findings > 0 }
 
 func mark(ok bool) string {
 	if ok {
@@ -109,8 +122,11 @@ func (s *demoSummary) transcript() string {
 			who = "injected"
 		}
 		verdict := c.Verdict
-		if c.Asked {
+		switch {
+		case c.Asked && c.Verdict == "allow":
 			verdict += " (asked, approved)"
+		case c.Asked:
+			verdict += " (asked, declined)"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", c.Step, c.Says, who, verdict, c.Check, orDash(c.Rule))
 	}
@@ -126,16 +142,16 @@ func (s *demoSummary) transcript() string {
 		fmt.Fprintf(&b, "  %-4s %s (%s)\n", mark(c.OK), c.Name, c.Detail)
 	}
 	fmt.Fprintf(&b, "\nThe offline toolkit, on the log the gateway wrote:\n")
-	fmt.Fprintf(&b, "  %-4s $ %s\n       %d records, %d calls, every verdict recomputed: %d findings\n", mark(s.Verify.Exit == 0 && s.Verify.Findings == 0),
-		s.Verify.Command, s.Verify.Records, s.Verify.Calls, s.Verify.Findings)
-	fmt.Fprintf(&b, "  %-4s $ %s\n       (%s) caught: exit %d, %s\n", mark(s.Tampered.Exit == 1 && s.Tampered.Findings > 0),
+	fmt.Fprintf(&b, "  %-4s $ %s\n       %d records, %d calls: %d findings, %d verdicts that could not be recomputed\n", mark(s.verified()),
+		s.Verify.Command, s.Verify.Records, s.Verify.Calls, s.Verify.Findings, s.Verify.Unevaluable)
+	fmt.Fprintf(&b, "  %-4s $ %s\n       (%s) caught: exit %d, %s\n", mark(s.caught()),
 		s.Tampered.Command, s.Tampered.Edit, s.Tampered.Exit, orDash(s.Tampered.First))
-	fmt.Fprintf(&b, "       $ %s\n       %s: %s\n", s.Shadow.Command, s.Shadow.Candidate, changes(s.Shadow.Changes))
-	fmt.Fprintf(&b, "       $ %s\n       %s\n", s.Ablate.Command, stops(s.Ablate))
-	fmt.Fprintf(&b, "  %-4s $ %s\n", mark(s.Report.Exit == 0), s.Report.Command)
+	fmt.Fprintf(&b, "  %-4s $ %s\n       %s: %s\n", mark(s.Shadow.Changes["newly-denied"] > 0), s.Shadow.Command, s.Shadow.Candidate, changes(s.Shadow.Changes))
+	fmt.Fprintf(&b, "  %-4s $ %s\n       %s\n", mark(s.Ablate.Attacks > 0 && s.Ablate.Stopped == s.Ablate.Attacks && s.Ablate.BenignStopped == 0), s.Ablate.Command, stops(s.Ablate))
+	fmt.Fprintf(&b, "  %-4s $ %s\n       the pack's status: %s\n", mark(s.Report.Exit == 0 && s.Report.Status == "clean"), s.Report.Command, orDash(s.Report.Status))
 	fmt.Fprintf(&b, "\nEverything is in %s:\n", s.Dir)
 	for _, f := range demoFiles {
-		fmt.Fprintf(&b, "  %-22s %s\n", f[0], f[1])
+		fmt.Fprintf(&b, "  %-26s %s\n", f[0], f[1])
 	}
 	if s.OK {
 		fmt.Fprintf(&b, "\nEvery check held.\n")

@@ -132,19 +132,32 @@ func text(s string) *mcp.CallToolResult {
 }
 
 // inside resolves a path the way the server acts on it (relative to the
-// workspace) and refuses one outside the demo directory. That is not the
-// control the demo shows (the workspace is, and bailiff holds the agent
-// to it); it keeps a broken gateway from touching the rest of the
-// machine.
+// workspace, through any symlink on the way) and refuses one that ends
+// outside the demo directory, or at a symlink. That is not the control
+// the demo shows (the workspace is, and bailiff holds the agent to it);
+// it keeps a broken gateway from touching the rest of the machine.
 func (l Layout) inside(path string) (string, error) {
+	refuse := errors.New("the demo server touches nothing outside its demo directory")
 	p := path
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(l.Workspace(), p)
 	}
 	p = filepath.Clean(p)
-	rel, err := filepath.Rel(l.Dir, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", errors.New("the demo server touches nothing outside its demo directory")
+	root, err := filepath.EvalSymlinks(l.Dir)
+	if err != nil {
+		return "", err
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return "", refuse
+	}
+	p = filepath.Join(dir, filepath.Base(p))
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", refuse
+	}
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return "", refuse
 	}
 	return p, nil
 }
