@@ -40,8 +40,12 @@ type Summary struct {
 	ByDay       map[string]map[string]int // day -> verdict -> n
 	// Over is the final verdicts of the calls with a real time, over
 	// time.
-	Over     Timeline
-	Asks     map[string]int      // approved, declined, unanswered
+	Over Timeline
+	Asks map[string]int // approved, declined, unanswered
+	// Settled counts the answers that settled an ask in band (a grant
+	// record with the final decision); an answer out of band is counted
+	// in Asks only, and the retry that uses it is a call by approval.
+	Settled  int
 	DeniedTo map[string]int      // tainted destinations denied, by normalized form
 	DestRaw  map[string][]string // normalized destination -> the forms it was written in
 	Redacted int                 // calls with redacted arguments
@@ -213,6 +217,16 @@ func (s *Summary) events(server string, events []Event) {
 			if e.Call.Recorded.Verdict == engine.Ask {
 				open[e.Call.ID] = asked{e.Call.Tool, day, at}
 			}
+		case e.Grant != nil && e.Grant.Recorded == nil && open[e.Grant.Call] != (asked{}):
+			// An answer given out of band (bailiff approve) settles no
+			// call: the asked call stays held, and a retry uses the
+			// grant. The ask was answered all the same.
+			delete(open, e.Grant.Call)
+			if e.Grant.Approve {
+				s.Asks["approved"]++
+			} else {
+				s.Asks["declined"]++
+			}
 		case e.Grant != nil && e.Grant.Recorded != nil && open[e.Grant.Call] != (asked{}):
 			a := open[e.Grant.Call]
 			delete(open, e.Grant.Call)
@@ -221,6 +235,7 @@ func (s *Summary) events(server string, events []Event) {
 			s.ByTool[a.tool][v]++
 			s.ByDay[a.day][string(engine.Ask)]--
 			s.ByDay[a.day][v]++
+			s.Settled++
 			if !a.at.IsZero() {
 				s.Over.add(a.at, string(engine.Ask), -1)
 				s.Over.add(a.at, v, 1)

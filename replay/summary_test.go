@@ -36,7 +36,10 @@ func TestSummary(t *testing.T) {
 	if got, want := s.ByTool["send_email"], map[string]int{"allow": 2, "deny": 2, "ask": 0}; !reflect.DeepEqual(got, want) {
 		t.Errorf("send_email verdicts = %v, want %v", got, want)
 	}
-	if got, want := s.Asks, map[string]int{"approved": 1, "declined": 1, "unanswered": 2}; !reflect.DeepEqual(got, want) {
+	// c4 and c5 are settled in band; d1 is approved out of band (d3 is
+	// its retry, allowed on the grant); d4 asks again and is never
+	// answered.
+	if got, want := s.Asks, map[string]int{"approved": 2, "declined": 1, "unanswered": 1}; !reflect.DeepEqual(got, want) {
 		t.Errorf("asks = %v, want %v", got, want)
 	}
 	if got := s.ToolServers["send_email"]; !reflect.DeepEqual(got, map[string]bool{"mail": true}) {
@@ -80,5 +83,33 @@ func TestSummaryFixed(t *testing.T) {
 	}
 	if _, ok := s.Fixed["send"]; ok {
 		t.Errorf("send fixes nothing, yet %v", s.Fixed["send"])
+	}
+}
+
+// TestSummaryOutOfBandAnswer: an ask answered with bailiff approve is
+// answered, though no call record settles it: the asked call stays held
+// and its retry goes through on the grant. It was counted unanswered,
+// with a finding that said no human had answered.
+func TestSummaryOutOfBandAnswer(t *testing.T) {
+	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	ask := engine.Decision{Verdict: engine.Ask, Check: engine.CheckRules, Rule: "send-asks"}
+	allow := engine.Decision{Verdict: engine.Allow, Check: engine.CheckApproval, Rule: "send-asks", Grant: "g1"}
+	for _, approve := range []bool{true, false} {
+		s := NewSummary(time.Time{}, time.Time{})
+		s.events("mail", []Event{
+			{At: at, Call: &Call{ID: "c1", Tool: "send", Recorded: &ask}},
+			{At: at.Add(time.Second), Grant: &GrantEvent{ID: "g1", Call: "c1", Approve: approve, Logged: true}},
+			{At: at.Add(2 * time.Second), Call: &Call{ID: "c2", Tool: "send", Recorded: &allow}},
+		})
+		want := map[string]int{"approved": 1, "unanswered": 0}
+		if !approve {
+			want = map[string]int{"declined": 1, "unanswered": 0}
+		}
+		if !reflect.DeepEqual(s.Asks, want) {
+			t.Errorf("approve %v: asks = %v, want %v", approve, s.Asks, want)
+		}
+		if got := s.ByTool["send"]; got["ask"] != 1 || got["allow"] != 1 {
+			t.Errorf("approve %v: the held call and its retry: %v", approve, got)
+		}
 	}
 }

@@ -81,7 +81,7 @@ func (p *Pack) mdSummary(b *mdWriter, mermaid bool) {
 	b.table([]string{"TOOL", "ALLOW", "DENY", "ASK"}, rows)
 	rows = nil
 	checks := p.ByCheck
-	if answered := p.Asks["approved"] + p.Asks["declined"]; answered > 0 {
+	if p.Settled > 0 {
 		checks = maps.Clone(p.ByCheck)
 		checks[string(engine.CheckApproval)] = p.decisions(string(engine.CheckApproval))
 	}

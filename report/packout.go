@@ -106,16 +106,13 @@ func sevWord(s string) string {
 	return "low"
 }
 
-// decisions counts the decisions a check made: for approval, the calls it
-// decided and the asks a human answered, so the OWASP evidence agrees with
-// the asks line.
 // decisions counts the decisions a check made: the calls it decided and,
 // for approval, the answers that settled asks (an answered ask is two
 // decisions: the check that asked, and the approval that answered).
 func (p *Pack) decisions(check string) int {
 	n := p.ByCheck[check]
 	if check == string(engine.CheckApproval) {
-		n += p.Asks["approved"] + p.Asks["declined"]
+		n += p.Settled
 	}
 	return n
 }

@@ -50,7 +50,7 @@ func (p *Pack) mdStatus(b *mdWriter) {
 		sev[f.Severity]++
 	}
 	b.w("- Findings: %d high, %d medium, %d low\n", sev[SevHigh], sev[SevMedium], sev[SevLow])
-	b.w("- Calls: %d in %s: %d allowed, %d denied, %d asked and never answered\n",
+	b.w("- Calls: %d in %s: %d allowed, %d denied, %d held at an ask (not forwarded)\n",
 		p.Calls, counted(p.Sessions, "session"), p.total("allow"), p.total("deny"), p.total("ask"))
 	b.w("- Attacks stopped: %s\n", p.attacksLine())
 	asks := p.Asks["approved"] + p.Asks["declined"] + p.Asks["unanswered"]

@@ -23,6 +23,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"replay", "--policy", pol, trace}, 0},
 		{[]string{"replay", "--policy", pol, "--format", "json", trace}, 0},
 		{[]string{"policy", "lint", "../../fixtures/policies/ask-on-taint.yaml"}, 0},
+		// The README's starting policy lints clean against the real server.
+		{[]string{"policy", "lint", "../../fixtures/policies/starter-filesystem.yaml", "--tools", "../../fixtures/mcp-tools/filesystem-tools.json"}, 0},
 		{[]string{"policy", "lint", pol, "--tools", "../../fixtures/mcp-tools/mail-tools.json"}, 1},
 		{[]string{"replay", trace}, 2},
 		{[]string{"replay", "--policy", pol}, 2},

@@ -58,6 +58,7 @@ which); 2 when the demo cannot run.`,
 	}
 	c.Flags().StringVarP(&dir, "output", "o", "", "directory to write everything to: new or empty (default: a new temporary directory)")
 	format.register(c)
+	c.Flags().Lookup("format").Usage = "output format: table (a transcript) or json (a summary for a script)"
 	return c
 }
 

@@ -82,7 +82,7 @@ func (d *demoRun) tamper() error {
 		return err
 	}
 	code, out, errs := d.cli("", "verify", "--format", "json", "--evidence", d.path("audit.jsonl.evidence"), d.path("tampered.jsonl"))
-	t := demoVerify{Command: "bailiff verify tampered.jsonl", Exit: code, Edit: edit}
+	t := demoVerify{Command: "bailiff verify --evidence audit.jsonl.evidence tampered.jsonl", Exit: code, Edit: edit}
 	objs, err := jsonLines(out)
 	if err != nil || code == exitUsage {
 		return fmt.Errorf("verify of the tampered copy: %v %s", err, errs)

@@ -131,10 +131,13 @@ func (s *demoSummary) transcript() string {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", c.Step, c.Says, who, verdict, c.Check, orDash(c.Rule))
 	}
 	tw.Flush()
-	fmt.Fprintf(&b, "\nWhy the injected calls were refused:\n")
+	fmt.Fprintf(&b, "\nWhy the injected calls were refused, and why one was asked:\n")
 	for _, c := range s.Calls {
-		if c.Attack {
+		switch {
+		case c.Attack:
 			fmt.Fprintf(&b, "  %d  %s\n", c.Step, c.Reason)
+		case c.Asked:
+			fmt.Fprintf(&b, "  %d  %s; %s\n", c.Step, c.AskReason, c.Reason)
 		}
 	}
 	fmt.Fprintf(&b, "\nOn disk, read back from the files themselves:\n")
@@ -199,10 +202,22 @@ func stops(a demoAblate) string {
 	if len(parts) > 0 {
 		s += "; attacks only one check stops: " + strings.Join(parts, ", ")
 	}
+	if alone := a.alone(); alone < a.Stopped {
+		s += fmt.Sprintf("; %s stopped by the rules (which --rules switches off one at a time) or by more than one check", countOf(a.Stopped-alone, "more attack"))
+	}
 	if len(a.Dead) > 0 {
 		s += "; changing nothing here: " + strings.Join(a.Dead, ", ")
 	}
 	return s
+}
+
+// alone is how many attacks a single check alone stops, summed.
+func (a demoAblate) alone() int {
+	n := 0
+	for _, r := range a.Checks {
+		n += r.Stops
+	}
+	return n
 }
 
 // demoProgress shows which stage the demo is in, on stderr when it is a

@@ -38,7 +38,7 @@ func TestInitRefusesGoRunBuild(t *testing.T) {
 	if code != exitUsage {
 		t.Fatalf("exit %d, want %d; stdout: %s", code, exitUsage, out.String())
 	}
-	want := "bailiff: error: bailiff is running from " + exe + ", a temporary build that is deleted when 'go run' exits\n" +
+	want := "bailiff: error: bailiff is running from " + exe + ", a binary 'go run' built, which Go deletes when it exits or trims its build cache\n" +
 		"bailiff: hint: go install ./cmd/bailiff and run init with the installed bailiff, or name the command with --bailiff PATH\n"
 	if errb.String() != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", errb.String(), want)
@@ -71,6 +71,10 @@ func TestGoBuildTemp(t *testing.T) {
 		"/home/u/go/bin/bailiff":                 false,
 		"/var/tmp/gotmp/go-build1/b001/exe/main": true,
 		"/usr/local/bin/go-build2-tools/bailiff": false,
+		// Since Go 1.24 go run keeps its binaries in the build cache.
+		"/root/.cache/go-build/48/4d3f0c2b9e8a7f6e5d4c3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a2918f7e6d-d/bailiff": true,
+		"/home/u/.cache/go-build/48/notahash-d/bailiff":                                                       false,
+		"/home/u/go-build/ab/x/bailiff":                                                                       false,
 	} {
 		if got := goBuildTemp(path); got != want {
 			t.Errorf("goBuildTemp(%q) = %v, want %v", path, got, want)

@@ -96,21 +96,39 @@ func bailiffCommand(flag string) (string, error) {
 		return "", usageErr(fmt.Errorf("cannot find the running bailiff binary: %v", err), "name the command with --bailiff PATH")
 	}
 	if goBuildTemp(exe) {
-		return "", usageErr(fmt.Errorf("bailiff is running from %s, a temporary build that is deleted when 'go run' exits", exe),
+		return "", usageErr(fmt.Errorf("bailiff is running from %s, a binary 'go run' built, which Go deletes when it exits or trims its build cache", exe),
 			"go install ./cmd/bailiff and run init with the installed bailiff, or name the command with --bailiff PATH")
 	}
 	return exe, nil
 }
 
-// goBuildTemp reports whether path lies in a go-build temporary directory
-// (go run, go test), named go-build followed by digits.
+// goBuildTemp reports whether path is a binary go run or go test made: in
+// a go-build temporary directory (go-build followed by digits), or in the
+// build cache, where go run keeps its binaries since Go 1.24
+// (go-build/XX/HASH-d/NAME), which go clean -cache or the cache's own
+// trimming deletes.
 func goBuildTemp(path string) bool {
-	for _, part := range strings.Split(filepath.ToSlash(path), "/") {
+	parts := strings.Split(filepath.ToSlash(path), "/")
+	for i, part := range parts {
 		if n, ok := strings.CutPrefix(part, "go-build"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return true
+		}
+		if part == "go-build" && i+3 == len(parts)-1 && len(parts[i+1]) == 2 && isHex(parts[i+1]) {
+			if h, ok := strings.CutSuffix(parts[i+2], "-d"); ok && len(h) >= 32 && isHex(h) {
+				return true
+			}
+		}
+	}
+	if cache := os.Getenv("GOCACHE"); cache != "" && cache != "off" {
+		if rel, err := filepath.Rel(cache, path); err == nil && !strings.HasPrefix(rel, "..") {
 			return true
 		}
 	}
 	return false
+}
+
+func isHex(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789abcdef") == ""
 }
 
 func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {

@@ -131,6 +131,8 @@ type Decision struct {
 	Rule    string `json:"rule,omitempty"`
 	Reason  string `json:"reason"`
 	Asked   bool   `json:"asked,omitempty"`
+	// AskReason is why the call was asked, when it was.
+	AskReason string `json:"ask_reason,omitempty"`
 }
 
 // Decisions reads the demo session's call decisions from its audit log,
@@ -168,7 +170,8 @@ func Decisions(r io.Reader) ([]Decision, error) {
 				continue
 			}
 			d := b.Decision
-			out[i] = Decision{Call: b.Call, Tool: out[i].Tool, Verdict: d.Verdict, Check: d.Check, Rule: d.Rule, Reason: d.Reason, Asked: true}
+			out[i] = Decision{Call: b.Call, Tool: out[i].Tool, Verdict: d.Verdict, Check: d.Check, Rule: d.Rule, Reason: d.Reason,
+				Asked: true, AskReason: out[i].Reason}
 		}
 	}
 }

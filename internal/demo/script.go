@@ -83,7 +83,9 @@ tools:
 // Stricter is the candidate policy the demo shadows: one email per
 // session.
 func Stricter(l Layout) string {
-	return strings.Replace(Policy(l), `trusted_destinations: ["@corp.example"]`,
+	p := strings.Replace(Policy(l), "# The demo's policy: an office assistant",
+		"# A stricter candidate of the demo's policy: one email per session.\n# Otherwise the same: an office assistant", 1)
+	return strings.Replace(p, `trusted_destinations: ["@corp.example"]`,
 		"trusted_destinations: [\"@corp.example\"]\n    max_calls: 1", 1)
 }
 
