@@ -148,6 +148,13 @@ func (p *Pack) mdResults(b *mdWriter) {
 				rows[0] = append(rows[0], fmt.Sprint(counts[c]))
 			}
 			b.table(head, rows)
+			if ex := packExamples(p.In.Shadow); len(ex) > 0 {
+				rows = nil
+				for _, e := range ex {
+					rows = append(rows, []string{e.Category, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, e.Reason})
+				}
+				b.table([]string{"CHANGED", "SESSION", "CALL", "TOOL", "RECORDED", "CANDIDATE", "WHY"}, rows)
+			}
 		} else {
 			b.w("The shadow result could not be read: %s\n\n", mdEscape(err.Error()))
 		}

@@ -40,7 +40,7 @@ var owasp = []struct {
 	rows []owaspRow
 }{
 	{"OWASP Top 10 for LLM Applications 2025", []owaspRow{
-		{"LLM01", "Prompt Injection", "taint sink gate: destinations read in untrusted output are denied", []string{"taint"}},
+		{"LLM01", "Prompt Injection", "taint sink gate: destinations read in untrusted output are denied (or asked), unknown ones asked", []string{"taint"}},
 		{"LLM02", "Sensitive Information Disclosure", "sink gate, trusted destinations, redaction of logged arguments", []string{"taint"}},
 		{"LLM03", "Supply Chain", "tool pinning: new or changed tool definitions are denied", []string{"pinning"}},
 		{"LLM04", "Data and Model Poisoning", "not covered", nil},

@@ -83,6 +83,36 @@ func parseShadow(data []byte) (map[string]int, int, error) {
 	return nil, 0, fmt.Errorf("no summary line: give the output of bailiff shadow --format json")
 }
 
+// packExample is one changed call a shadow result shows.
+type packExample struct {
+	Category  string `json:"category"`
+	Session   string `json:"session"`
+	Call      string `json:"call"`
+	Tool      string `json:"tool"`
+	Baseline  string `json:"baseline"`
+	Candidate string `json:"candidate"`
+	Reason    string `json:"reason"`
+}
+
+// maxExamples bounds the changed calls the pack shows; the shadow
+// output has the rest.
+const maxExamples = 20
+
+// packExamples are the example lines of a shadow result, in its order.
+func packExamples(data []byte) []packExample {
+	var out []packExample
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var e struct {
+			Type string `json:"type"`
+			packExample
+		}
+		if json.Unmarshal(line, &e) == nil && e.Type == "example" && len(out) < maxExamples {
+			out = append(out, e.packExample)
+		}
+	}
+	return out
+}
+
 func parseAblate(data []byte) ([]ablationLine, *ablationTotals, error) {
 	var lines []ablationLine
 	var tot *ablationTotals
@@ -104,6 +134,9 @@ func parseAblate(data []byte) ([]ablationLine, *ablationTotals, error) {
 			}
 			lines = append(lines, l)
 		case "policy":
+			if tot != nil {
+				return nil, nil, errors.New("two policy lines: one ablation prints one")
+			}
 			var t ablationTotals
 			if err := json.Unmarshal(line, &t); err != nil {
 				return nil, nil, err
