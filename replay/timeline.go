@@ -29,7 +29,15 @@ var grains = []struct {
 	{"year", "2006",
 		func(t time.Time) int64 { return int64(t.Year()) },
 		func(i int64) time.Time { return time.Date(int(i), 1, 1, 0, 0, 0, 0, time.UTC) }},
+	{"century", "2006",
+		func(t time.Time) int64 { return int64(t.Year()) / 100 },
+		func(i int64) time.Time { return time.Date(int(i)*100, 1, 1, 0, 0, 0, 0, time.UTC) }},
 }
+
+// A log's times have four-digit years (chain.TimeFormat), so at most 100
+// centuries: the coarsest grain always fits. A time outside those years
+// is not counted.
+const minYear, maxYear = 0, 9999
 
 func fixed(d time.Duration) func(time.Time) int64 {
 	return func(t time.Time) int64 { return floorDiv(t.Unix(), int64(d/time.Second)) }
@@ -49,9 +57,10 @@ func floorDiv(a, b int64) int64 {
 
 // Timeline counts final verdicts over time at every grain at once, and
 // keeps the grains whose span fits in maxBuckets: a few seconds of calls
-// are drawn per second, a quarter per day, ten years per month.
+// are drawn per second, a quarter per day, ten years per month, a century
+// per year.
 type Timeline struct {
-	g [6]grainCounts
+	g [7]grainCounts
 }
 
 type grainCounts struct {
@@ -63,6 +72,9 @@ type grainCounts struct {
 
 func (t *Timeline) add(at time.Time, verdict string, n int) {
 	at = at.UTC()
+	if y := at.Year(); y < minYear || y > maxYear {
+		return
+	}
 	for i := range grains {
 		g := &t.g[i]
 		if g.dropped {
@@ -91,8 +103,8 @@ func (t *Timeline) add(at time.Time, verdict string, n int) {
 // Finest is the finest grain whose span fits, every bucket of the span
 // in time order (empty ones too, so the columns keep time's proportions)
 // named by its start, and their counts by verdict; "" when no call had a
-// real time. Years are never dropped: only calls spread over more than
-// maxBuckets years would need more columns.
+// real time. Centuries are never dropped: a log's years span at most 100
+// of them.
 func (t *Timeline) Finest() (grain string, buckets []string, counts map[string]map[string]int) {
 	for i := range grains {
 		g := &t.g[i]

@@ -22,7 +22,8 @@ func TestTimelineGrain(t *testing.T) {
 		{"hours", 200, 10 * time.Minute, "hour"},
 		{"a quarter, daily: sparse seconds are not a chart of seconds", 90, 24 * time.Hour, "day"},
 		{"800 days", 800, 24 * time.Hour, "month"},
-		{"two centuries, yearly: years are never dropped", 200, 366 * 24 * time.Hour, "year"},
+		{"two centuries, yearly", 200, 366 * 24 * time.Hour, "century"},
+		{"a century, yearly", 100, 365 * 24 * time.Hour, "year"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,7 +51,7 @@ func TestTimelineGrain(t *testing.T) {
 			if total != c.n {
 				t.Errorf("%d calls counted, want %d", total, c.n)
 			}
-			if c.grain != "year" && len(buckets) > maxBuckets {
+			if len(buckets) > maxBuckets {
 				t.Errorf("%d buckets at %s", len(buckets), grain)
 			}
 		})
@@ -73,4 +74,42 @@ func TestTimelineGrain(t *testing.T) {
 	if g, b, _ := (&Timeline{}).Finest(); g != "" || b != nil {
 		t.Errorf("no calls: %q %v", g, b)
 	}
+}
+
+// FuzzTimeline: any sequence of times (any year, in any order) keeps
+// every call at the grain the chart uses, within its bound.
+func FuzzTimeline(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 200, 255, 7, 7})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var tl Timeline
+		n := 0
+		for i := 0; i+1 < len(data); i += 2 {
+			// Spread the bytes over every grain, seconds to centuries,
+			// and past the years a log can hold.
+			at := time.Unix(int64(data[i])<<(data[i+1]%40)-1<<30, 0)
+			if y := at.UTC().Year(); y < minYear || y > maxYear {
+				tl.add(at, "allow", 1) // not counted
+				continue
+			}
+			tl.add(at, "allow", 1)
+			n++
+		}
+		grain, buckets, counts := tl.Finest()
+		if n == 0 {
+			if grain != "" {
+				t.Fatalf("grain %q with no call", grain)
+			}
+			return
+		}
+		if len(buckets) > maxBuckets {
+			t.Fatalf("%d buckets at %s", len(buckets), grain)
+		}
+		total := 0
+		for _, b := range buckets {
+			total += counts[b]["allow"]
+		}
+		if total != n {
+			t.Fatalf("%d of %d calls at %s", total, n, grain)
+		}
+	})
 }
