@@ -189,6 +189,7 @@ type asked struct {
 // asked; approval counts the answer.
 func (s *Summary) events(server string, events []Event) {
 	open := map[string]asked{}
+	oob := map[string]bool{} // asked calls answered out of band: approved?
 	for _, e := range events {
 		if !RealTime(e.At) {
 			// No time to place it in a period: counted, never dated.
@@ -220,13 +221,10 @@ func (s *Summary) events(server string, events []Event) {
 		case e.Grant != nil && e.Grant.Recorded == nil && open[e.Grant.Call] != (asked{}):
 			// An answer given out of band (bailiff approve) settles no
 			// call: the asked call stays held, and a retry uses the
-			// grant. The ask was answered all the same.
-			delete(open, e.Grant.Call)
-			if e.Grant.Approve {
-				s.Asks["approved"]++
-			} else {
-				s.Asks["declined"]++
-			}
+			// grant. The ask was answered all the same, by the last
+			// answer given; one that had expired when it was recorded
+			// approves nothing, as the gateway counts it in band.
+			oob[e.Grant.Call] = e.Grant.Approve && !e.At.After(e.Grant.Expires)
 		case e.Grant != nil && e.Grant.Recorded != nil && open[e.Grant.Call] != (asked{}):
 			a := open[e.Grant.Call]
 			delete(open, e.Grant.Call)
@@ -245,6 +243,17 @@ func (s *Summary) events(server string, events []Event) {
 			} else {
 				s.Asks["declined"]++
 			}
+		}
+	}
+	for call, approved := range oob {
+		if _, ok := open[call]; !ok {
+			continue // settled in band after all
+		}
+		delete(open, call)
+		if approved {
+			s.Asks["approved"]++
+		} else {
+			s.Asks["declined"]++
 		}
 	}
 	s.Asks["unanswered"] += len(open)

@@ -98,7 +98,7 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 		s := NewSummary(time.Time{}, time.Time{})
 		s.events("mail", []Event{
 			{At: at, Call: &Call{ID: "c1", Tool: "send", Recorded: &ask}},
-			{At: at.Add(time.Second), Grant: &GrantEvent{ID: "g1", Call: "c1", Approve: approve, Logged: true}},
+			{At: at.Add(time.Second), Grant: &GrantEvent{ID: "g1", Call: "c1", Approve: approve, Logged: true, Expires: at.Add(time.Hour)}},
 			{At: at.Add(2 * time.Second), Call: &Call{ID: "c2", Tool: "send", Recorded: &allow}},
 		})
 		want := map[string]int{"approved": 1, "unanswered": 0}
@@ -110,6 +110,30 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 		}
 		if got := s.ByTool["send"]; got["ask"] != 1 || got["allow"] != 1 {
 			t.Errorf("approve %v: the held call and its retry: %v", approve, got)
+		}
+	}
+	// The last answer counts (a decline, then an approval the retry
+	// used), and one recorded after its expiry approves nothing.
+	for name, c := range map[string]struct {
+		grants []GrantEvent
+		want   map[string]int
+	}{
+		"declined, then approved": {[]GrantEvent{{ID: "g0", Call: "c1", Approve: false}, {ID: "g1", Call: "c1", Approve: true}}, map[string]int{"approved": 1, "unanswered": 0}},
+		"approved after expiry":   {[]GrantEvent{{ID: "g1", Call: "c1", Approve: true, Expires: at}}, map[string]int{"declined": 1, "unanswered": 0}},
+	} {
+		events := []Event{{At: at, Call: &Call{ID: "c1", Tool: "send", Recorded: &ask}}}
+		for i := range c.grants {
+			g := c.grants[i]
+			if g.Expires.IsZero() {
+				g.Expires = at.Add(time.Hour)
+			}
+			g.Logged = true
+			events = append(events, Event{At: at.Add(time.Duration(i+1) * time.Second), Grant: &g})
+		}
+		s := NewSummary(time.Time{}, time.Time{})
+		s.events("mail", events)
+		if !reflect.DeepEqual(s.Asks, c.want) {
+			t.Errorf("%s: asks = %v, want %v", name, s.Asks, c.want)
 		}
 	}
 }

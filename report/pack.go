@@ -119,6 +119,9 @@ func BuildPack(in PackInput) (*Pack, error) {
 	if err := p.sameResults(in); err != nil {
 		return nil, err
 	}
+	if err := p.resultsFit(in); err != nil {
+		return nil, err
+	}
 	p.Versions = sortedKeys(p.Policies)
 	if err := p.inRange(in); err != nil {
 		return nil, err

@@ -77,6 +77,16 @@ func parseShadow(data []byte) (map[string]int, int, error) {
 			Counts map[string]int `json:"counts"`
 		}
 		if json.Unmarshal(line, &s) == nil && s.Type == "summary" {
+			sum := 0
+			for _, n := range s.Counts {
+				if n < 0 {
+					return nil, 0, errors.New("the summary line has a negative count")
+				}
+				sum += n
+			}
+			if sum != s.Calls {
+				return nil, 0, fmt.Errorf("the summary line's counts add up to %d, not its %d calls", sum, s.Calls)
+			}
 			return s.Counts, s.Calls, nil
 		}
 	}
@@ -149,6 +159,12 @@ func parseAblate(data []byte) ([]ablationLine, *ablationTotals, error) {
 	}
 	if err := tot.consistent(); err != nil {
 		return nil, nil, err
+	}
+	for _, l := range lines {
+		if l.Calls != tot.Calls || l.Changed < 0 || l.Changed > l.Calls || l.Unevaluable < 0 || l.Unevaluable > l.Calls ||
+			l.StopsAlone < 0 || l.StopsAlone > tot.Attacks || l.Stopped < 0 || l.Stopped > tot.Attacks || l.Costs < 0 || l.Costs > tot.Benign {
+			return nil, nil, fmt.Errorf("check %q's line does not fit the policy line's %d calls, %d attacks and %d benign calls", l.Check, tot.Calls, tot.Attacks, tot.Benign)
+		}
 	}
 	return lines, tot, nil
 }

@@ -25,6 +25,27 @@ func (p *Pack) status() (word, why string) {
 	return "clean", "every log verifies, every recorded verdict recomputes, and nothing needs a look"
 }
 
+// resultsFit refuses a shadow or ablate result whose call count is not
+// the logs' own: it names these logs (sameResults), so over the whole of
+// them it counted the calls the pack counts. A period makes the pack
+// count fewer, and is not compared.
+func (p *Pack) resultsFit(in PackInput) error {
+	if !in.Since.IsZero() || !in.Until.IsZero() {
+		return nil
+	}
+	if in.Shadow != nil {
+		if _, calls, err := parseShadow(in.Shadow); err == nil && calls != p.Calls {
+			return fmt.Errorf("--shadow %s counts %d calls, and the logs hold %d", in.ShadowFile, calls, p.Calls)
+		}
+	}
+	if in.Ablate != nil {
+		if _, tot, err := parseAblate(in.Ablate); err == nil && tot.Calls != p.Calls {
+			return fmt.Errorf("--ablate %s counts %d calls, and the logs hold %d", in.AblateFile, tot.Calls, p.Calls)
+		}
+	}
+	return nil
+}
+
 // resultFindings adds what the given results say needs a look: labelled
 // attacks the policy let through.
 func (p *Pack) resultFindings() {

@@ -90,7 +90,11 @@ func newDemoServer(stdin io.Reader, stdout io.Writer) *cobra.Command {
 // through it.
 func demoDir(dir string) (string, error) {
 	if dir == "" {
-		return os.MkdirTemp("", "bailiff-demo-")
+		dir = os.TempDir()
+		if problem, err := sharedAncestor(dir); err != nil || problem != "" {
+			return "", usageErr(fmt.Errorf("the temporary directory %s cannot hold the demo: %s", dir, orText(problem, err)), "bailiff demo -o DIR, in a directory of your own")
+		}
+		return os.MkdirTemp(dir, "bailiff-demo-")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -98,6 +102,12 @@ func demoDir(dir string) (string, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return "", usageErr(fmt.Errorf("cannot make %s: %v", dir, unwrapPath(err)), "give a new or empty directory")
+	}
+	// Whoever can rename an ancestor can swap the directory for a
+	// symlink after every check below, and the demo would write
+	// through it.
+	if problem, err := sharedAncestor(filepath.Dir(abs)); err != nil || problem != "" {
+		return "", usageErr(fmt.Errorf("cannot use %s: %s: someone else could swap it for a symlink", dir, orText(problem, err)), "bailiff demo -o DIR, in a directory of your own")
 	}
 	if err := os.Mkdir(abs, 0o700); err == nil {
 		return abs, nil
@@ -122,6 +132,13 @@ func demoDir(dir string) (string, error) {
 		return "", usageErr(fmt.Errorf("%s is not empty: the demo writes only into a new or empty directory", dir), "bailiff demo -o NEW-DIR")
 	}
 	return abs, nil
+}
+
+func orText(s string, err error) string {
+	if err != nil {
+		return unwrapPath(err).Error()
+	}
+	return s
 }
 
 // demoPolicy is the policy the gateway enforces; a test swaps in one that

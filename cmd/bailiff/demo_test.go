@@ -241,6 +241,32 @@ func packFromAblation(t *testing.T, dir string) {
 	if code := run([]string{"report", "--audit", log, "--ablate", ablFile, "-o", filepath.Join(dir, "pack-forged.md"), "--force"}, nil, &abl, &errb); code != 2 || !strings.Contains(errb.String(), "stops more calls than it counts") {
 		t.Errorf("forged totals: exit %d: %s", code, errb.String())
 	}
+	// Totals that add up among themselves must still be these logs'.
+	shadowJSON, _ := os.ReadFile(filepath.Join(dir, "shadow.json"))
+	honest, _ := os.ReadFile(filepath.Join(dir, "ablate.json"))
+	for name, c := range map[string]struct{ flag, file, from, to, want string }{
+		"ablate over 1000 calls":   {"--ablate", "ablate.json", `"type":"policy","calls":8`, `"type":"policy","calls":1000`, "does not fit the policy line"},
+		"ablate, two policy lines": {"--ablate", "ablate.json", "\n", "\n" + strings.SplitN(string(honest), "\n", 2)[0] + "\n", "two policy lines"},
+		"shadow, a negative count": {"--shadow", "shadow.json", `"newly-denied":1`, `"newly-denied":-1`, "negative count"},
+		"shadow over 9 calls":      {"--shadow", "shadow.json", `"calls":8,"counts":{"newly-allowed":0,"newly-asked":0,"newly-denied":1,"unchanged":7`, `"calls":9,"counts":{"newly-allowed":0,"newly-asked":0,"newly-denied":1,"unchanged":8`, "counts 9 calls, and the logs hold 8"},
+	} {
+		orig := honest
+		if c.flag == "--shadow" {
+			orig = shadowJSON
+		}
+		forged := strings.Replace(string(orig), c.from, c.to, 1)
+		if forged == string(orig) {
+			t.Fatalf("%s: setup: nothing to forge", name)
+		}
+		f := filepath.Join(dir, "forged-"+c.file)
+		if err := os.WriteFile(f, []byte(forged), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		errb.Reset()
+		if code := run([]string{"report", "--audit", log, c.flag, f, "-o", filepath.Join(dir, "pack-forged.md"), "--force"}, nil, &abl, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%s: exit %d: %s", name, code, errb.String())
+		}
+	}
 }
 
 // TestDemoSummaryOK: the demo's verdict on itself fails when any one of
@@ -301,5 +327,31 @@ func TestDemoRefusesSharedDir(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("the demo wrote into a shared directory: %v", entries)
+	}
+}
+
+// TestDemoRefusesSharedAncestor: a new directory inside one someone else
+// may write to (without the sticky bit) could be swapped for a symlink
+// after it is made; /tmp-like sticky directories are fine.
+func TestDemoRefusesSharedAncestor(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(parent, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(parent, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "-o", filepath.Join(parent, "run")}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "could swap it for a symlink") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("the demo made %v in a shared directory", entries)
+	}
+	if err := os.Chmod(parent, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if problem, err := sharedAncestor(parent); err != nil || problem != "" {
+		t.Errorf("a sticky directory is refused: %q %v", problem, err)
 	}
 }

@@ -105,7 +105,7 @@ func bailiffCommand(flag string) (string, error) {
 // goBuildTemp reports whether path is a binary go run or go test made: in
 // a go-build temporary directory (go-build followed by digits), or in the
 // build cache, where go run keeps its binaries since Go 1.24
-// (go-build/XX/HASH-d/NAME), which go clean -cache or the cache's own
+// (CACHE/XX/HASH-d/NAME), which go clean -cache or the cache's own
 // trimming deletes.
 func goBuildTemp(path string) bool {
 	parts := strings.Split(filepath.ToSlash(path), "/")
@@ -113,8 +113,10 @@ func goBuildTemp(path string) bool {
 		if n, ok := strings.CutPrefix(part, "go-build"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
 			return true
 		}
-		if part == "go-build" && i+3 == len(parts)-1 && len(parts[i+1]) == 2 && isHex(parts[i+1]) {
-			if h, ok := strings.CutSuffix(parts[i+2], "-d"); ok && len(h) >= 32 && isHex(h) {
+		// The cache may be anywhere (GOCACHE in the environment or in
+		// go env -w's file): its shape is XX/HASH-d/NAME.
+		if i+2 == len(parts)-1 && len(part) == 2 && isHex(part) {
+			if h, ok := strings.CutSuffix(parts[i+1], "-d"); ok && len(h) >= 32 && isHex(h) {
 				return true
 			}
 		}

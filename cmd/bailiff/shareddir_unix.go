@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -17,4 +18,31 @@ func sharedDir(fi os.FileInfo) string {
 		return "belongs to another user"
 	}
 	return ""
+}
+
+// sharedAncestor names an ancestor of dir (symlinks resolved) through
+// which someone else could swap dir for a symlink: one owned by another
+// user (root aside), or writable by others without the sticky bit that
+// keeps them from renaming what is not theirs (as /tmp has).
+func sharedAncestor(dir string) (string, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	for p := real; ; p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return "", err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		switch {
+		case ok && int(st.Uid) != os.Getuid() && st.Uid != 0:
+			return p + " belongs to another user", nil
+		case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0:
+			return p + " is writable by others", nil
+		}
+		if p == filepath.Dir(p) {
+			return "", nil
+		}
+	}
 }
