@@ -249,6 +249,9 @@ func writeOutputFrom(name string, fill func(w io.Writer) error) error {
 // not renamed: that fails rather than replace a file that appeared since
 // the caller looked.
 func writeAtomic(name string, noClobber bool, fill func(w io.Writer) error) error {
+	if err := notSpecial(name); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot write %s: %v", name, unwrapPath(err)), "")
@@ -276,13 +279,28 @@ func writeAtomic(name string, noClobber bool, fill func(w io.Writer) error) erro
 			}
 			err = os.Rename(tmp.Name(), name)
 		}
-	} else {
+	} else if err = notSpecial(name); err == nil {
 		err = os.Rename(tmp.Name(), name)
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
 	}
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot write %s: %v", name, unwrapPath(err)), "")
 	}
 	return nil
+}
+
+// notSpecial refuses to replace what is not a regular file (or a
+// symlink, which a rename replaces, not its target): --force over
+// /dev/null or a FIFO would put a regular file where a device was.
+func notSpecial(name string) error {
+	fi, err := os.Lstat(name)
+	if err != nil || fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0 {
+		return nil
+	}
+	return usageErr(fmt.Errorf("%s is not a regular file (%s): bailiff replaces only regular files", name, fi.Mode().Type()), "name a file, or - for standard output")
 }
 
 // Argument counts, said the way the command's usage line says them
