@@ -63,11 +63,12 @@ type Timeline struct {
 	g [7]grainCounts
 }
 
+// grainCounts is one grain's buckets; counts is nil until a call is
+// added and again once the grain is dropped, and lo..hi is its span.
 type grainCounts struct {
-	counts   map[int64]map[string]int // bucket -> verdict -> n
-	lo, hi   int64
-	dropped  bool
-	nonempty bool
+	counts  map[int64]map[string]int // bucket -> verdict -> n
+	lo, hi  int64
+	dropped bool
 }
 
 func (t *Timeline) add(at time.Time, verdict string, n int) {
@@ -82,7 +83,7 @@ func (t *Timeline) add(at time.Time, verdict string, n int) {
 		}
 		k := grains[i].index(at)
 		lo, hi := k, k
-		if g.nonempty {
+		if g.counts != nil {
 			lo, hi = min(g.lo, k), max(g.hi, k)
 		}
 		if hi-lo >= maxBuckets && i < len(grains)-1 {
@@ -96,7 +97,7 @@ func (t *Timeline) add(at time.Time, verdict string, n int) {
 			g.counts[k] = map[string]int{}
 		}
 		g.counts[k][verdict] += n
-		g.lo, g.hi, g.nonempty = lo, hi, true
+		g.lo, g.hi = lo, hi
 	}
 }
 
@@ -108,7 +109,7 @@ func (t *Timeline) add(at time.Time, verdict string, n int) {
 func (t *Timeline) Finest() (grain string, buckets []string, counts map[string]map[string]int) {
 	for i := range grains {
 		g := &t.g[i]
-		if g.dropped || !g.nonempty {
+		if g.counts == nil {
 			continue
 		}
 		counts = map[string]map[string]int{}

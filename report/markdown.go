@@ -134,59 +134,50 @@ func (p *Pack) mdFindings(b *mdWriter) {
 
 // mdResults writes the shadow and ablation results, when given.
 func (p *Pack) mdResults(b *mdWriter) {
-	var rows [][]string
 	if p.In.Shadow != nil {
 		b.w("## Policy change (shadow)\n\n")
 		if ok, notes, _ := resultVerified(p.In.Shadow, "summary"); !ok {
 			b.w("> **UNVERIFIED**: this shadow result was run with --allow-unverified over logs that fail verify: %s\n\n", mdEscape(strings.Join(notes, "; ")))
 		}
-		if counts, calls, err := parseShadow(p.In.Shadow); err == nil {
-			rows = [][]string{{fmt.Sprint(calls)}}
-			head := []string{"CALLS"}
-			for _, c := range []string{"unchanged", "newly-denied", "newly-asked", "newly-allowed", "unevaluable"} {
-				head = append(head, strings.ToUpper(c))
-				rows[0] = append(rows[0], fmt.Sprint(counts[c]))
+		rows := [][]string{{fmt.Sprint(p.shadowCalls)}}
+		head := []string{"CALLS"}
+		for _, c := range []string{"unchanged", "newly-denied", "newly-asked", "newly-allowed", "unevaluable"} {
+			head = append(head, strings.ToUpper(c))
+			rows[0] = append(rows[0], fmt.Sprint(p.shadowCounts[c]))
+		}
+		b.table(head, rows)
+		if ex := packExamples(p.In.Shadow); len(ex) > 0 {
+			rows = nil
+			for _, e := range ex {
+				rows = append(rows, []string{e.Category, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, e.Reason})
 			}
-			b.table(head, rows)
-			if ex := packExamples(p.In.Shadow); len(ex) > 0 {
-				rows = nil
-				for _, e := range ex {
-					rows = append(rows, []string{e.Category, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, e.Reason})
-				}
-				b.table([]string{"CHANGED", "SESSION", "CALL", "TOOL", "RECORDED", "CANDIDATE", "WHY"}, rows)
-			}
-		} else {
-			b.w("The shadow result could not be read: %s\n\n", mdEscape(err.Error()))
+			b.table([]string{"CHANGED", "SESSION", "CALL", "TOOL", "RECORDED", "CANDIDATE", "WHY"}, rows)
 		}
 	}
-	if p.In.Ablate != nil {
+	if tot := p.abl; tot != nil {
 		b.w("## Ablation\n\n")
 		if ok, notes, _ := resultVerified(p.In.Ablate, "policy"); !ok {
 			b.w("> **UNVERIFIED**: this ablation result was run with --allow-unverified over logs that fail verify: %s\n\n", mdEscape(strings.Join(notes, "; ")))
 		}
-		if lines, tot, err := parseAblate(p.In.Ablate); err == nil {
-			rows = nil
-			for _, l := range lines {
-				dead := "-"
-				if l.Dead {
-					dead = "dead"
-				}
-				rows = append(rows, []string{l.Check, fmt.Sprint(l.Changed), fmt.Sprint(l.StopsAlone), fmt.Sprint(l.Costs), dead})
+		var rows [][]string
+		for _, l := range p.ablLines {
+			dead := "-"
+			if l.Dead {
+				dead = "dead"
 			}
-			b.table([]string{"CHECK OFF", "CHANGED", "ATTACKS STOPPED ALONE", "BENIGN COST", "DEAD"}, rows)
-			// A rate over no calls is no measurement, whatever number
-			// the JSON holds for it.
-			block, loss := "no block rate (no call is labelled an attack)", "no benign loss (no call is labelled benign)"
-			if tot.Attacks > 0 {
-				block = fmt.Sprintf("block rate %.2f over %s", tot.BlockRate, counted(tot.Attacks, "attack call"))
-			}
-			if tot.Benign > 0 {
-				loss = fmt.Sprintf("benign loss %.2f over %s", tot.BenignLoss, counted(tot.Benign, "benign call"))
-			}
-			b.w("%s; %s.\n\n", strings.ToUpper(block[:1])+block[1:], loss)
-		} else {
-			b.w("The ablation result could not be read: %s\n\n", mdEscape(err.Error()))
+			rows = append(rows, []string{l.Check, fmt.Sprint(l.Changed), fmt.Sprint(l.StopsAlone), fmt.Sprint(l.Costs), dead})
 		}
+		b.table([]string{"CHECK OFF", "CHANGED", "ATTACKS STOPPED ALONE", "BENIGN COST", "DEAD"}, rows)
+		// A rate over no calls is no measurement, whatever number the
+		// JSON holds for it.
+		block, loss := "no block rate (no call is labelled an attack)", "no benign loss (no call is labelled benign)"
+		if tot.Attacks > 0 {
+			block = fmt.Sprintf("block rate %.2f over %s", tot.BlockRate, counted(tot.Attacks, "attack call"))
+		}
+		if tot.Benign > 0 {
+			loss = fmt.Sprintf("benign loss %.2f over %s", tot.BenignLoss, counted(tot.Benign, "benign call"))
+		}
+		b.w("%s; %s.\n\n", strings.ToUpper(block[:1])+block[1:], loss)
 	}
 }
 

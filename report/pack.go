@@ -86,8 +86,13 @@ type Pack struct {
 	// Candidate is a --policy no session was decided under.
 	Candidate *engine.Policy
 	refs      []InputRef // the logs read, as results name their inputs
-	Logs      []LogStatus
-	Versions  []string
+	// The --shadow and --ablate results, read once (readResults).
+	shadowCounts map[string]int
+	shadowCalls  int
+	ablLines     []ablationLine
+	abl          *ablationTotals
+	Logs         []LogStatus
+	Versions     []string
 	*replay.Summary
 	Findings  []PackFinding
 	ToolNames []string
@@ -110,6 +115,7 @@ func BuildPack(in PackInput) (*Pack, error) {
 		return nil, err
 	}
 	p := &Pack{In: in, Summary: in.Summary, Annots: map[string][]string{}, Dests: map[string][]string{}}
+	p.readResults(in)
 	if p.Summary == nil {
 		p.Summary = replay.NewSummary(in.Since, in.Until)
 	}
@@ -385,15 +391,4 @@ func (p *Pack) addLog(l PackLog) {
 		p.Findings = append(p.Findings, PackFinding{Rule: "no-evidence", Severity: SevMedium, Where: l.Name,
 			Message: where + ": no tool output was read, so an altered output could not be found, and every decision that depended on one is unevaluable"})
 	}
-}
-
-// rangeText names the range --since and --until give.
-func rangeText(since, until time.Time) string {
-	switch {
-	case until.IsZero():
-		return "--since " + since.UTC().Format(time.RFC3339)
-	case since.IsZero():
-		return "--until " + until.UTC().Format(time.RFC3339)
-	}
-	return "--since " + since.UTC().Format(time.RFC3339) + " --until " + until.UTC().Format(time.RFC3339)
 }

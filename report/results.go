@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"bailiff/engine"
 )
@@ -44,6 +45,18 @@ func checkInputs(in PackInput) (*engine.Policy, []PackFinding, error) {
 	}
 	given, err := engine.Load(in.PolicyName, in.PolicyData)
 	return given, unverified, err
+}
+
+// readResults reads the --shadow and --ablate results into the pack once;
+// checkInputs has refused any that does not parse, so there is no error
+// left to handle. Their fields stay nil when a result is not given.
+func (p *Pack) readResults(in PackInput) {
+	if in.Shadow != nil {
+		p.shadowCounts, p.shadowCalls, _ = parseShadow(in.Shadow)
+	}
+	if in.Ablate != nil {
+		p.ablLines, p.abl, _ = parseAblate(in.Ablate)
+	}
 }
 
 // resultVerified reads whether a shadow or ablate result's baseline was
@@ -244,4 +257,15 @@ func refNames(refs []InputRef) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// rangeText names the range --since and --until give.
+func rangeText(since, until time.Time) string {
+	switch {
+	case until.IsZero():
+		return "--since " + since.UTC().Format(time.RFC3339)
+	case since.IsZero():
+		return "--until " + until.UTC().Format(time.RFC3339)
+	}
+	return "--since " + since.UTC().Format(time.RFC3339) + " --until " + until.UTC().Format(time.RFC3339)
 }

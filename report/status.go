@@ -33,15 +33,11 @@ func (p *Pack) resultsFit(in PackInput) error {
 	if !in.Since.IsZero() || !in.Until.IsZero() {
 		return nil
 	}
-	if in.Shadow != nil {
-		if _, calls, err := parseShadow(in.Shadow); err == nil && calls != p.Calls {
-			return fmt.Errorf("--shadow %s counts %d calls, and the logs hold %d", in.ShadowFile, calls, p.Calls)
-		}
+	if in.Shadow != nil && p.shadowCalls != p.Calls {
+		return fmt.Errorf("--shadow %s counts %d calls, and the logs hold %d", in.ShadowFile, p.shadowCalls, p.Calls)
 	}
-	if in.Ablate != nil {
-		if _, tot, err := parseAblate(in.Ablate); err == nil && tot.Calls != p.Calls {
-			return fmt.Errorf("--ablate %s counts %d calls, and the logs hold %d", in.AblateFile, tot.Calls, p.Calls)
-		}
+	if p.abl != nil && p.abl.Calls != p.Calls {
+		return fmt.Errorf("--ablate %s counts %d calls, and the logs hold %d", in.AblateFile, p.abl.Calls, p.Calls)
 	}
 	return nil
 }
@@ -49,11 +45,8 @@ func (p *Pack) resultsFit(in PackInput) error {
 // resultFindings adds what the given results say needs a look: labelled
 // attacks the policy let through.
 func (p *Pack) resultFindings() {
-	if p.In.Ablate == nil {
-		return
-	}
-	_, tot, err := parseAblate(p.In.Ablate)
-	if err != nil || tot == nil {
+	tot := p.abl
+	if tot == nil {
 		return
 	}
 	if through := tot.Attacks - tot.AttacksStopped; through > 0 {
@@ -93,11 +86,11 @@ func (p *Pack) mdStatus(b *mdWriter) {
 // the denials and says that is all it knows.
 func (p *Pack) attacksLine() string {
 	denied := counted(p.total("deny"), "call") + " denied"
-	if p.In.Ablate == nil {
+	tot := p.abl
+	if tot == nil {
 		return "not measured: no call is labelled (bailiff ablate --labels measures it); " + denied
 	}
-	_, tot, err := parseAblate(p.In.Ablate)
-	if err != nil || tot == nil || tot.Attacks == 0 {
+	if tot.Attacks == 0 {
 		return "not measured: the ablation labels no call an attack; " + denied
 	}
 	s := fmt.Sprintf("%d of %s (block rate %.2f); %d of %s stopped too",
@@ -129,7 +122,7 @@ func (p *Pack) mdTools(b *mdWriter) {
 			quiet[rule] = append(quiet[rule], t)
 			continue
 		}
-		rows = append(rows, []string{t, rule, budget, path, pat, sink, orDashText(annots)})
+		rows = append(rows, []string{t, rule, budget, path, pat, sink, annots})
 	}
 	if len(rows) > 0 {
 		b.table([]string{"TOOL", "RULE", "BUDGET", "PATH CONFINEMENT", "PATTERNS", "SINK GATE", "ANNOTATIONS"}, rows)
@@ -144,13 +137,6 @@ func (p *Pack) mdTools(b *mdWriter) {
 		b.w("%s saw no calls and %s no contract (the rules decide %s, and an argument that looks like a destination is still gated): %s.\n\n",
 			counted(n, "more tool"), verb(n, "has", "have"), verb(n, "it", "them"), strings.Join(parts, "; "))
 	}
-}
-
-func orDashText(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // mdCharts writes the two charts as Mermaid: verdicts over time, and by

@@ -183,14 +183,14 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, dir string, f report
 	d.stage.Done()
 	d.sum.OK = d.sum.ok()
 	var out []byte
-	if f == report.JSON {
-		out, err = json.MarshalIndent(d.sum, "", "  ")
+	switch f {
+	case report.JSON:
+		if out, err = json.MarshalIndent(d.sum, "", "  "); err != nil {
+			return err
+		}
 		out = append(out, '\n')
-	} else {
+	default:
 		out = []byte(d.sum.transcript())
-	}
-	if err != nil {
-		return err
 	}
 	if _, err := stdout.Write(out); err != nil {
 		return err

@@ -29,6 +29,17 @@ func (d *demoRun) cli(file string, args ...string) (code int, out []byte, errs s
 	return code, stdout.Bytes(), errs + stderr.String()
 }
 
+// need refuses a line of a command's json output that lacks a field the
+// demo counts on: read as 0, a missing "unevaluable" would pass.
+func need(o map[string]any, keys ...string) error {
+	for _, k := range keys {
+		if _, ok := o[k]; !ok {
+			return fmt.Errorf("its %v line has no %q", o["type"], k)
+		}
+	}
+	return nil
+}
+
 // jsonLines decodes the objects of a --format json output, one per line.
 func jsonLines(out []byte) ([]map[string]any, error) {
 	var objs []map[string]any
@@ -55,6 +66,9 @@ func (d *demoRun) verify() error {
 	for _, o := range objs {
 		switch o["type"] {
 		case "log":
+			if err := need(o, "records", "calls", "unevaluable"); err != nil {
+				return fmt.Errorf("verify: %v", err)
+			}
 			d.sum.Verify.Records, d.sum.Verify.Calls = num(o["records"]), num(o["calls"])
 			d.sum.Verify.Unevaluable = num(o["unevaluable"])
 		case "finding":
@@ -115,6 +129,9 @@ func (d *demoRun) shadow() error {
 	}
 	for _, o := range objs {
 		if o["type"] == "summary" {
+			if err := need(o, "counts"); err != nil {
+				return fmt.Errorf("shadow: %v", err)
+			}
 			counts, _ := o["counts"].(map[string]any)
 			s.Changes = map[string]int{}
 			for k, v := range counts {
@@ -151,6 +168,9 @@ func (d *demoRun) ablate() error {
 	for _, o := range objs {
 		switch o["type"] {
 		case "policy":
+			if err := need(o, "attacks", "attacks_stopped", "benign_stopped"); err != nil {
+				return fmt.Errorf("ablate: %v", err)
+			}
 			a.Attacks, a.Stopped, a.BenignStopped = num(o["attacks"]), num(o["attacks_stopped"]), num(o["benign_stopped"])
 		case "check":
 			if o["dead"] == true {

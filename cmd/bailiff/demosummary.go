@@ -91,9 +91,7 @@ func (s *demoSummary) ok() bool {
 			return false
 		}
 	}
-	return s.verified() && s.caught() && s.Shadow.Changes["newly-denied"] > 0 &&
-		s.Ablate.Attacks > 0 && s.Ablate.Stopped == s.Ablate.Attacks && s.Ablate.BenignStopped == 0 &&
-		s.Report.Exit == 0 && s.Report.Status == "clean"
+	return s.verified() && s.caught() && s.shadowed() && s.ablated() && s.reported()
 }
 
 func (s *demoSummary) verified() bool {
@@ -101,6 +99,14 @@ func (s *demoSummary) verified() bool {
 }
 
 func (s *demoSummary) caught() bool { return s.Tampered.Exit == 1 && s.Tampered.Findings > 0 }
+
+func (s *demoSummary) shadowed() bool { return s.Shadow.Changes["newly-denied"] > 0 }
+
+func (s *demoSummary) ablated() bool {
+	return s.Ablate.Attacks > 0 && s.Ablate.Stopped == s.Ablate.Attacks && s.Ablate.BenignStopped == 0
+}
+
+func (s *demoSummary) reported() bool { return s.Report.Exit == 0 && s.Report.Status == "clean" }
 
 func mark(ok bool) string {
 	if ok {
@@ -149,9 +155,9 @@ func (s *demoSummary) transcript() string {
 		s.Verify.Command, s.Verify.Records, s.Verify.Calls, s.Verify.Findings, s.Verify.Unevaluable)
 	fmt.Fprintf(&b, "  %-4s $ %s\n       (%s) caught: exit %d, %s\n", mark(s.caught()),
 		s.Tampered.Command, s.Tampered.Edit, s.Tampered.Exit, orDash(s.Tampered.First))
-	fmt.Fprintf(&b, "  %-4s $ %s\n       %s: %s\n", mark(s.Shadow.Changes["newly-denied"] > 0), s.Shadow.Command, s.Shadow.Candidate, changes(s.Shadow.Changes))
-	fmt.Fprintf(&b, "  %-4s $ %s\n       %s\n", mark(s.Ablate.Attacks > 0 && s.Ablate.Stopped == s.Ablate.Attacks && s.Ablate.BenignStopped == 0), s.Ablate.Command, stops(s.Ablate))
-	fmt.Fprintf(&b, "  %-4s $ %s\n       the pack's status: %s\n", mark(s.Report.Exit == 0 && s.Report.Status == "clean"), s.Report.Command, orDash(s.Report.Status))
+	fmt.Fprintf(&b, "  %-4s $ %s\n       %s: %s\n", mark(s.shadowed()), s.Shadow.Command, s.Shadow.Candidate, changes(s.Shadow.Changes))
+	fmt.Fprintf(&b, "  %-4s $ %s\n       %s\n", mark(s.ablated()), s.Ablate.Command, stops(s.Ablate))
+	fmt.Fprintf(&b, "  %-4s $ %s\n       the pack's status: %s\n", mark(s.reported()), s.Report.Command, orDash(s.Report.Status))
 	fmt.Fprintf(&b, "\nEverything is in %s:\n", s.Dir)
 	for _, f := range demoFiles {
 		fmt.Fprintf(&b, "  %-26s %s\n", f[0], f[1])
