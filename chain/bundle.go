@@ -49,6 +49,9 @@ func (t *Tree) NewBundle(rec Record, signed []byte, c Checkpoint) (*Bundle, erro
 
 // ParseBundle reads a bundle's JSON strictly.
 func ParseBundle(data []byte) (*Bundle, error) {
+	if err := jsontext.NoDuplicateKeys(data); err != nil {
+		return nil, fmt.Errorf("proof bundle: %v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var b Bundle

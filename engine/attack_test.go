@@ -67,8 +67,10 @@ func TestTrustReadsTheRawDestination(t *testing.T) {
 		{"http_post", "url", "HTTPS://API.CORP.EXAMPLE/v1/x", true},
 		{"http_post", "url", "https://api.corp.example:443/v1/x?q=1", true},
 		{"http_post", "url", "https://api\u3002corp\uff0eexample/v1/x", true},
-		{"http_post", "url", "https://0x7f.1/hook", true},
-		{"http_post", "url", "https://2130706433/hook", true},
+		{"http_post", "url", "https://127.0.0.1/hook", true},
+		// WHATWG reads these as 127.0.0.1, Go's resolver as names.
+		{"http_post", "url", "https://0x7f.1/hook", false},
+		{"http_post", "url", "https://2130706433/hook", false},
 		{"http_post", "url", "https://www.irs.gov/forms", true},
 		{"http_post", "url", "https://api.corp.example\uff0fv1\uff0fx@evil.example/c", false},
 		{"http_post", "url", "https://www.irs.gov\uff0f@evil.example/", false},

@@ -5,8 +5,6 @@ import (
 	"path"
 	"strings"
 	"unicode"
-
-	unorm "golang.org/x/text/unicode/norm"
 )
 
 // destPattern is one trusted_destinations entry, parsed.
@@ -75,42 +73,47 @@ func compileDest(d string) (destPattern, error) {
 }
 
 // target is where a destination really goes, read from the value as the
-// agent sent it (raw) and as normalized (norm): the kind, and for a URL or
-// an address its canonical host. ok is false when the two readings
-// disagree on where it goes, or it is a URL with userinfo: such a
-// destination is never trusted, because the client sending it reads the
-// raw value, not the normalized one.
+// agent sent it (raw) and as normalized (norm), by every reader a
+// consumer could apply (readings.go): the kind, and for a URL or mail the
+// canonical hosts. ok is false when two readings disagree on where it
+// goes, a reading fails, or it is a URL with userinfo: such a destination
+// is never trusted, and why says which.
 type target struct {
-	ok    bool
-	url   bool
-	web   webURL // raw reading of a URL
-	webN  webURL // normalized reading
-	email string // normalized single address
-	host  string // canonical host of a URL or an address
+	ok     bool
+	why    string
+	url    bool
+	web    webURL   // raw reading of a URL
+	webN   webURL   // normalized reading
+	trick  string   // what keeps a URL's path from being trusted under a prefix
+	email  string   // the one recipient, when mail has exactly one
+	host   string   // canonical host of a URL or of the one recipient
+	emails []string // every recipient, normalized
+	hosts  []string // canonical host of the URL, or of each recipient
 }
 
 func targetOf(raw, norm string) target {
 	ur, okr := parseWebURL(raw)
 	un, okn := parseWebURL(norm)
 	if okr || okn || strings.Contains(norm, "://") {
-		t := target{url: true, web: ur, webN: un, host: ur.host}
-		t.ok = okr && okn && !ur.user && !un.user && ur.scheme == un.scheme && ur.host == un.host && ur.port == un.port &&
-			!listLike(raw) && strings.Count(norm, "://") == 1
+		t := target{url: true, web: ur, webN: un, host: ur.host, hosts: []string{ur.host}}
+		switch {
+		case !okr || !okn:
+			t.why = "a WHATWG reader cannot read it as a web URL, as sent or normalized"
+		case ur.user || un.user:
+			t.why = "it carries user info, and readers disagree on where the host starts"
+		case ur.scheme != un.scheme || ur.host != un.host || ur.port != un.port:
+			t.why = fmt.Sprintf("it goes to %s as sent and to %s once normalized", ur.host, un.host)
+		case listLike(raw) || strings.Count(norm, "://") != 1:
+			t.why = "it holds white space or a second URL, where a tool could read several URLs"
+		default:
+			t.why = rfcDisagrees(raw, &ur)
+		}
+		t.ok = t.why == ""
+		t.trick = pathTrick(ur.path)
 		return t
 	}
-	if e, ok := singleEmail(norm); ok {
-		re, rok := singleEmail(raw)
-		if !rok {
-			return target{}
-		}
-		h, hok := canonicalHost(emailDomain(e), false)
-		rd := emailDomain(re)
-		rh, rhok := canonicalHost(rd, false)
-		// Mail clients do not all map a domain with UTS-46: one that is
-		// trusted must be written as it is (no invisible or compatibility
-		// characters), so that every client reads the same domain.
-		plain := unorm.NFKC.IsNormalString(rd) && !strings.ContainsFunc(rd, invisibleRune)
-		return target{ok: hok && rhok && h == rh && plain, email: e, host: h}
+	if mailShaped(norm) {
+		return mailTarget(raw, norm)
 	}
 	// Not a URL or an address in either reading: a channel id, a phone
 	// number, a name. It is matched as normalized text.
@@ -135,23 +138,36 @@ func (dp *destPattern) matches(t *target, d string) bool {
 	}
 	switch dp.kind {
 	case destExact:
-		return d == dp.value
+		return d == dp.value || len(t.emails) > 0 && allHosts(t.emails, func(e string) bool { return e == dp.value })
 	case destDomain:
-		return t.email != "" && t.host == dp.value
+		return len(t.emails) > 0 && allHosts(t.hosts, func(h string) bool { return h == dp.value })
 	case destURLPrefix:
-		return t.url && underPrefix(&t.web, &dp.prefix) && underPrefix(&t.webN, &dp.prefixNorm)
+		return t.url && t.trick == "" && underPrefix(&t.web, &dp.prefix) && underPrefix(&t.webN, &dp.prefixNorm)
 	case destHostGlob:
-		return t.host != "" && !strings.HasPrefix(t.host, "[") && matchGlob(dp.value, t.host)
+		return allHosts(t.hosts, func(h string) bool { return !strings.HasPrefix(h, "[") && matchGlob(dp.value, h) })
 	case destRegDomain:
 		// Compared as DNS reads names: by labels, so evil-ups.com and
 		// ups.com.evil.example are not under ups.com. And the host's own
 		// registrable domain must be D: under a private suffix inside
 		// it (s3.amazonaws.com under amazonaws.com) every name is a
 		// stranger's site.
-		h := strings.TrimSuffix(t.host, ".")
-		return (h == dp.value || strings.HasSuffix(h, "."+dp.value)) && registrable(h) == dp.value
+		return allHosts(t.hosts, func(h string) bool {
+			h = strings.TrimSuffix(h, ".")
+			return (h == dp.value || strings.HasSuffix(h, "."+dp.value)) && registrable(h) == dp.value
+		})
 	}
 	return false
+}
+
+// allHosts tells whether every one of hs (at least one) passes ok: a
+// value is trusted only when each place it goes is.
+func allHosts(hs []string, ok func(string) bool) bool {
+	for _, h := range hs {
+		if h == "" || !ok(h) {
+			return false
+		}
+	}
+	return len(hs) > 0
 }
 
 // underPrefix: same scheme, host and port, and a path that stays under the

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,4 +129,15 @@ func knownDialect(v any) bool {
 		}
 	}
 	return false
+}
+
+func fixedReason(fixed []*dest) string {
+	if len(fixed) == 1 {
+		return fmt.Sprintf("destination %s %q is a value the tool's pinned input schema fixes, not one an output could have chosen", fixed[0].path, fixed[0].raw)
+	}
+	var each []string
+	for _, d := range fixed {
+		each = append(each, fmt.Sprintf("%s %q", d.path, d.raw))
+	}
+	return "destinations " + strings.Join(each, ", ") + " are values the tool's pinned input schema fixes, not ones an output could have chosen"
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // dest is one flattened destination value of a call.
@@ -226,6 +225,7 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 	var buf [8]dest
 	ds := destinationsIn(s, ct, c, buf[:0])
 	var miss *dest
+	var missWhy string // why the missed destination's readings keep it untrusted
 	var fixed []*dest
 	var self *Decision
 	for i := range ds {
@@ -268,7 +268,7 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 				Reason: fmt.Sprintf("destination %s %q %s in untrusted %s", d.path, d.raw, why, src)}
 		case destMiss:
 			if miss == nil {
-				miss = d
+				miss, missWhy = d, why
 			}
 		}
 	}
@@ -289,6 +289,8 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 	reason := fmt.Sprintf("destination %s %q is neither trusted nor approved: a human must confirm", miss.path, miss.raw)
 	if miss.unknown {
 		reason = fmt.Sprintf("redacted destination %s cannot be checked: a human must confirm", miss.path)
+	} else if missWhy != "" {
+		reason = fmt.Sprintf("destination %s %q is not trusted, because %s; a human must confirm", miss.path, miss.raw, missWhy)
 	}
 	d := Decision{Verdict: Ask, Check: CheckTaint, Destination: miss.norm, Reason: reason}
 	if self != nil {
@@ -328,12 +330,27 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 			return destTainted, src, "appeared"
 		}
 	}
+	if src, what, ok := held(ix, &t, d); ok {
+		return destTainted, src, what
+	}
+	if long && early {
+		if src, ok := ix.find(d); ok {
+			return destTainted, src, "appeared"
+		}
+	}
+	return destMiss, Source{}, untrustedWhy(ct, &t, d)
+}
+
+// held looks up in ix every address and host destination d (t read from
+// it) holds, in each form a reader finds them, and reports the output that
+// first held one.
+func held(ix *taintIndex, t *target, d string) (Source, string, bool) {
 	type hit struct {
 		src  int32
 		what string
 	}
 	var found *hit
-	tokens(d, func(e, h string) {
+	look := func(e, h string) {
 		if found != nil {
 			return
 		}
@@ -352,7 +369,20 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 				found = &hit{i.src, fmt.Sprintf("holds host %q, which appeared", h)}
 			}
 		}
-	})
+	}
+	tokens(d, look)
+	// Each recipient a mail reader finds, and the text as a server or a
+	// mail client decodes it ("mailto:a%40evil.example"), is looked up on
+	// its own.
+	for i, e := range t.emails {
+		look(e, t.hosts[i])
+	}
+	if found == nil {
+		decodedForms(d, func(x string) bool {
+			tokens(x, look)
+			return found == nil
+		})
+	}
 	// The host a client would connect to, however it is written
 	// (escapes, IPv4 in hex), is looked up as well.
 	for _, h := range []string{t.web.host, t.webN.host} {
@@ -362,32 +392,8 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 			}
 		}
 	}
-	if found != nil {
-		return destTainted, ix.sources[found.src], found.what
+	if found == nil {
+		return Source{}, "", false
 	}
-	if long && early {
-		if src, ok := ix.find(d); ok {
-			return destTainted, src, "appeared"
-		}
-	}
-	return destMiss, Source{}, ""
-}
-
-func runeCount(s string) int {
-	n := 0
-	for range s {
-		n++
-	}
-	return n
-}
-
-func fixedReason(fixed []*dest) string {
-	if len(fixed) == 1 {
-		return fmt.Sprintf("destination %s %q is a value the tool's pinned input schema fixes, not one an output could have chosen", fixed[0].path, fixed[0].raw)
-	}
-	var each []string
-	for _, d := range fixed {
-		each = append(each, fmt.Sprintf("%s %q", d.path, d.raw))
-	}
-	return "destinations " + strings.Join(each, ", ") + " are values the tool's pinned input schema fixes, not ones an output could have chosen"
+	return ix.sources[found.src], found.what, true
 }

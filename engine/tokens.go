@@ -241,3 +241,11 @@ func hostLike(h string) bool {
 	}
 	return last >= 1 && len(h)-last-1 >= 2
 }
+
+func runeCount(s string) int {
+	n := 0
+	for range s {
+		n++
+	}
+	return n
+}

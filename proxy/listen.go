@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 )
 
 // A gateway served on Streamable HTTP (bailiff gateway --listen) is the
@@ -31,6 +32,17 @@ type HTTPOptions struct {
 	// SessionTimeout ends a session of the handshake revisions idle this
 	// long (default 30 minutes).
 	SessionTimeout time.Duration
+	// MaxSessions bounds the handshake sessions open at once (default
+	// 256); a request that would open another gets 503 and Retry-After
+	// while the open ones go on.
+	MaxSessions int
+	// InitRate and InitBurst bound, per client IP, the requests that
+	// open a session: a token bucket of InitBurst refilled at InitRate a
+	// second (default 20 and 2). One over gets 503. NoInitRate turns the
+	// bound off.
+	InitRate   float64
+	InitBurst  int
+	NoInitRate bool
 }
 
 const defaultMaxRequestBytes = 4 << 20
@@ -60,13 +72,17 @@ func gatewayServer(mux *muxStream) *mcp.Server {
 
 // gatewayHandler serves server over Streamable HTTP, to pages on this
 // machine only.
-func gatewayHandler(server *mcp.Server, hopt HTTPOptions) http.Handler {
-	get := func(*http.Request) *mcp.Server { return server }
-	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-		Stateless: true, MaxRequestBodyBytes: hopt.MaxRequestBytes})
-	sessions := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-		MaxRequestBodyBytes: hopt.MaxRequestBytes, SessionTimeout: hopt.SessionTimeout,
-		EventStore: mcp.NewMemoryEventStore(nil)})
+// The stateful handler has a server of its own, so that the sessions
+// that server lists are the open handshake sessions the cap counts, and
+// not also the stateless handler's one per request.
+func gatewayHandler(mux *muxStream, hopt HTTPOptions) http.Handler {
+	server, held := gatewayServer(mux), gatewayServer(mux)
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: hopt.MaxRequestBytes})
+	adm := &admission{max: hopt.MaxSessions, server: held, addrs: newAddrLimiter(hopt.initLimit(), hopt.InitBurst)}
+	sessions := adm.admit(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return held },
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: hopt.MaxRequestBytes, SessionTimeout: hopt.SessionTimeout,
+			EventStore: mcp.NewMemoryEventStore(nil)}))
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
 			// A page in a browser may reach a loopback port; only pages
@@ -95,6 +111,15 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	if hopt.SessionTimeout <= 0 {
 		hopt.SessionTimeout = 30 * time.Minute
 	}
+	if hopt.MaxSessions <= 0 {
+		hopt.MaxSessions = defaultMaxSessions
+	}
+	if hopt.InitRate <= 0 {
+		hopt.InitRate = float64(defaultInitRate)
+	}
+	if hopt.InitBurst <= 0 {
+		hopt.InitBurst = defaultInitBurst
+	}
 	mux := newMuxStream()
 	p := newProxyOn(opt, mux)
 	mux.own = func(state string) bool { _, err := openState(p.stateSecret, state); return err == nil }
@@ -103,7 +128,7 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	opt = p.opt
 	writeTimeout := opt.CallTimeout + opt.AskTimeout + time.Minute
 
-	h := gatewayHandler(gatewayServer(mux), hopt)
+	h := gatewayHandler(mux, hopt)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -151,4 +176,12 @@ func loopbackOrigin(o string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// initLimit is the rate of new sessions one address may open.
+func (h HTTPOptions) initLimit() rate.Limit {
+	if h.NoInitRate {
+		return rate.Inf
+	}
+	return rate.Limit(h.InitRate)
 }

@@ -92,16 +92,12 @@ func (p *Proxy) screenRoots(m *jsonrpc.Response) *jsonrpc.Response {
 
 // protectedRoot says why a root the client gives may not reach the
 // server, or "". The URI is read as server-filesystem reads it: a file://
-// URL's path, else a path itself, ~ the home directory, relative to the
-// server's directory.
+// URL's path (rootPath), else a path itself, ~ the home directory,
+// relative to the server's directory.
 func (p *Proxy) protectedRoot(uri string) string {
-	path := uri
-	if strings.HasPrefix(uri, "file://") {
-		u, err := url.Parse(uri)
-		if err != nil || u.Path == "" {
-			return "not a file URL bailiff can read"
-		}
-		path = filepath.FromSlash(u.Path)
+	path, why := rootPath(uri)
+	if why != "" {
+		return why
 	}
 	if path == "~" || strings.HasPrefix(path, "~/") {
 		h, err := os.UserHomeDir()
@@ -152,4 +148,50 @@ func (p *Proxy) noteWithheld(raw []byte, reason string) {
 	if err := audit.Malformed(p.opt.Log, p.opt.Now(), p.opt.Session, body); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
+}
+
+// rootPath is the path a root names, read as server-filesystem reads it:
+// a URI that starts with file:// through Node's fileURLToPath (WHATWG: '\'
+// is '/', the query and fragment dropped, dot segments resolved, then
+// percent-decoded), anything else as a path. A root spelled any other way
+// than its canonical path is withheld (why is not ""): where the screen
+// and the server read a spelling apart, "state\keys" was one name to one
+// and two to the other.
+func rootPath(uri string) (path, why string) {
+	if !strings.HasPrefix(uri, "file://") {
+		if strings.ContainsAny(uri, "\\\x00") || !canonicalPath(uri) {
+			return "", "it is not spelled as its canonical path"
+		}
+		return uri, ""
+	}
+	rest := uri[len("file://"):]
+	switch {
+	case strings.ContainsAny(rest, "\\?#"):
+		return "", "a file URL with a backslash, query or fragment is read differently by different readers"
+	case !strings.HasPrefix(rest, "/") && !strings.HasPrefix(rest, "localhost/"):
+		return "", "a file URL must name no host but localhost"
+	}
+	rest = rest[strings.IndexByte(rest, '/'):]
+	low := strings.ToLower(rest)
+	if strings.Contains(low, "%2f") || strings.Contains(low, "%5c") || strings.Contains(low, "%2e") || strings.Contains(low, "%00") {
+		return "", "a file URL with an encoded '/', '\\', '.' or NUL is read differently by different readers"
+	}
+	dec, err := url.PathUnescape(rest)
+	if err != nil || !canonicalPath(dec) {
+		return "", "it is not spelled as its canonical path"
+	}
+	return filepath.FromSlash(dec), ""
+}
+
+// canonicalPath tells whether p is written as it resolves: no empty or
+// dot segments (a trailing '/' aside), so every reader names one place.
+func canonicalPath(p string) bool {
+	if p == "" {
+		return false
+	}
+	trim := p
+	if len(trim) > 1 {
+		trim = strings.TrimSuffix(trim, "/")
+	}
+	return filepath.Clean(trim) == trim
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bailiff/engine"
+	"bailiff/internal/jsontext"
 )
 
 // checkInputs parses the policy given and the results. A results file
@@ -28,6 +29,9 @@ func checkInputs(in PackInput) (*engine.Policy, []PackFinding, error) {
 		if r.data == nil {
 			continue
 		}
+		if err := noDuplicateKeys(r.data); err != nil {
+			return nil, nil, fmt.Errorf("%s %s: %v", r.flag, r.file, err)
+		}
 		if err := r.parse(r.data); err != nil {
 			return nil, nil, fmt.Errorf("%s %s: %v", r.flag, r.file, err)
 		}
@@ -45,6 +49,19 @@ func checkInputs(in PackInput) (*engine.Policy, []PackFinding, error) {
 	}
 	given, err := engine.Load(in.PolicyName, in.PolicyData)
 	return given, unverified, err
+}
+
+// noDuplicateKeys refuses a result with a key given twice on a line: the
+// pack reads each line several times, into different structs, and would
+// quote whichever value Go keeps (the last) where another reader may
+// take the first.
+func noDuplicateKeys(data []byte) error {
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if err := jsontext.NoDuplicateKeys(line); err != nil {
+			return fmt.Errorf("line %d: %v", i+1, err)
+		}
+	}
+	return nil
 }
 
 // readResults reads the --shadow and --ablate results into the pack once;

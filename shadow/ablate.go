@@ -57,6 +57,9 @@ func ParseLabels(name string, data []byte) (Labels, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		if err := jsontext.NoDuplicateKeys(line); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, i+1, err)
+		}
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		var l struct{ Session, Call, Label string }

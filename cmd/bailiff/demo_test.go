@@ -248,7 +248,11 @@ func packFromAblation(t *testing.T, dir string) {
 		"ablate over 1000 calls":   {"--ablate", "ablate.json", `"type":"policy","calls":8`, `"type":"policy","calls":1000`, "does not fit the policy line"},
 		"ablate, two policy lines": {"--ablate", "ablate.json", "\n", "\n" + strings.SplitN(string(honest), "\n", 2)[0] + "\n", "two policy lines"},
 		"shadow, a negative count": {"--shadow", "shadow.json", `"newly-denied":1`, `"newly-denied":-1`, "negative count"},
-		"shadow over 9 calls":      {"--shadow", "shadow.json", `"calls":8,"counts":{"newly-allowed":0,"newly-asked":0,"newly-denied":1,"unchanged":7`, `"calls":9,"counts":{"newly-allowed":0,"newly-asked":0,"newly-denied":1,"unchanged":8`, "counts 9 calls, and the logs hold 8"},
+		// A key given twice would be read as its last value here and
+		// maybe its first elsewhere: refused, top level and nested.
+		"ablate, calls twice":   {"--ablate", "ablate.json", `"type":"policy","calls":8`, `"type":"policy","calls":1000,"calls":8`, `forged-ablate.json: line 1: duplicate key "calls" at byte`},
+		"shadow, a count twice": {"--shadow", "shadow.json", `"newly-denied":1`, `"newly-denied":0,"newly-denied":1`, `forged-shadow.json: line 1: duplicate key "newly-denied" at byte`},
+		"shadow over 9 calls":   {"--shadow", "shadow.json", `"calls":8,"counts":{"newly-allowed":0,"newly-asked":0,"newly-denied":1,"unchanged":7`, `"calls":9,"counts":{"newly-allowed":0,"newly-asked":0,"newly-denied":1,"unchanged":8`, "counts 9 calls, and the logs hold 8"},
 	} {
 		orig := honest
 		if c.flag == "--shadow" {

@@ -123,13 +123,6 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 	return &c, nil
 }
 
-// listenParams are gateway's flags for serving Streamable HTTP.
-type listenParams struct {
-	addr        string
-	allowRemote bool
-	maxBytes    int64
-}
-
 func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 	var config string
 	var lp listenParams
@@ -147,7 +140,10 @@ stdio, to any number of clients, all in the one session: stateless for
 clients of revision 2026-07-28, sessions for older ones. ADDR must be a
 loopback address unless --allow-remote; a request whose Origin is not on
 this machine, or whose Host is not (DNS rebinding), is refused, as is a
-body over --max-request-bytes.
+body over --max-request-bytes. A request that would open a session gets
+503 and Retry-After when --max-sessions are open, or when its address
+has opened more than --initialize-burst at --initialize-rate a second;
+the open sessions go on.
 
 gateway.yaml (paths relative to it; ${VAR} in a server's command, args,
 env and cwd comes from the environment):
@@ -190,27 +186,10 @@ env and cwd comes from the environment):
 	c.Flags().StringVar(&lp.addr, "listen", "", "serve Streamable HTTP on this address (host:port, loopback) instead of stdio")
 	c.Flags().BoolVar(&lp.allowRemote, "allow-remote", false, "let --listen bind to an address other machines can reach")
 	c.Flags().Int64Var(&lp.maxBytes, "max-request-bytes", 4<<20, "the largest HTTP request body --listen reads")
+	c.Flags().IntVar(&lp.maxSessions, "max-sessions", 256, "the most HTTP sessions --listen keeps open at once")
+	c.Flags().Float64Var(&lp.initRate, "initialize-rate", 2, "sessions one client address may open a second, after the burst (0: no limit)")
+	c.Flags().IntVar(&lp.initBurst, "initialize-burst", 20, "sessions one client address may open at once")
 	return c
-}
-
-// checkListen refuses an address off this machine unless asked for:
-// the gateway has no authentication of its own.
-func checkListen(lp listenParams) error {
-	host, _, err := net.SplitHostPort(lp.addr)
-	if err != nil {
-		return usageErr(fmt.Errorf("--listen %q is not host:port: %v", lp.addr, err), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931")
-	}
-	if lp.maxBytes <= 0 {
-		return usageErr(fmt.Errorf("--max-request-bytes must be positive"), "")
-	}
-	if lp.allowRemote {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usageErr(fmt.Errorf("--listen %s is reachable from other machines, and the gateway authenticates no one: listen on 127.0.0.1, or add --allow-remote", lp.addr), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931")
-	}
-	return nil
 }
 
 func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp listenParams) error {
@@ -365,7 +344,7 @@ func serveGateway(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 			return usageErr(fmt.Errorf("--listen: %v", err), "")
 		}
 		fmt.Fprintf(stderr, "bailiff: serving Streamable HTTP at http://%s/\n", ln.Addr())
-		if err := proxy.ServeGatewayHTTP(ctx, opt, ln, ups, proxy.HTTPOptions{MaxRequestBytes: lp.maxBytes}); err != nil {
+		if err := proxy.ServeGatewayHTTP(ctx, opt, ln, ups, lp.httpOptions()); err != nil {
 			return usageErr(err, "")
 		}
 		return nil

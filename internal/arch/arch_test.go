@@ -136,6 +136,7 @@ var owners = map[string]string{
 	"golang.org/x/mod/sumdb/":            "chain",
 	"github.com/segmentio/encoding/json": "chain",
 	"golang.org/x/net/idna":              "engine",
+	"golang.org/x/time/rate":             "proxy", // per-address bound on new HTTP sessions
 	"golang.org/x/net/publicsuffix":      "engine",
 	"golang.org/x/text/cases":            "engine",
 	"gopkg.in/yaml.v3":                   "engine cmd/bailiff",

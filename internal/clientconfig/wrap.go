@@ -119,6 +119,15 @@ func Check(old []byte, names []string) error {
 }
 
 func serversOf(old []byte, names []string) (*member, object, error) {
+	// Members are read one level at a time and values not bailiff's are
+	// kept as written: a repeat deeper down, or in what is kept, would
+	// be read one way by bailiff and maybe another by the client.
+	var dup *jsontext.DuplicateKeyError
+	if err := jsontext.NoDuplicateKeys(old); errors.As(err, &dup) {
+		return nil, nil, fmt.Errorf("line %d: key %q appears twice", 1+bytes.Count(old[:dup.Offset], []byte("\n")), dup.Key)
+	} else if err != nil {
+		return nil, nil, err
+	}
 	top, err := parseObject(old)
 	if err != nil {
 		return nil, nil, err

@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"mime"
+	"net/url"
+	"strings"
+)
+
+// A destination is trusted only where every reader a real consumer could
+// apply sends it to the same place. This file holds the readers beside
+// the WHATWG one (dest.go): RFC 6068 and RFC 5322 for mail, RFC 3986
+// (Go's net/url, as curl and Python split) for URLs, and the servers that
+// read ';' parameters out of a path. A reading that fails, or one that
+// disagrees with another, leaves the value untrusted, with the
+// disagreement as the reason.
+
+// rfcDisagrees compares the WHATWG reading w of raw with an RFC 3986
+// reading (Go's net/url, as curl and Python's urllib split a URL): scheme,
+// host, port and user info must agree. It returns the disagreement, or "".
+func rfcDisagrees(raw string, w *webURL) string {
+	s := strings.TrimFunc(raw, func(r rune) bool { return r <= ' ' })
+	if i := strings.Index(s, "://"); i >= 0 {
+		auth := s[i+3:]
+		if k := strings.IndexAny(auth, "/?#"); k >= 0 {
+			auth = auth[:k]
+		}
+		if strings.Contains(auth, `\`) {
+			return `it has a backslash before its path, where WHATWG readers end the host and RFC 3986 readers do not`
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "an RFC 3986 reader (Go's net/url) refuses it"
+	}
+	host := u.Hostname()
+	if strings.HasPrefix(u.Host, "[") {
+		host = "[" + host + "]"
+	}
+	h, ok := canonicalHost(host, false)
+	port, pok := canonicalPort(u.Port(), w.scheme)
+	switch {
+	case u.Opaque != "" || strings.ToLower(u.Scheme) != w.scheme:
+		return "RFC 3986 and WHATWG readers disagree on its scheme"
+	case u.User != nil:
+		return "an RFC 3986 reader finds user info in it"
+	case !ok || h != w.host:
+		return "RFC 3986 and WHATWG readers disagree on its host"
+	case ipv4(h) && host != h:
+		// WHATWG reads 0x7f.1 and 2130706433 as 127.0.0.1; Go's
+		// resolver and others look them up as names.
+		return "it writes the IP address " + h + " in a form some readers look up as a name"
+	case !pok || port != w.port:
+		return "RFC 3986 and WHATWG readers disagree on its port"
+	}
+	return ""
+}
+
+// pathTrick names what in a URL path makes servers read it apart, so that
+// it is never trusted under a URL prefix: an encoded '/' or '\' (a
+// separator to some servers, a character to others), an encoded dot
+// segment, and a ';' parameter on a dot segment, which Tomcat, Jetty and
+// Spring strip before resolving ("..;" climbs like "..").
+func pathTrick(p string) string {
+	low := strings.ToLower(p)
+	if strings.Contains(low, "%2f") || strings.Contains(low, "%5c") {
+		return "its path holds an encoded '/' or '\\', a separator to some servers and not to others"
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		bare, params := seg, false
+		if k := strings.IndexByte(seg, ';'); k >= 0 {
+			bare, params = seg[:k], true
+		}
+		dec, ok := percentDecode(bare)
+		if !ok {
+			return "its path is not valid percent-encoding"
+		}
+		if params && (dec == "" || dec == "." || dec == "..") {
+			return "its path has an empty or dot segment with a ';' parameter (\"..;\"), which servers that strip parameters resolve as a dot segment"
+		}
+		if dec != "." && dec != ".." {
+			continue
+		}
+		if dec != bare {
+			return "its path has a percent-encoded dot segment"
+		}
+	}
+	return ""
+}
+
+// decodedForms calls fn with each other form in which a reader finds
+// addresses and hosts in normalized value d, until fn returns false: the
+// text percent-decoded (a mail client reading a mailto URI, a server its
+// path), MIME encoded words decoded, and the text before each '@' (a
+// mail system that routes on the first '@' of "a@evil.example@corp.example").
+func decodedForms(d string, fn func(string) bool) {
+	x := d
+	for i := 0; i < 4 && strings.Contains(x, "%"); i++ {
+		x = Normalize(lenientDecode(x))
+		if !fn(x) {
+			return
+		}
+	}
+	if strings.Contains(d, "=?") {
+		if h, err := new(mime.WordDecoder).DecodeHeader(d); err == nil && h != d {
+			if !fn(Normalize(h)) {
+				return
+			}
+		}
+	}
+	if strings.Count(d, "@") > 1 {
+		for k, n := 0, 0; n < 8; n++ {
+			i := strings.IndexByte(d[k:], '@')
+			if i < 0 {
+				return
+			}
+			k += i
+			if !fn(d[:k]) {
+				return
+			}
+			k++
+		}
+	}
+}
+
+// lenientDecode decodes %XX escapes as WHATWG's percent-decode does: an
+// escape that is not two hex digits stays as written, so one bad escape
+// cannot hide the good ones.
+func lenientDecode(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHexDigit(s[i+1]) && isHexDigit(s[i+2]) {
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func unhex(c byte) byte {
+	switch {
+	case isDigit(c):
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// untrustedWhy is why destination d (t read from it) is not trusted when
+// its readings are the reason: they disagree, or its path is one servers
+// read apart and a URL prefix would otherwise hold it. "" when no entry
+// would have trusted it anyway.
+func untrustedWhy(ct *contract, t *target, d string) string {
+	if !t.ok {
+		return t.why
+	}
+	if t.trick == "" {
+		return ""
+	}
+	plain := *t
+	plain.trick = ""
+	for i := range ct.trusted {
+		if ct.trusted[i].kind == destURLPrefix && ct.trusted[i].matches(&plain, d) {
+			return t.trick
+		}
+	}
+	return ""
+}

@@ -1,0 +1,192 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
+)
+
+// Every handshake session the SDK's stateful handler opens stays in
+// memory until its idle timeout (30 minutes), and any process on the
+// machine may open them: 20,000 initialize POSTs took the gateway from
+// 19 MB to 484 MB. A new session is therefore admitted only under a cap
+// on those open and a rate per client address (docs/decisions.md).
+
+const (
+	// defaultMaxSessions: a session costs about 24 KB (484 MB over 20,000),
+	// so 256 hold about 6 MB, yet leave room for every MCP client on a
+	// desktop, each reconnecting a few times within the idle timeout.
+	defaultMaxSessions = 256
+	// defaultInitRate and defaultInitBurst: a client opens one session
+	// when it starts and another when it reconnects; 2 a second after a
+	// burst of 20 lets a whole editor's windows start at once, while a
+	// loop of initialize from one address is slowed to what the cap and
+	// the idle timeout absorb.
+	defaultInitRate  = rate.Limit(2)
+	defaultInitBurst = 20
+	// capRetryAfter: when the cap is reached no slot frees until a client
+	// ends its session or one goes idle, which cannot be predicted.
+	capRetryAfter = 30 * time.Second
+	// maxRateAddrs bounds the per-address limiters themselves, for a
+	// gateway on --allow-remote that many addresses reach.
+	maxRateAddrs = 4096
+	// codeOverloaded is the JSON-RPC error of a refused session, in the
+	// range the spec leaves to servers.
+	codeOverloaded = -32000
+)
+
+// admission decides whether a request that would open a session may.
+type admission struct {
+	max    int
+	server *mcp.Server // the stateful handler's: its Sessions are the open ones
+	addrs  *addrLimiter
+
+	mu      sync.Mutex
+	pending int // admitted, not yet a session the server lists
+}
+
+// enter admits a request opening a session from addr, or says why not
+// and when to try again. release is called once the request is served:
+// by then its session is one the server lists, or closed.
+func (a *admission) enter(addr string) (release func(), refusal string, retry time.Duration) {
+	if ok, wait := a.addrs.allow(addr); !ok {
+		return nil, "too many initialize requests from " + addr + ": try again later", wait
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	open := a.pending
+	for range a.server.Sessions() {
+		open++
+	}
+	if open >= a.max {
+		return nil, fmt.Sprintf("the gateway's session cap is reached: %d sessions open; end one (DELETE) or wait for one to go idle", a.max), capRetryAfter
+	}
+	a.pending++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			a.mu.Lock()
+			a.pending--
+			a.mu.Unlock()
+		})
+	}, "", 0
+}
+
+// admit wraps the stateful handler: a POST without Mcp-Session-Id opens
+// a session (the SDK makes one for any such POST, not only initialize),
+// so each is admitted first. Requests of open sessions pass untouched.
+func (a *admission) admit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		release, why, retry := a.enter(clientAddr(r))
+		if release == nil {
+			refuse(w, r, why, retry)
+			return
+		}
+		defer release()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// clientAddr is the address a limit is kept for: the remote IP, without
+// its port, which a client picks anew for every connection.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// refuse answers 503 with Retry-After. The body is a JSON-RPC error for
+// the request's id when it can be read, so an SDK client surfaces the
+// reason to its caller; otherwise the reason in plain text.
+func refuse(w http.ResponseWriter, r *http.Request, why string, retry time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if m, err := jsonrpc.DecodeMessage(body); err == nil {
+		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			resp := &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeOverloaded, Message: why}}
+			if b, err := jsonrpc.EncodeMessage(resp); err == nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write(b)
+				return
+			}
+		}
+	}
+	http.Error(w, "Service Unavailable: "+why, http.StatusServiceUnavailable)
+}
+
+// addrLimiter keeps a token bucket per client address.
+type addrLimiter struct {
+	limit rate.Limit
+	burst int
+
+	mu   sync.Mutex
+	by   map[string]*rate.Limiter
+	seen map[string]time.Time
+}
+
+func newAddrLimiter(limit rate.Limit, burst int) *addrLimiter {
+	return &addrLimiter{limit: limit, burst: burst, by: map[string]*rate.Limiter{}, seen: map[string]time.Time{}}
+}
+
+// allow takes a token for addr, or says how long until one is due.
+func (l *addrLimiter) allow(addr string) (bool, time.Duration) {
+	if l.limit == rate.Inf {
+		return true, 0
+	}
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.by[addr]
+	if lim == nil {
+		if len(l.by) >= maxRateAddrs && !l.sweep(now) {
+			// Fail closed: forgetting an address that is still
+			// refilling would hand it a fresh burst.
+			return false, capRetryAfter
+		}
+		lim = rate.NewLimiter(l.limit, l.burst)
+		l.by[addr] = lim
+	}
+	l.seen[addr] = now
+	if lim.AllowN(now, 1) {
+		return true, 0
+	}
+	wait := time.Second
+	if l.limit > 0 {
+		wait = time.Duration(float64(time.Second) / float64(l.limit))
+	}
+	return false, wait
+}
+
+// sweep forgets addresses whose bucket has refilled, which a new
+// limiter would equal; it reports whether any was forgotten.
+func (l *addrLimiter) sweep(now time.Time) bool {
+	full := time.Minute
+	if l.limit > 0 {
+		full = time.Duration(float64(l.burst)/float64(l.limit)*float64(time.Second)) + time.Second
+	}
+	freed := false
+	for addr, at := range l.seen {
+		if now.Sub(at) > full {
+			delete(l.by, addr)
+			delete(l.seen, addr)
+			freed = true
+		}
+	}
+	return freed
+}
