@@ -169,3 +169,23 @@ func BenchmarkDecideGlobContracts(b *testing.B) {
 		Decide(p, s, c, t0)
 	}
 }
+
+// BenchmarkDecideTrustedDestinations is a send whose destinations are all
+// trusted, so each is read by every reader (WHATWG, net/url, RFC 6068,
+// net/mail, the strict list reader) before it passes.
+func BenchmarkDecideTrustedDestinations(b *testing.B) {
+	p := mustLoad(b, readersPolicy)
+	s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "http_post"}})
+	mail := &Call{Tool: "send_email", Args: map[string]any{"to": "mailto:bob@corp.example,ana@corp.example?cc=Lee%20Smith%20%3Clee@corp.example%3E&subject=Q3"}}
+	web := &Call{Tool: "http_post", Args: map[string]any{"url": "https://api.corp.example/v1/upload;jsessionid=1?x=1"}}
+	for _, c := range []*Call{mail, web} {
+		if d := Decide(p, s, c, t0); d.Verdict != Allow {
+			b.Fatalf("unexpected decision %+v", d)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Decide(p, s, mail, t0)
+		Decide(p, s, web, t0)
+	}
+}
