@@ -103,8 +103,12 @@ func targetOf(raw, norm string) target {
 			t.why = "it carries user info, and readers disagree on where the host starts"
 		case ur.scheme != un.scheme || ur.host != un.host || ur.port != un.port:
 			t.why = fmt.Sprintf("it goes to %s as sent and to %s once normalized", ur.host, un.host)
-		case listLike(raw) || strings.Count(norm, "://") != 1:
-			t.why = "it holds white space or a second URL, where a tool could read several URLs"
+		case listLike(raw):
+			t.why = "it holds white space, where a tool could split it into several URLs"
+		case strings.Count(norm, "://") > 1:
+			t.why = "it holds a second URL"
+		case !strings.Contains(norm, "://"):
+			t.why = "it does not write \"//\" after its scheme, which readers complete differently"
 		default:
 			t.why = rfcDisagrees(raw, &ur)
 		}

@@ -52,17 +52,18 @@ func TestReadersDisagreeNotTrusted(t *testing.T) {
 		// recipients, the injected one first.
 		{"send_email", "mailto:attacker%40evil.example%2Cbob@corp.example", "percent-encoded", true},
 		{"send_email", "mailto:ATTACKER%40evil.example%2cbob@corp.example", "percent-encoded", true},
-		{"send_email", "attacker%40evil.example%2Cbob@corp.example", "'%'", true},
+		{"send_email", "attacker%40evil.example%2Cbob@corp.example", `"%"`, true},
 		// Percent-hack relaying and a bang path: relays deliver to
 		// evil.example.
-		{"send_email", "attacker%evil.example@corp.example", "'%'", false},
-		{"send_email", "evil.example!attacker@corp.example", "'!'", false},
+		{"send_email", "attacker%evil.example@corp.example", `"%"`, false},
+		{"send_email", "evil.example!attacker@corp.example", `"!"`, false},
 		// Header fields of a mailto URI are recipients too.
-		{"send_email", "mailto:bob@corp.example?cc=attacker@evil.example", "", true},
-		{"send_email", "mailto:bob@corp.example?BCC=attacker%40evil.example", "", true},
+		{"send_email", "mailto:bob@corp.example?cc=attacker@evil.example", `recipient "attacker@evil.example"`, true},
+		{"send_email", "mailto:bob@corp.example?BCC=attacker%40evil.example", `recipient "attacker@evil.example"`, true},
 		{"send_email", "mailto:bob@corp.example?%62cc=attacker@evil.example", "", true},
 		// Lists, groups and names yield every address they hold.
-		{"send_email", "bob@corp.example, attacker@evil.example", "", true},
+		{"send_email", "bob@corp.example, attacker@evil.example", `recipient "attacker@evil.example"`, true},
+		{"send_email", "bob@corp.example\nattacker@evil.example", "white space", true},
 		{"send_email", "team: bob@corp.example, attacker@evil.example;", "", true},
 		{"send_email", "Bob <attacker@evil.example>", "", true},
 		// A second '@', a quoted local part, a route, a comment, an
@@ -79,8 +80,13 @@ func TestReadersDisagreeNotTrusted(t *testing.T) {
 		{"fetch_url", `https://www.corp.example\x.evil.example/`, "backslash", true},
 		{"fetch_url", `https://www.corp.example\@x.evil.example/`, "", true},
 		// Tomcat, Jetty and Spring resolve "..;" as "..".
-		{"http_post", "https://api.corp.example/v1/public/..;/..;/admin/export", "';' parameter", false},
-		{"http_post", "https://api.corp.example/v1/public/..;jsessionid=1/x", "';' parameter", false},
+		{"http_post", "https://api.corp.example/v1/public/..;/..;/admin/export", `segment "..;"`, false},
+		{"http_post", "https://api.corp.example/v1/public/..;jsessionid=1/x", `segment "..;jsessionid=1"`, false},
+		{"http_post", "https://api.corp.example/v1/public/;/../admin", `segment ";"`, false},
+		// A server or proxy that decodes twice reads %252e%252e as "..".
+		{"http_post", "https://api.corp.example/v1/public/%252e%252e/%252e%252e/admin", "encoded dot", false},
+		{"http_post", "https://api.corp.example/v1/public/a%252f..%252f..%252fadmin", "encoded '/'", false},
+		{"http_post", "https:api.corp.example/v1/public/x", `"//"`, false},
 		{"http_post", "https://api.corp.example/v1/public/%2e%2e/x", "encoded dot", false},
 		{"http_post", "https://api.corp.example/v1/public/a%2f..%2f..%2fadmin", "encoded '/'", false},
 		{"http_post", `https://api.corp.example/v1/public/a%5c..%5c..%5cadmin`, "encoded '/'", false},
@@ -115,6 +121,8 @@ func TestReadersAgreeTrusted(t *testing.T) {
 		{"send_email", "Bob Smith <bob@corp.example>"},
 		{"send_email", `"Smith, Bob" <bob@corp.example>`},
 		{"send_email", "bob@corp.example, ana.lee+q3@corp.example"},
+		{"send_email", "O'Brien <o'brien@corp.example>"},
+		{"send_email", "jane.o'neil@corp.example"},
 		{"send_email", "team: bob@corp.example, ana@corp.example;"},
 		{"http_post", "https://api.corp.example/v1/upload"},
 		{"http_post", "https://API.corp.example:443/v1/upload?x=1#f"},

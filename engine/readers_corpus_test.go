@@ -34,7 +34,7 @@ func readersCorpus() []diffItem {
 		}
 		for _, local := range []string{"bob", "attacker%evil.example", "evil.example!attacker", `"attacker@evil.example"`, "attacker@evil.example",
 			"attacker%40evil.example", "bob+tag", "bob.lee", "=?utf-8?q?attacker=40evil.example?=", "bob\u200b", "ｂｏｂ", "bob(x)", "(attacker@evil.example)bob",
-			"@evil.example:bob", "bob%2Cattacker", `bob\@x`, "'bob'"} {
+			"@evil.example:bob", "bob%2Cattacker", `bob\@x`, "'bob'", "o'brien", "bob'@evil.example'"} {
 			for _, dom := range []string{"corp.example", "CORP.example", "corp.example.", "corp.example.evil.example", "evil.example?@corp.example",
 				"corp。example", "ｃｏｒｐ.example", "corp.example\u200b", "xn--corp-.example", "[127.0.0.1]", "corp.example>", "corp.example (attacker@evil.example)",
 				"corp.example#@evil.example", "corp%2eexample"} {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"mime"
 	"net/url"
 	"strings"
@@ -58,33 +59,45 @@ func rfcDisagrees(raw string, w *webURL) string {
 // pathTrick names what in a URL path makes servers read it apart, so that
 // it is never trusted under a URL prefix: an encoded '/' or '\' (a
 // separator to some servers, a character to others), an encoded dot
-// segment, and a ';' parameter on a dot segment, which Tomcat, Jetty and
-// Spring strip before resolving ("..;" climbs like "..").
+// segment, and a ';' parameter on an empty or dot segment, which Tomcat,
+// Jetty and Spring strip before resolving ("..;" climbs like ".."). A
+// server or proxy may decode more than once ("%252e%252e" is ".." to
+// one that does), so each decoding is read the same way.
 func pathTrick(p string) string {
-	low := strings.ToLower(p)
-	if strings.Contains(low, "%2f") || strings.Contains(low, "%5c") {
-		return "its path holds an encoded '/' or '\\', a separator to some servers and not to others"
+	dots := dotSegments(p)
+	for n := 0; n < 4; n++ {
+		low := strings.ToLower(p)
+		if strings.Contains(low, "%2f") || strings.Contains(low, "%5c") {
+			return "its path holds an encoded '/' or '\\', a separator to some servers and not to others"
+		}
+		for seg := range strings.SplitSeq(p, "/") {
+			if k := strings.IndexByte(seg, ';'); k >= 0 {
+				if bare := lenientDecode(seg[:k]); bare == "" || bare == "." || bare == ".." {
+					return fmt.Sprintf("its path has the segment %q, which servers that strip ';' parameters read as %q", seg, bare)
+				}
+			}
+		}
+		d := lenientDecode(p)
+		if d == p {
+			return ""
+		}
+		if dotSegments(d) > dots {
+			return "its path has a percent-encoded dot segment, which a server that decodes it resolves"
+		}
+		p = d
 	}
+	return "its path is percent-encoded more times than bailiff reads"
+}
+
+// dotSegments counts the "." and ".." segments of p as written.
+func dotSegments(p string) int {
+	n := 0
 	for seg := range strings.SplitSeq(p, "/") {
-		bare, params := seg, false
-		if k := strings.IndexByte(seg, ';'); k >= 0 {
-			bare, params = seg[:k], true
-		}
-		dec, ok := percentDecode(bare)
-		if !ok {
-			return "its path is not valid percent-encoding"
-		}
-		if params && (dec == "" || dec == "." || dec == "..") {
-			return "its path has an empty or dot segment with a ';' parameter (\"..;\"), which servers that strip parameters resolve as a dot segment"
-		}
-		if dec != "." && dec != ".." {
-			continue
-		}
-		if dec != bare {
-			return "its path has a percent-encoded dot segment"
+		if seg == "." || seg == ".." {
+			n++
 		}
 	}
-	return ""
+	return n
 }
 
 // decodedForms calls fn with each other form in which a reader finds
@@ -148,23 +161,39 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// untrustedWhy is why destination d (t read from it) is not trusted when
-// its readings are the reason: they disagree, or its path is one servers
-// read apart and a URL prefix would otherwise hold it. "" when no entry
-// would have trusted it anyway.
+// untrustedWhy is why destination d (t read from it) is not trusted: its
+// readings disagree; or the recipient of several that no entry trusts; or
+// its path is one servers read apart and a URL prefix would otherwise
+// hold it. "" when there is nothing more to say than that no entry
+// trusts it.
 func untrustedWhy(ct *contract, t *target, d string) string {
 	if !t.ok {
 		return t.why
+	}
+	if len(t.emails) > 1 || len(t.emails) == 1 && t.emails[0] != d {
+		for i, e := range t.emails {
+			one := target{ok: true, email: e, host: t.hosts[i], emails: t.emails[i : i+1], hosts: t.hosts[i : i+1]}
+			if !trustedBy(ct, &one, e) {
+				return fmt.Sprintf("its recipient %q is not trusted", e)
+			}
+		}
 	}
 	if t.trick == "" {
 		return ""
 	}
 	plain := *t
 	plain.trick = ""
-	for i := range ct.trusted {
-		if ct.trusted[i].kind == destURLPrefix && ct.trusted[i].matches(&plain, d) {
-			return t.trick
-		}
+	if trustedBy(ct, &plain, d) {
+		return t.trick
 	}
 	return ""
+}
+
+func trustedBy(ct *contract, t *target, d string) bool {
+	for i := range ct.trusted {
+		if ct.trusted[i].matches(t, d) {
+			return true
+		}
+	}
+	return false
 }

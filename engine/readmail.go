@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net/mail"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -209,6 +210,9 @@ func plainName(n string) string {
 // path), a second '@', a quoted local part and a route ("@a,@b:x@y")
 // each let some mail system deliver elsewhere than the domain written.
 func plainAddr(a string) string {
+	if strings.ContainsAny(a, " \t\r\n") {
+		return "it separates recipients with white space, which some readers take as a list and others refuse"
+	}
 	at := strings.LastIndexByte(a, '@')
 	if at <= 0 {
 		return "a recipient has no local part or domain"
@@ -218,17 +222,23 @@ func plainAddr(a string) string {
 		return "a recipient's local part has an empty dot-atom"
 	}
 	for i := 0; i < len(local); i++ {
-		c := local[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(c) || strings.IndexByte(".+-_=", c) >= 0) {
+		switch c := local[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', isDigit(c), strings.IndexByte(".+-_='", c) >= 0:
+		case strings.IndexByte("%!@\"\\:,", c) >= 0:
 			return "a recipient's local part holds " + quoteByte(c) + ", which some mail systems route on"
+		default:
+			return "a recipient's local part holds " + quoteByte(c) + ", which bailiff trusts in no address"
 		}
+	}
+	if strings.HasSuffix(domain, ".") {
+		return "a recipient's domain ends in a dot, which RFC 5322 readers refuse"
 	}
 	for i := 0; i < len(domain); i++ {
 		if c := domain[i]; c < utf8.RuneSelf && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(c) || c == '-' || c == '.') {
 			return "a recipient's domain holds " + quoteByte(c)
 		}
 	}
-	if !hostLike(strings.TrimSuffix(domain, ".")) {
+	if !hostLike(domain) {
 		return "a recipient's domain is not a host name"
 	}
 	return ""
@@ -238,7 +248,7 @@ func quoteByte(c byte) string {
 	if c >= utf8.RuneSelf {
 		return "a non-ASCII character"
 	}
-	return "'" + string(c) + "'"
+	return strconv.Quote(string(c))
 }
 
 // mailTarget reads a mail destination from the value as sent (raw) and

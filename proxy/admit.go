@@ -36,6 +36,9 @@ const (
 	// capRetryAfter: when the cap is reached no slot frees until a client
 	// ends its session or one goes idle, which cannot be predicted.
 	capRetryAfter = 30 * time.Second
+	// maxRetryAfter bounds the wait a refusal names, however slow the
+	// rate it was given.
+	maxRetryAfter = time.Hour
 	// maxRateAddrs bounds the per-address limiters themselves, for a
 	// gateway on --allow-remote that many addresses reach.
 	maxRateAddrs = 4096
@@ -50,8 +53,32 @@ type admission struct {
 	server *mcp.Server // the stateful handler's: its Sessions are the open ones
 	addrs  *addrLimiter
 
+	logf func(string, ...any) // the operator's log; refusals are told there
+
 	mu      sync.Mutex
 	pending int // admitted, not yet a session the server lists
+	refused int // since the last line logged
+	told    time.Time
+}
+
+// refusalLogEvery bounds the log lines refusals cost: a flood of
+// initialize must not become a flood of stderr.
+const refusalLogEvery = 10 * time.Second
+
+// note tells the operator a session was refused, at most once per
+// refusalLogEvery, with how many were refused since the last line.
+func (a *admission) note(why string) {
+	a.mu.Lock()
+	a.refused++
+	now := time.Now()
+	if a.logf == nil || now.Sub(a.told) < refusalLogEvery {
+		a.mu.Unlock()
+		return
+	}
+	n := a.refused
+	a.refused, a.told = 0, now
+	a.mu.Unlock()
+	a.logf("refused %d new HTTP session(s); the last: %s", n, why)
 }
 
 // enter admits a request opening a session from addr, or says why not
@@ -92,6 +119,7 @@ func (a *admission) admit(next http.Handler) http.Handler {
 		}
 		release, why, retry := a.enter(clientAddr(r))
 		if release == nil {
+			a.note(why)
 			refuse(w, r, why, retry)
 			return
 		}
@@ -114,7 +142,7 @@ func clientAddr(r *http.Request) string {
 // the request's id when it can be read, so an SDK client surfaces the
 // reason to its caller; otherwise the reason in plain text.
 func refuse(w http.ResponseWriter, r *http.Request, why string, retry time.Duration) {
-	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(min(retry, maxRetryAfter).Seconds()))))
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
 	if m, err := jsonrpc.DecodeMessage(body); err == nil {
 		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {

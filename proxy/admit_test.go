@@ -35,7 +35,9 @@ func postInit(t testing.TB, client *http.Client, url string) (int, string, http.
 // tools; once one session is ended (DELETE) a new one is admitted.
 func TestListenSessionCap(t *testing.T) {
 	bin := sdkServer(t)
-	l := startListening(t, gatewaySDKPolicy, []Upstream{{Name: "go", Cmd: exec.Command(bin)}}, HTTPOptions{MaxSessions: 3})
+	stderr := &lockedBuffer{}
+	l := startListening(t, gatewaySDKPolicy, []Upstream{{Name: "go", Cmd: exec.Command(bin)}}, HTTPOptions{MaxSessions: 3},
+		func(o *Options, _ string) { o.Stderr = stderr })
 	s1, s2 := l.connect(t, "2025-11-25"), l.connect(t, "2025-11-25")
 	defer s1.Close()
 	s3 := l.connect(t, "2025-11-25")
@@ -46,6 +48,13 @@ func TestListenSessionCap(t *testing.T) {
 	}
 	if !strings.Contains(body, `"id":1`) || !strings.Contains(body, `"error"`) {
 		t.Errorf("the refusal is not a JSON-RPC error for the initialize: %s", body)
+	}
+	// The operator is told too, once for a burst of refusals.
+	for range 5 {
+		postInit(t, http.DefaultClient, l.url)
+	}
+	if got := stderr.String(); strings.Count(got, "refused") != 1 || !strings.Contains(got, "refused 1 new HTTP session(s); the last: the gateway's session cap is reached") {
+		t.Errorf("the gateway's log of refusals:\n%s\nwant one line naming the cap", got)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -75,11 +75,11 @@ func gatewayServer(mux *muxStream) *mcp.Server {
 // The stateful handler has a server of its own, so that the sessions
 // that server lists are the open handshake sessions the cap counts, and
 // not also the stateless handler's one per request.
-func gatewayHandler(mux *muxStream, hopt HTTPOptions) http.Handler {
+func gatewayHandler(mux *muxStream, hopt HTTPOptions, logf func(string, ...any)) http.Handler {
 	server, held := gatewayServer(mux), gatewayServer(mux)
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: hopt.MaxRequestBytes})
-	adm := &admission{max: hopt.MaxSessions, server: held, addrs: newAddrLimiter(hopt.initLimit(), hopt.InitBurst)}
+	adm := &admission{max: hopt.MaxSessions, server: held, addrs: newAddrLimiter(hopt.initLimit(), hopt.InitBurst), logf: logf}
 	sessions := adm.admit(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return held },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: hopt.MaxRequestBytes, SessionTimeout: hopt.SessionTimeout,
 			EventStore: mcp.NewMemoryEventStore(nil)}))
@@ -128,7 +128,7 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	opt = p.opt
 	writeTimeout := opt.CallTimeout + opt.AskTimeout + time.Minute
 
-	h := gatewayHandler(mux, hopt)
+	h := gatewayHandler(mux, hopt, p.logf)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

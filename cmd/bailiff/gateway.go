@@ -176,6 +176,11 @@ env and cwd comes from the environment):
 			if lp.addr != "" {
 				return checkListen(lp)
 			}
+			for _, f := range []string{"allow-remote", "max-request-bytes", "max-sessions", "initialize-rate", "initialize-burst"} {
+				if cmd.Flags().Changed(f) {
+					return usageErr(fmt.Errorf("--%s applies to --listen only; without it the gateway serves stdio", f), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931 --"+f+" …")
+				}
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,9 +111,13 @@ func TestGatewayListenLoopbackOnly(t *testing.T) {
 		{listenParams{addr: "0.0.0.0:8931", maxBytes: 1, maxSessions: 1, initBurst: 1, allowRemote: true}, ""},
 		{listenParams{addr: "8931", maxBytes: 1, maxSessions: 1, initBurst: 1}, "not host:port"},
 		{listenParams{addr: "127.0.0.1:0", maxSessions: 1, initBurst: 1}, "--max-request-bytes must be positive"},
-		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, initBurst: 1}, "--max-sessions and --initialize-burst must be positive"},
-		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1}, "--max-sessions and --initialize-burst must be positive"},
-		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: -1}, "--initialize-rate not negative"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, initBurst: 1}, "--max-sessions 0: must be positive"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: -5}, "--initialize-burst -5: must be positive"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: -1}, "--initialize-rate -1: must be"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: math.NaN()}, "--initialize-rate NaN: must be"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: math.Inf(1)}, "--initialize-rate +Inf: must be"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: 1e-9}, "a refused client would wait hours"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: 0}, ""},
 	} {
 		err := checkListen(tc.lp)
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {

@@ -2,10 +2,14 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"net"
 
 	"bailiff/proxy"
 )
+
+// minInitRate is the slowest --initialize-rate: one session a minute.
+const minInitRate = 1.0 / 60
 
 // listenParams are gateway's flags for serving Streamable HTTP.
 type listenParams struct {
@@ -27,8 +31,16 @@ func checkListen(lp listenParams) error {
 	if lp.maxBytes <= 0 {
 		return usageErr(fmt.Errorf("--max-request-bytes must be positive"), "")
 	}
-	if lp.maxSessions <= 0 || lp.initBurst <= 0 || lp.initRate < 0 {
-		return usageErr(fmt.Errorf("--max-sessions and --initialize-burst must be positive, --initialize-rate not negative"), "")
+	switch {
+	case lp.maxSessions <= 0:
+		return usageErr(fmt.Errorf("--max-sessions %d: must be positive", lp.maxSessions), "")
+	case lp.initBurst <= 0:
+		return usageErr(fmt.Errorf("--initialize-burst %d: must be positive", lp.initBurst), "")
+	case math.IsNaN(lp.initRate) || math.IsInf(lp.initRate, 0) || lp.initRate < 0:
+		return usageErr(fmt.Errorf("--initialize-rate %v: must be a number of sessions a second, 0 for no limit", lp.initRate), "")
+	case lp.initRate > 0 && lp.initRate < minInitRate:
+		// A slower refill tells a refused client to come back in days.
+		return usageErr(fmt.Errorf("--initialize-rate %v: below %v a second, a refused client would wait hours; use 0 for no limit", lp.initRate, minInitRate), "")
 	}
 	if lp.allowRemote {
 		return nil
