@@ -52,6 +52,9 @@ func ParseBundle(data []byte) (*Bundle, error) {
 	if err := jsontext.NoDuplicateKeys(data); err != nil {
 		return nil, fmt.Errorf("proof bundle: %v", err)
 	}
+	if err := jsontext.ExactFieldCase(data, &Bundle{}); err != nil {
+		return nil, fmt.Errorf("proof bundle: %v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var b Bundle

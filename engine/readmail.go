@@ -43,6 +43,11 @@ func readMail(s string) mailReading {
 	}
 	rest := s[len("mailto:"):]
 	path, query, _ := strings.Cut(rest, "?")
+	if strings.Contains(query, ";") {
+		// Perl's URI::mailto splits header fields on ';' as well as '&':
+		// "?subject=x;cc=evil" is a cc to it, a subject to others.
+		return mailReading{why: "its mailto fields hold ';', which some readers split fields on"}
+	}
 	if strings.ContainsAny(rest, "#") {
 		return mailReading{why: "a mailto URI with '#' is read differently by different mail clients"}
 	}

@@ -385,7 +385,7 @@ func held(ix *taintIndex, t *target, d string) (Source, string, bool) {
 	}
 	// The host a client would connect to, however it is written
 	// (escapes, IPv4 in hex), is looked up as well.
-	for _, h := range []string{t.web.host, t.webN.host} {
+	for _, h := range []string{t.web.host, t.webN.host, unmapped(t.web.host)} {
 		if found == nil && h != "" && runeCount(h) >= minTaintLen {
 			if i, ok := ix.hosts[h]; ok {
 				found = &hit{i.src, fmt.Sprintf("goes to host %q, which appeared", h)}

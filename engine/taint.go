@@ -77,14 +77,8 @@ func (ix *taintIndex) add(src Source, text string) {
 	ix.grams(ix.size+len(n), "\x00")
 	ix.appendText(n)
 	ix.appendText("\x00")
-	tokens(n, func(email, host string) {
-		if email != "" {
-			ix.note(ix.emails, email, i, true)
-		}
-		if host != "" {
-			ix.note(ix.hosts, host, i, true)
-		}
-	})
+	tokens(n, ix.indexer(i))
+	ix.addForms(i, text)
 }
 
 // keyRef is what the index keeps of an address or host: the first output

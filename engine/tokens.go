@@ -230,7 +230,8 @@ func hostLike(h string) bool {
 	last := -1
 	for i := 0; i < len(h); i++ {
 		switch h[i] {
-		case '@', '_', '+', '%':
+		case '@', '+', '%':
+			// '_' is not refused: WHATWG clients resolve my_host.example.
 			return false
 		case '.':
 			if i == last+1 {

@@ -121,10 +121,13 @@ func (a *Approvals) List() ([]Pending, error) {
 		if err != nil {
 			return nil, err
 		}
+		var p Pending
 		if err := jsontext.NoDuplicateKeys(b); err != nil {
 			return nil, fmt.Errorf("%s: %v", f, err)
 		}
-		var p Pending
+		if err := jsontext.ExactFieldCase(b, &p); err != nil {
+			return nil, fmt.Errorf("%s: %v", f, err)
+		}
 		if err := json.Unmarshal(b, &p); err != nil {
 			return nil, fmt.Errorf("%s: %v", f, jsontext.PlainJSON(err, ""))
 		}
@@ -168,16 +171,17 @@ func (a *Approvals) Decide(ap chain.Approval, skey string) (string, error) {
 }
 
 // Answer returns the answer file of a pending ask, if any. It is not
-// checked here: see Proxy.takeAnswer. A file with a key given twice is
-// no answer, like one that is not JSON: the signature was checked over
-// one of its values and the answer might be taken from the other.
+// checked here: see Proxy.takeAnswer. A file with a key given twice, or
+// a field's name in another case, is no answer, like one that is not
+// JSON: the signature was checked over one of its values and the answer
+// might be taken from the other.
 func (a *Approvals) Answer(id string) (AnswerFile, bool) {
 	var ans AnswerFile
 	if validID(id) != nil {
 		return ans, false
 	}
 	b, err := os.ReadFile(filepath.Join(a.Dir, "answers", id+".json"))
-	if err != nil || jsontext.NoDuplicateKeys(b) != nil || json.Unmarshal(b, &ans) != nil || ans.ID != id || (ans.Answer != "approve" && ans.Answer != "decline") {
+	if err != nil || jsontext.NoDuplicateKeys(b) != nil || jsontext.ExactFieldCase(b, &ans) != nil || json.Unmarshal(b, &ans) != nil || ans.ID != id || (ans.Answer != "approve" && ans.Answer != "decline") {
 		return AnswerFile{}, false
 	}
 	return ans, true

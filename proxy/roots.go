@@ -158,6 +158,11 @@ func (p *Proxy) noteWithheld(raw []byte, reason string) {
 // and the server read a spelling apart, "state\keys" was one name to one
 // and two to the other.
 func rootPath(uri string) (path, why string) {
+	if len(uri) >= 5 && strings.EqualFold(uri[:5], "file:") && !strings.HasPrefix(uri, "file://") {
+		// Node's fileURLToPath reads "file:/x" and "FILE:///x" as /x;
+		// server-filesystem takes them for relative paths.
+		return "", "a file URL not spelled file:///path is read differently by different readers"
+	}
 	if !strings.HasPrefix(uri, "file://") {
 		if strings.ContainsAny(uri, "\\\x00") || !canonicalPath(uri) {
 			return "", "it is not spelled as its canonical path"

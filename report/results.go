@@ -51,13 +51,13 @@ func checkInputs(in PackInput) (*engine.Policy, []PackFinding, error) {
 	return given, unverified, err
 }
 
-// noDuplicateKeys refuses a result with a key given twice on a line: the
-// pack reads each line several times, into different structs, and would
-// quote whichever value Go keeps (the last) where another reader may
-// take the first.
+// noDuplicateKeys refuses a result with a key given twice on a line, in
+// any case: the pack reads each line several times, into different
+// structs, and would quote whichever value Go keeps (the last, matched
+// without regard to case) where another reader may take the first.
 func noDuplicateKeys(data []byte) error {
 	for i, line := range bytes.Split(data, []byte("\n")) {
-		if err := jsontext.NoDuplicateKeys(line); err != nil {
+		if err := jsontext.NoCaseDuplicateKeys(line); err != nil {
 			return fmt.Errorf("line %d: %v", i+1, err)
 		}
 	}

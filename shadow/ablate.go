@@ -57,12 +57,19 @@ func ParseLabels(name string, data []byte) (Labels, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		var l struct {
+			Session string `json:"session"`
+			Call    string `json:"call"`
+			Label   string `json:"label"`
+		}
 		if err := jsontext.NoDuplicateKeys(line); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, i+1, err)
+		}
+		if err := jsontext.ExactFieldCase(line, &l); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", name, i+1, err)
 		}
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
-		var l struct{ Session, Call, Label string }
 		if err := dec.Decode(&l); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", name, i+1, jsontext.PlainJSON(err, "a label has only session, call and label"))
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // maxDepth bounds the nesting NoDuplicateKeys walks: no file bailiff
@@ -37,6 +38,18 @@ func (e *DuplicateKeyError) Error() string {
 // to the caller's decoder, which says better what is wrong: it returns
 // nil at the first syntax error, having refused any duplicate before it.
 func NoDuplicateKeys(raw []byte) error {
+	return noDuplicates(raw, false)
+}
+
+// NoCaseDuplicateKeys is NoDuplicateKeys with keys compared regardless of
+// case, as Go matches them to struct fields: for text read into several
+// structs, where ExactFieldCase would need each one, "type" and "TYPE"
+// in one object are refused as one key given twice.
+func NoCaseDuplicateKeys(raw []byte) error {
+	return noDuplicates(raw, true)
+}
+
+func noDuplicates(raw []byte, fold bool) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var open []*level
 	for {
@@ -49,8 +62,14 @@ func NoDuplicateKeys(raw []byte) error {
 			top = open[len(open)-1]
 		}
 		if k, ok := t.(string); ok && top != nil && top.wantKey {
+			orig := k
+			if fold {
+				// Upper then lower case folds 'ſ' and the Kelvin sign
+				// with 's' and 'k', as Go's field matching does.
+				k = strings.ToLower(strings.ToUpper(k))
+			}
 			if top.keys[k] {
-				return &DuplicateKeyError{Key: k, Offset: keyStart(raw, int(dec.InputOffset()))}
+				return &DuplicateKeyError{Key: orig, Offset: keyStart(raw, int(dec.InputOffset()))}
 			}
 			top.keys[k] = true
 			top.wantKey = false
