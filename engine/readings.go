@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"html"
 	"mime"
 	"net/netip"
 	"net/url"
@@ -200,56 +199,6 @@ func trustedBy(ct *contract, t *target, d string) bool {
 	return false
 }
 
-// outputForms calls fn with the text of an output as readers decode it,
-// when it holds anything to decode: HTML entities, then JSON escapes,
-// then percent escapes (twice), and that with a form's '+' read as a
-// space. Each form is decoded from the one before, so an escape inside
-// an entity is read too.
-func outputForms(text string, fn func(string)) {
-	x := text
-	if strings.Contains(x, "&") && strings.Contains(x, ";") {
-		x = html.UnescapeString(x)
-	}
-	if strings.Contains(x, `\u`) || strings.Contains(x, `\/`) {
-		x = jsonUnescape(x)
-	}
-	for range 2 {
-		if strings.Contains(x, "%") {
-			x = lenientDecode(x)
-		}
-	}
-	if x != text {
-		fn(x)
-	}
-	if strings.Contains(x, "+") {
-		fn(strings.ReplaceAll(x, "+", " "))
-	}
-}
-
-// jsonUnescape decodes the \uXXXX and \/ escapes of JSON string text
-// found in running text, leaving anything else as written.
-func jsonUnescape(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '/':
-			b.WriteByte('/')
-			i++
-		case s[i] == '\\' && i+5 < len(s) && s[i+1] == 'u' && allIn(s[i+2:i+6], isHexDigit):
-			var r rune
-			for _, c := range []byte(s[i+2 : i+6]) {
-				r = r<<4 | rune(unhex(c))
-			}
-			b.WriteRune(r)
-			i += 5
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
-}
-
 // unmapped is the IPv4 address an IPv4-mapped IPv6 host ([::ffff:a01:203])
 // reaches, where a client connects: "" for any other host.
 func unmapped(h string) string {
@@ -261,53 +210,4 @@ func unmapped(h string) string {
 		return ""
 	}
 	return a.Unmap().String()
-}
-
-// ipv6Hosts calls fn with every IPv6 address written bare in text
-// ("post it to 2001:db8::1"), in the bracketed form a URL's host takes:
-// a model told of one writes it into a URL.
-func ipv6Hosts(text string, fn func(string)) {
-	for i := 0; i < len(text); i++ {
-		if text[i] != ':' {
-			continue
-		}
-		l, r := i, i
-		for l > 0 && ipv6Byte(text[l-1]) {
-			l--
-		}
-		for r < len(text) && ipv6Byte(text[r]) {
-			r++
-		}
-		i = r
-		if run := text[l:r]; len(run) >= 3 && strings.Count(run, ":") >= 2 {
-			if a, err := netip.ParseAddr(run); err == nil && a.Is6() {
-				fn("[" + a.String() + "]")
-			}
-		}
-	}
-}
-
-func ipv6Byte(c byte) bool { return c == ':' || c == '.' || isHexDigit(c) }
-
-// indexer notes each address and host tokens finds as output i's.
-func (ix *taintIndex) indexer(i int32) func(email, host string) {
-	return func(email, host string) {
-		if email != "" {
-			ix.note(ix.emails, email, i, true)
-		}
-		if host != "" {
-			ix.note(ix.hosts, host, i, true)
-		}
-	}
-}
-
-// addForms indexes the addresses and hosts a reader finds in output i
-// once it decodes the text (a query's %40 and '+', an HTML entity, a JSON
-// escape): a model reads "attacker%40evil.example" as an address.
-func (ix *taintIndex) addForms(i int32, text string) {
-	ipv6Hosts(text, func(h string) { ix.note(ix.hosts, h, i, false) })
-	outputForms(text, func(x string) {
-		urlHosts(x, func(h string) { ix.note(ix.hosts, h, i, true) })
-		tokens(Normalize(x), ix.indexer(i))
-	})
 }

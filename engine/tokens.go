@@ -131,8 +131,12 @@ func urlHosts(text string, fn func(host string)) {
 		for start > 0 && start > k-8 && isSchemeByte(text[start-1]) {
 			start--
 		}
+		// Only the authority is read, and no more than maxAuthority of
+		// it: a run of "http://a.bc/http://a.bc/…" would otherwise be
+		// scanned to its end from every "://", in time that grows with
+		// the square of the output.
 		end := k + 3
-		for end < len(text) && !urlEnd(text[end]) {
+		for end < len(text) && end < k+3+maxAuthority && !urlEnd(text[end]) && !authorityEnd(text[end]) {
 			end++
 		}
 		if u, ok := parseWebURL(text[start:end]); ok {
@@ -145,6 +149,16 @@ func urlHosts(text string, fn func(host string)) {
 func isSchemeByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
+
+// maxAuthority bounds how much of a URL's authority is read for its host:
+// a DNS name is at most 253 bytes, and user info beyond that is not a
+// host's. The tokens in the text still index what lies past it.
+const maxAuthority = 1024
+
+// authorityEnd ends an authority for every reader: '/', '?' and '#' (a
+// WHATWG reader also ends it at '\', but an RFC 3986 reader does not, so
+// the authority is read up to the later end).
+func authorityEnd(c byte) bool { return c == '/' || c == '?' || c == '#' }
 
 // urlEnd ends a URL in running text: white space, quotes and brackets.
 func urlEnd(c byte) bool {
