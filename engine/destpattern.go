@@ -142,20 +142,20 @@ func (dp *destPattern) matches(t *target, d string) bool {
 	}
 	switch dp.kind {
 	case destExact:
-		return d == dp.value || len(t.emails) > 0 && allHosts(t.emails, func(e string) bool { return e == dp.value })
+		return d == dp.value || len(t.emails) > 0 && every(t.emails, func(e string) bool { return e == dp.value })
 	case destDomain:
-		return len(t.emails) > 0 && allHosts(t.hosts, func(h string) bool { return h == dp.value })
+		return len(t.emails) > 0 && every(t.hosts, func(h string) bool { return h == dp.value })
 	case destURLPrefix:
 		return t.url && t.trick == "" && underPrefix(&t.web, &dp.prefix) && underPrefix(&t.webN, &dp.prefixNorm)
 	case destHostGlob:
-		return allHosts(t.hosts, func(h string) bool { return !strings.HasPrefix(h, "[") && matchGlob(dp.value, h) })
+		return every(t.hosts, func(h string) bool { return !strings.HasPrefix(h, "[") && matchGlob(dp.value, h) })
 	case destRegDomain:
 		// Compared as DNS reads names: by labels, so evil-ups.com and
 		// ups.com.evil.example are not under ups.com. And the host's own
 		// registrable domain must be D: under a private suffix inside
 		// it (s3.amazonaws.com under amazonaws.com) every name is a
 		// stranger's site.
-		return allHosts(t.hosts, func(h string) bool {
+		return every(t.hosts, func(h string) bool {
 			h = strings.TrimSuffix(h, ".")
 			return (h == dp.value || strings.HasSuffix(h, "."+dp.value)) && registrable(h) == dp.value
 		})
@@ -163,9 +163,9 @@ func (dp *destPattern) matches(t *target, d string) bool {
 	return false
 }
 
-// allHosts tells whether every one of hs (at least one) passes ok: a
-// value is trusted only when each place it goes is.
-func allHosts(hs []string, ok func(string) bool) bool {
+// every tells whether each of hs (at least one: hosts or recipients)
+// passes ok: a value is trusted only when each place it goes is.
+func every(hs []string, ok func(string) bool) bool {
 	for _, h := range hs {
 		if h == "" || !ok(h) {
 			return false

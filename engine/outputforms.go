@@ -144,7 +144,7 @@ func ipv6Hosts(text string, fn func(string)) {
 		if len(run) < 3 || len(run) > maxIPv6Run || strings.Count(run, ":") < 2 {
 			continue
 		}
-		for k := 0; k >= 0; {
+		for k := 0; ; {
 			cand := run[k:]
 			if a, err := netip.ParseAddr(cand); err == nil && a.Is6() {
 				fn("[" + a.String() + "]")

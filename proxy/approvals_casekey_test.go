@@ -1,10 +1,6 @@
 package proxy
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 // The duplicate-key refusal compares keys exactly, but Go's encoding/json
 // matches struct fields case-insensitively (and folds 'ſ' to 's', 'K' to
@@ -24,14 +20,7 @@ func TestApprovalsCaseFoldedDuplicateKeys(t *testing.T) {
 	}
 	for _, c := range cases {
 		a := &Approvals{Dir: t.TempDir()}
-		write := func(sub, text string) {
-			if err := os.MkdirAll(filepath.Join(a.Dir, sub), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(a.Dir, sub, "a1.json"), []byte(text), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
+		write := func(sub, text string) { writeApprovalFile(t, a, sub, "a1", text) }
 		write("pending", c.pending)
 		if c.answer == "" {
 			if ps, err := a.List(); err == nil {

@@ -32,14 +32,7 @@ func TestApprovalsRefuseDuplicateKeys(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			a := &Approvals{Dir: t.TempDir()}
-			write := func(sub, text string) {
-				if err := os.MkdirAll(filepath.Join(a.Dir, sub), 0o700); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(a.Dir, sub, "a1.json"), []byte(text), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+			write := func(sub, text string) { writeApprovalFile(t, a, sub, "a1", text) }
 			write("pending", c.pending)
 			if c.answer == "" {
 				if _, err := a.List(); err == nil || !strings.HasSuffix(err.Error(), c.wantList) {
@@ -59,5 +52,17 @@ func TestApprovalsRefuseDuplicateKeys(t *testing.T) {
 				t.Fatalf("Answer refused %s", fixed)
 			}
 		})
+	}
+}
+
+// writeApprovalFile writes text as the approvals file id.json under sub
+// (pending or answers), as the gateway and bailiff approve would.
+func writeApprovalFile(t *testing.T, a *Approvals, sub, id, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(a.Dir, sub), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(a.Dir, sub, id+".json"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -21,38 +21,8 @@ import (
 // the recomputed verdict would be an ask, so the test fails if verify
 // stops feeding channel output to the state.
 func TestChannelOutputVerifies(t *testing.T) {
-	pol, err := os.ReadFile("../fixtures/policies/main.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := engine.Load("main.yaml", pol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := os.ReadFile("../fixtures/traces/main/deny_taint_resource_channel.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, err := replay.ParseTrace("trace", bytes.NewReader(tr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	logPath := filepath.Join(dir, "audit.jsonl")
-	w, err := chain.Open(logPath, chain.Sync)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
-	rec := &replay.Recorder{Policy: p, Log: w, Evidence: ev}
-	if err := rec.Record("trace", events); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	data, err := os.ReadFile(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mainPolicy(t)
+	data, ev := recordTrace(t, p, "../fixtures/traces/main/deny_taint_resource_channel.jsonl")
 	if !bytes.Contains(data, []byte(`"tool":"resources/read","channel":"resources/read","status":"ok"`)) {
 		t.Fatalf("no resources/read result record in\n%s", data)
 	}

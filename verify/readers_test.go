@@ -18,37 +18,9 @@ import (
 // is a verdict finding. The test fails if verify stops recomputing these
 // verdicts, or if the engine trusts the spellings again.
 func TestReaderVerdictsVerify(t *testing.T) {
-	pol, err := os.ReadFile("../fixtures/policies/main.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := engine.Load("main.yaml", pol)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mainPolicy(t)
 	for _, name := range []string{"deny_taint_mailto_encoded_list", "ask_taint_mail_percent_hack", "ask_taint_url_backslash_authority", "ask_taint_url_dotdot_semicolon"} {
-		tr, err := os.ReadFile("../fixtures/traces/main/" + name + ".jsonl")
-		if err != nil {
-			t.Fatal(err)
-		}
-		events, err := replay.ParseTrace(name, bytes.NewReader(tr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		logPath := filepath.Join(t.TempDir(), "audit.jsonl")
-		w, err := chain.Open(logPath, chain.Sync)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
-		if err := (&replay.Recorder{Policy: p, Log: w, Evidence: ev}).Record(name, events); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
-		data, err := os.ReadFile(logPath)
-		if err != nil {
-			t.Fatal(err)
-		}
+		data, ev := recordTrace(t, p, "../fixtures/traces/main/"+name+".jsonl")
 		rep, err := Log(name, bytes.NewReader(data), ev, Options{})
 		if err != nil || len(rep.Findings) != 0 {
 			t.Fatalf("%s: the recorded log does not verify: %v %+v", name, err, rep)
@@ -83,4 +55,46 @@ func TestReaderVerdictsVerify(t *testing.T) {
 			t.Errorf("%s: %d verdicts forged into allows, %d found: %+v", name, forged, found, rep.Findings)
 		}
 	}
+}
+
+func mainPolicy(t *testing.T) *engine.Policy {
+	t.Helper()
+	pol, err := os.ReadFile("../fixtures/policies/main.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Load("main.yaml", pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// recordTrace records the trace at path under p, as bailiff record does,
+// into a fresh log with its evidence beside it.
+func recordTrace(t *testing.T, p *engine.Policy, path string) ([]byte, chain.Evidence) {
+	t.Helper()
+	tr, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := replay.ParseTrace(filepath.Base(path), bytes.NewReader(tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := chain.Open(logPath, chain.Sync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
+	if err := (&replay.Recorder{Policy: p, Log: w, Evidence: ev}).Record("trace", events); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, ev
 }
