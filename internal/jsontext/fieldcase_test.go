@@ -54,3 +54,28 @@ func TestExactFieldCase(t *testing.T) {
 		}
 	}
 }
+
+// FuzzExactFieldCase: any text, read against a struct with nested
+// structs, maps and slices, is judged without a panic, and text it
+// accepts that Go decodes has no key Go would fold onto a field.
+func FuzzExactFieldCase(f *testing.F) {
+	for _, s := range []string{`{"id":"a","ANSWER":"x"}`, `{"notes":[{"KEY":1}]}`, `{"args":{"A":{"b":[1]}}}`, `[{"id":1}]`, `{"signature":null}`, `"x"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if ExactFieldCase([]byte(text), &caseAnswer{}) != nil {
+			return
+		}
+		var top map[string]any
+		if json.Unmarshal([]byte(text), &top) != nil {
+			return
+		}
+		for k := range top {
+			for _, name := range []string{"id", "answer", "signature", "args", "notes"} {
+				if k != name && strings.EqualFold(k, name) {
+					t.Fatalf("accepted %q, whose key %q Go reads as %q", text, k, name)
+				}
+			}
+		}
+	})
+}
