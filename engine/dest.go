@@ -192,6 +192,13 @@ func canonicalHost(h string, percent bool) (string, bool) {
 	if err != nil || a == "" {
 		return "", false
 	}
+	if a != h && strings.Contains(a, "xn--") {
+		// Punycode the profile makes but would refuse to read back (a
+		// label past what it decodes) is no host every reader agrees on.
+		if b, err := hostProfile.ToASCII(a); err != nil || b != a {
+			return "", false
+		}
+	}
 	for i := 0; i < len(a); i++ {
 		if forbiddenHostByte(a[i]) {
 			return "", false
