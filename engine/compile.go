@@ -46,7 +46,8 @@ type Policy struct {
 	rules     []rule
 	contracts contractSet             // the top-level tools
 	servers   map[string]*contractSet // per server, tried first
-	sources   []SourceSpec
+	sources   []SourceSpec            // trusted: their output does not taint
+	first     []SourceSpec            // first-party: their output taints at that tier
 	redact    []Path
 	ttl       time.Duration
 
@@ -83,6 +84,8 @@ type contract struct {
 	trusted      []destPattern
 	onTaint      Verdict
 	onSelf       Verdict // for a destination its own site alone published
+	onFirst      Verdict // for a destination first-party output alone holds
+	lists        bool    // a search or index tool: its URLs point, not publish
 	fetches      *Path   // the URL argument of a fetch tool
 	not          []Path  // payload paths whose names look like destinations
 	writes       []Path
@@ -247,20 +250,11 @@ func compileFile(f *File) (*Policy, *compileErr) {
 	if p.servers, ce = compileServers(f.Servers); ce != nil {
 		return nil, ce
 	}
-	for i, s := range f.TrustedSources {
-		if s.Tool == "" {
-			return nil, fail("trusted source needs a tool (a glob; \"*\" for every tool)", "trusted_sources", i)
-		}
-		if err := checkGlob(s.Tool); err != nil {
-			return nil, fail(err.Error(), "trusted_sources", i, "tool")
-		}
-		if s.Server == "" {
-			s.Server = "*"
-		}
-		if err := checkGlob(s.Server); err != nil {
-			return nil, fail(err.Error(), "trusted_sources", i, "server")
-		}
-		p.sources = append(p.sources, s)
+	if p.sources, ce = compileSources(f.TrustedSources, "trusted_sources"); ce != nil {
+		return nil, ce
+	}
+	if p.first, ce = compileSources(f.FirstParty, "first_party"); ce != nil {
+		return nil, ce
 	}
 	for i, r := range f.Redact {
 		pth, err := ParsePath(r)

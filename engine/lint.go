@@ -289,7 +289,7 @@ func lintOrigin(add func(int, string, string, string, ...any), line int, tool st
 	switch {
 	case c.OnSelfPublished != "" && len(fetchers) == 0:
 		add(line, LintOriginUnknown, tool, "%s sets on_self_published, but no contract declares fetches: no output has a known origin, so no destination is self-published", tool)
-	case sink && c.OnSelfPublished == "" && c.OnTaint != "ask" && len(fetchers) > 0:
+	case sink && c.OnSelfPublished == "" && c.OnFirstParty != "ask" && c.OnTaint != "ask" && len(fetchers) > 0:
 		add(line, LintOriginUnset, tool, "%s sends and %s fetches pages: a destination a site publishes on its own page is denied; set on_self_published: ask to ask a human instead, or deny to keep it denied", tool, strings.Join(fetchers, ", "))
 	}
 }

@@ -22,7 +22,22 @@ func compileOrigin(c *contract, name string, cs *Contract) *compileErr {
 		}
 		c.fetches = &pth
 	}
-	c.onSelf = c.onTaint
+	// The tiers run from third-party (on_taint) through first-party to
+	// self-published, and each unset verdict is the stricter tier's.
+	c.onFirst = c.onTaint
+	switch cs.OnFirstParty {
+	case "":
+	case "deny":
+		c.onFirst = Deny
+	case "ask":
+		c.onFirst = Ask
+	default:
+		return fail(fmt.Sprintf("tool %q: on_first_party must be deny or ask, not %q", name, cs.OnFirstParty), "tools", name, "on_first_party")
+	}
+	if c.onFirst == Deny && c.onTaint == Ask {
+		return fail(fmt.Sprintf("tool %q: on_first_party: deny is stricter than on_taint: ask, which would ask for a destination a third party planted and deny the one the user's own records hold", name), "tools", name, "on_first_party")
+	}
+	c.onSelf = c.onFirst
 	switch cs.OnSelfPublished {
 	case "":
 	case "deny":
@@ -37,6 +52,10 @@ func compileOrigin(c *contract, name string, cs *Contract) *compileErr {
 		// asked would rank the safer case as the worse one.
 		return fail(fmt.Sprintf("tool %q: on_self_published: deny is stricter than on_taint: ask, which would ask for a destination a third party planted and deny the one its own site published", name), "tools", name, "on_self_published")
 	}
+	if c.onSelf == Deny && c.onFirst == Ask {
+		return fail(fmt.Sprintf("tool %q: on_self_published: deny is stricter than on_first_party: ask, which would ask for a destination in the user's own records and deny the one a site published itself", name), "tools", name, "on_self_published")
+	}
+	c.lists = cs.Lists
 	return nil
 }
 
@@ -83,188 +102,6 @@ func registrable(h string) string {
 		return ""
 	}
 	return d
-}
-
-// selfPublished reports an output of D that holds destination d (t read
-// from it) when d is self-published in state s, D being d's registrable
-// domain:
-//   - d is one unambiguous URL or address, and every address and host it
-//     holds that has a registrable domain has the same one, D;
-//   - some output of origin D holds d, one of its addresses or hosts;
-//   - no output of another origin, or of none known, holds d, one of its
-//     addresses, or a host it holds outside D, and none was purged.
-//
-// An output elsewhere that holds only a host of D (a search result
-// listing D's home page) is no reason to deny: it can only send the agent
-// to D, whose own page then names the destination.
-func selfPublished(s *State, t *target, d string) (Source, bool) {
-	D := ""
-	if t.ok && (t.url || t.email != "") {
-		D = registrable(t.host)
-	}
-	if D == "" {
-		return Source{}, false
-	}
-	for _, src := range s.purged {
-		if src.Origin != D {
-			return Source{}, false
-		}
-	}
-	// D's own output must hold the whole value, bar the scheme: a page
-	// that names only D's host, beside a path or address someone else
-	// supplied, publishes nothing.
-	core := d
-	if t.url {
-		i := strings.Index(d, "://")
-		if i < 0 {
-			return Source{}, false
-		}
-		core = d[i+3:]
-	} else if t.email != "" {
-		core = t.email
-	}
-	var by Source
-	if runeCount(core) < minTaintLen || !heldBy(&s.taint, core, D, &by) {
-		return Source{}, false
-	}
-	v := originVote{ix: &s.taint, D: D}
-	v.text(d, true)
-	v.text(core, true)
-	if t.url {
-		// Another output naming the path is another source of it.
-		if path := urlPath(core); runeCount(path) >= minTaintLen {
-			v.text(path, true)
-		}
-	}
-	foreign := func(e, h string) {
-		if e != "" && registrable(emailDomain(e)) != D {
-			v.bad = true
-		}
-		if r := registrable(h); r != "" && r != D {
-			v.bad = true
-		}
-	}
-	// Decoded, as the server reads its query and path.
-	for x, i := d, 0; i < 4 && strings.Contains(x, "%"); i++ {
-		dec, ok := percentDecode(x)
-		if !ok {
-			return Source{}, false
-		}
-		x = Normalize(dec)
-		tokens(x, foreign)
-	}
-	tokens(d, func(e, h string) {
-		foreign(e, h)
-		if e != "" && runeCount(e) >= minTaintLen {
-			v.key(v.ix.emails, e, true)
-			v.text(e, true)
-		}
-		if h != "" && runeCount(h) >= minTaintLen {
-			own := registrable(h) == D
-			v.key(v.ix.hosts, h, !own)
-			v.text(h, !own)
-		}
-	})
-	for _, h := range []string{t.web.host, t.webN.host} {
-		if h != "" && runeCount(h) >= minTaintLen {
-			v.key(v.ix.hosts, h, false)
-		}
-	}
-	return by, v.published && !v.bad && s.taint.err == nil
-}
-
-// heldBy tells whether an output of origin D holds str, and which.
-func heldBy(ix *taintIndex, str, D string, by *Source) bool {
-	found := false
-	ix.findEach(str, func(src Source) bool {
-		if src.Origin == D {
-			*by, found = src, true
-			return false
-		}
-		return true
-	})
-	return found
-}
-
-// urlPath is the path of a URL without its scheme ("host/a/b?q" gives
-// "/a/b"), "" for none or the root.
-func urlPath(core string) string {
-	i := strings.IndexAny(core, "/\\")
-	if i < 0 {
-		return ""
-	}
-	p := core[i:]
-	if j := strings.IndexAny(p, "?#"); j >= 0 {
-		p = p[:j]
-	}
-	if p == "/" {
-		return ""
-	}
-	return p
-}
-
-// originVote gathers what the outputs holding a destination say of its
-// origin: published, one of D's own holds it; bad, another's does where
-// that counts.
-type originVote struct {
-	ix        *taintIndex
-	D         string
-	published bool
-	bad       bool
-}
-
-func (v *originVote) saw(src Source, strict bool) bool {
-	switch {
-	case src.Origin == v.D:
-		v.published = true
-	case strict:
-		v.bad = true
-		return false
-	}
-	return true
-}
-
-// text votes every output whose text holds str.
-func (v *originVote) text(str string, strict bool) {
-	if !v.bad && runeCount(str) >= minTaintLen {
-		v.ix.findEach(str, func(src Source) bool { return v.saw(src, strict) })
-	}
-}
-
-// key votes the outputs the index holds key for: one origin, or mixed.
-func (v *originVote) key(m map[string]keyRef, key string, strict bool) {
-	r, ok := m[key]
-	if !ok || v.bad {
-		return
-	}
-	if !r.mixed {
-		v.saw(v.ix.sources[r.src], strict)
-		return
-	}
-	if strict {
-		v.bad = true
-		return
-	}
-	// Held by D's output and others, or by others only: the text says
-	// whether D's own is among them.
-	if !v.published {
-		v.ix.findEach(key, func(src Source) bool { return v.saw(src, false) && !v.published })
-	}
-}
-
-// selfDecision is the decision for tainted destination d if it is
-// self-published, nil if not.
-func selfDecision(ct *contract, s *State, d *dest) *Decision {
-	t := targetOf(d.raw, d.norm)
-	if t.url && (carriesURL(d.raw) || carriesURL(d.norm)) {
-		return nil
-	}
-	by, ok := selfPublished(s, &t, d.norm)
-	if !ok {
-		return nil
-	}
-	return &Decision{Verdict: ct.onSelf, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
-		Reason: fmt.Sprintf("destination %s %q comes from %s: published by %s itself", d.path, d.raw, by, by.Origin)}
 }
 
 // carriesURL tells whether URL s holds another URL after its authority,

@@ -102,6 +102,12 @@ func mergeContract(base, over *Contract) *Contract {
 	if over.OnSelfPublished != "" {
 		c.OnSelfPublished = over.OnSelfPublished
 	}
+	if over.OnFirstParty != "" {
+		c.OnFirstParty = over.OnFirstParty
+	}
+	if over.Lists {
+		c.Lists = true
+	}
 	if over.NotDestinations != nil {
 		c.NotDestinations = over.NotDestinations
 	}

@@ -40,8 +40,12 @@ type File struct {
 	Rules          []RuleSpec           `yaml:"rules" json:"rules"`
 	Tools          map[string]*Contract `yaml:"tools,omitempty" json:"tools,omitempty"`
 	TrustedSources []SourceSpec         `yaml:"trusted_sources,omitempty" json:"trusted_sources,omitempty"`
-	Redact         []string             `yaml:"redact,omitempty" json:"redact,omitempty"`
-	Approval       *ApprovalSpec        `yaml:"approval,omitempty" json:"approval,omitempty"`
+	// FirstParty names tool output that still taints, at the first-party
+	// tier: the user's own records, whose free-text fields a stranger
+	// may have written.
+	FirstParty []SourceSpec  `yaml:"first_party,omitempty" json:"first_party,omitempty"`
+	Redact     []string      `yaml:"redact,omitempty" json:"redact,omitempty"`
+	Approval   *ApprovalSpec `yaml:"approval,omitempty" json:"approval,omitempty"`
 
 	// Destinations are named lists of trusted_destinations entries that
 	// any contract includes with "list:NAME".
@@ -96,6 +100,12 @@ type Contract struct {
 	// OnSelfPublished is the verdict for a tainted destination that only
 	// its own site published (deny or ask; on_taint's when unset).
 	OnSelfPublished string `yaml:"on_self_published,omitempty" json:"on_self_published,omitempty"`
+	// OnFirstParty is the verdict for a tainted destination that only
+	// first-party output holds (deny or ask; on_taint's when unset).
+	OnFirstParty string `yaml:"on_first_party,omitempty" json:"on_first_party,omitempty"`
+	// Lists marks a search or index tool: URLs its output holds point the
+	// agent to a site, and do not count against the site's own page.
+	Lists bool `yaml:"lists,omitempty" json:"lists,omitempty"`
 	// NotDestinations are argument paths that are payload, not where
 	// data goes, though their names look like destinations.
 	NotDestinations []string `yaml:"not_destinations,omitempty" json:"not_destinations,omitempty"`

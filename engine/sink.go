@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -254,14 +255,13 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 			if d.unknown {
 				return Decision{Verdict: ct.onTaint, Check: CheckTaint, Reason: fmt.Sprintf("redacted destination %s could be tainted", d.path)}
 			}
-			if ct.onSelf != ct.onTaint {
-				if sd := selfDecision(ct, s, d); sd != nil {
-					// Asked only if no other destination is denied.
-					if self == nil {
-						self = sd
-					}
-					continue
+			if sd := tierDecision(p, ct, s, d); sd != nil {
+				if sd.Verdict == Deny {
+					return *sd
 				}
+				// Asked only if no other destination is denied.
+				self = cmp.Or(self, sd)
+				continue
 			}
 			by := src
 			return Decision{Verdict: ct.onTaint, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,

@@ -146,15 +146,6 @@ func (s *State) AddPurged(p *Policy, src Source) {
 	s.purged = append(s.purged, src)
 }
 
-func (p *Policy) trustedSource(src Source) bool {
-	for _, t := range p.sources {
-		if matchGlob(t.Server, src.Server) && matchGlob(t.Tool, src.Tool) {
-			return true
-		}
-	}
-	return false
-}
-
 // AddGrant records a grant given out of band, for a later identical call.
 func (s *State) AddGrant(g Grant) { s.grants = append(s.grants, g) }
 

@@ -37,6 +37,7 @@ type taintIndex struct {
 	groups  []*trigramFilter // for block k, groups[k/superBlocks], once spilled
 	emails  map[string]keyRef
 	hosts   map[string]keyRef
+	more    [][]int32 // the other holders of a key: keyRef.more
 
 	store      BlockStore
 	spillAfter int
@@ -79,32 +80,6 @@ func (ix *taintIndex) add(src Source, text string) {
 	ix.appendText("\x00")
 	tokens(n, ix.indexer(i))
 	ix.addForms(i, text)
-}
-
-// keyRef is what the index keeps of an address or host: the first output
-// that held it, and whether an output of another origin held it too, so
-// that a destination can be shown to come from its own site alone
-// (selfPublished) without a second pass over the session.
-type keyRef struct {
-	src   int32
-	mixed bool
-}
-
-// note records that output i holds key; clone copies a key that points
-// into a larger string, which the map would otherwise keep alive.
-func (ix *taintIndex) note(m map[string]keyRef, key string, i int32, clone bool) {
-	r, ok := m[key]
-	if !ok {
-		if clone {
-			key = strings.Clone(key)
-		}
-		m[key] = keyRef{src: i}
-		return
-	}
-	if !r.mixed && ix.sources[r.src].Origin != ix.sources[i].Origin {
-		r.mixed = true
-		m[key] = r
-	}
 }
 
 // appendText adds t to the text. With a store, it goes a block at a time,
