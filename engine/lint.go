@@ -104,6 +104,7 @@ func Lint(name string, data []byte, tools []string) ([]Finding, error) {
 		}
 	}
 	lintOverlaps(add, root, spec, pol, tools)
+	lintTiers(add, root, spec, pol)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out, nil
 }

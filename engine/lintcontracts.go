@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -87,11 +88,12 @@ func lostControls(hidden, winner *Contract) []string {
 	if hidden.OnTaint != "ask" && winner.OnTaint == "ask" {
 		out = append(out, "on_taint: deny")
 	}
-	self := func(c *Contract) string {
-		if c.OnSelfPublished != "" {
-			return c.OnSelfPublished
-		}
-		return c.OnTaint
+	first := func(c *Contract) string { return cmp.Or(c.OnFirstParty, c.OnTaint) }
+	self := func(c *Contract) string { return cmp.Or(c.OnSelfPublished, first(c)) }
+	// Reported where winner says ask itself: what it inherits from a
+	// looser on_taint is on_taint's finding.
+	if first(hidden) != "ask" && winner.OnFirstParty == "ask" {
+		out = append(out, "on_first_party: deny")
 	}
 	if self(hidden) != "ask" && winner.OnSelfPublished == "ask" {
 		out = append(out, "on_self_published: deny")

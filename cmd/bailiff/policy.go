@@ -48,6 +48,11 @@ func newPolicyLint(stdout io.Writer) *cobra.Command {
   self-published-unset    a sending tool, beside a tool that fetches pages, that
                           does not say what a site's own published address gets
   self-published-no-fetch on_self_published set, but no tool fetches
+  first-party-loosens     a first_party entry naming every tool, or a tool that
+                          fetches pages or lists search results
+  first-party-no-source   on_first_party set, but no first_party source
+  first-party-trusted     a first_party entry a trusted source already covers
+  listing-fetches         lists: true on a tool that fetches pages
   contract-overlap        a contract that applies to some tools instead of
                           another, dropping a control that one sets
                           (exfiltrating: true, sink_params, write_params,

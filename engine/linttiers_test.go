@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLintTiers(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       map[string]string // kind -> words in its message; nil for no finding
+	}{
+		{"clean", `first_party: [{tool: get_case}]
+tools:
+  get_case: {exfiltrating: false}
+  web_search: {exfiltrating: false, lists: true}
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, nil},
+		{"every tool", `first_party: [{tool: "*"}]
+tools:
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{LintFirstPartyWide: "names every tool"}},
+		{"a fetch tool", `first_party: [{tool: "fe*"}]
+tools:
+  fetch: {exfiltrating: false, fetches: url}
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask, on_self_published: ask}`, map[string]string{LintFirstPartyWide: "takes in fetch, which fetches pages"}},
+		{"a listing", `first_party: [{server: web, tool: search}]
+servers:
+  web:
+    search: {exfiltrating: false, lists: true}
+tools:
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{LintFirstPartyWide: "takes in search, which lists search results"}},
+		{"a listing on another server", `first_party: [{server: crm, tool: search}]
+servers:
+  web:
+    search: {exfiltrating: false, lists: true}
+tools:
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, nil},
+		{"no source", `tools:
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{LintFirstPartyUnused: "names no first_party source"}},
+		{"trusted already", `trusted_sources: [{tool: "get_*"}]
+first_party: [{tool: get_case}]
+tools:
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{LintFirstPartyTrusted: "meets trusted_sources */get_*"}},
+		{"a listing that fetches", `tools:
+  browse: {exfiltrating: false, lists: true, fetches: url}
+  send: {exfiltrating: true, sink_params: [to], on_self_published: ask}`, map[string]string{LintListingFetches: "browse lists search results and fetches pages"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, err := Lint("p.yaml", []byte("version: 1\nrules: [{id: all, tool: \"*\", action: allow}]\n"+tc.text+"\n"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, f := range fs {
+				got[f.Kind] = f.Message
+			}
+			for kind, words := range tc.want {
+				if !strings.Contains(got[kind], words) {
+					t.Errorf("%s: got %q, want %q", kind, got[kind], words)
+				}
+			}
+			for kind, msg := range got {
+				if _, ok := tc.want[kind]; !ok {
+					t.Errorf("unexpected %s: %s", kind, msg)
+				}
+			}
+		})
+	}
+}
+
+// An override that asks where the contract it hides denies a
+// first-party destination is reported as dropping that control.
+func TestLintOverrideDropsFirstParty(t *testing.T) {
+	text := `version: 1
+rules: [{id: all, tool: "*", action: allow}]
+first_party: [{tool: get_case}]
+tools:
+  "send_*": {exfiltrating: true, sink_params: [to], on_first_party: deny}
+  send_mail: {exfiltrating: true, sink_params: [to], on_first_party: ask}
+`
+	fs, err := Lint("p.yaml", []byte(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Kind == LintOverlap && strings.Contains(f.Message, "on_first_party: deny") {
+			return
+		}
+	}
+	t.Fatalf("no overlap finding naming on_first_party: deny in %+v", fs)
+}
