@@ -66,9 +66,9 @@ func (p *Policy) listing(src Source) bool { return p.contractFor(src.Server, src
 // third-party output, nor any of unknown origin, holds a piece of it:
 // on_first_party's when first-party output does, on_self_published's when
 // its own site alone published it. It is nil when on_taint decides.
-func tierDecision(p *Policy, ct *contract, s *State, d *dest) *Decision {
+func tierDecision(p *Policy, ct *contract, s *State, d *dest) tierOutcome {
 	if ct.onSelf == ct.onTaint && ct.onFirst == ct.onTaint {
-		return nil
+		return tierOutcome{}
 	}
 	t := targetOf(d.raw, d.norm)
 	D := ""
@@ -84,25 +84,50 @@ func tierDecision(p *Policy, ct *contract, s *State, d *dest) *Decision {
 		v.run(s, &t, d.norm)
 	}
 	if v.bad || s.taint.err != nil {
-		return nil
+		return v.badOutcome(d.norm)
 	}
 	if v.hasFirst {
 		by := v.first
-		return &Decision{Verdict: ct.onFirst, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
-			Reason: fmt.Sprintf("destination %s %q comes from first-party %s, and from no third-party output", d.path, d.raw, by)}
+		return tierOutcome{d: &Decision{Verdict: ct.onFirst, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
+			Reason: fmt.Sprintf("destination %s %q comes from first-party %s, and from no third-party output", d.path, d.raw, by)}}
 	}
 	if D == "" || !v.published || v.foreign || t.url && (carriesURL(d.raw) || carriesURL(d.norm)) {
-		return nil
+		return tierOutcome{}
 	}
 	// D's own output must hold the whole value, bar the scheme: a page
 	// that names only D's host, beside a path or address someone else
 	// supplied, publishes nothing.
 	var by Source
 	if runeCount(core) < minTaintLen || !heldBy(&s.taint, core, D, &by) {
-		return nil
+		return tierOutcome{}
 	}
-	return &Decision{Verdict: ct.onSelf, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
-		Reason: fmt.Sprintf("destination %s %q comes from %s: published by %s itself", d.path, d.raw, by, by.Origin)}
+	return tierOutcome{d: &Decision{Verdict: ct.onSelf, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
+		Reason: fmt.Sprintf("destination %s %q comes from %s: published by %s itself", d.path, d.raw, by, by.Origin)}}
+}
+
+// tierOutcome is what the tiers make of a tainted destination: d, a
+// weaker tier's decision; or by, the stranger's output that keeps it at
+// on_taint, and why (nil when on_taint decides for no output in
+// particular).
+type tierOutcome struct {
+	d   *Decision
+	by  *Source
+	why string
+}
+
+// badOutcome names the output that made the vote bad, and what it held.
+func (v *tierVote) badOutcome(d string) tierOutcome {
+	if !v.hasBad {
+		return tierOutcome{}
+	}
+	by := v.badBy
+	switch v.badPiece {
+	case "":
+		return tierOutcome{by: &by, why: "may have appeared"}
+	case d:
+		return tierOutcome{by: &by, why: "appeared"}
+	}
+	return tierOutcome{by: &by, why: fmt.Sprintf("holds %q, which appeared", v.badPiece)}
 }
 
 // tierVote gathers what the outputs holding a destination say of its
@@ -118,7 +143,11 @@ type tierVote struct {
 	published bool // an output of D holds a piece
 	listed    bool // a listing holds a piece, set aside
 	bad       bool // a third-party output, or one of no known origin, holds a piece that counts
-	foreign   bool // the destination holds an address or host outside D
+	hasBad    bool // badBy is known: the first such output, holding badPiece
+	badBy     Source
+	badPiece  string
+	piece     string // the piece being looked up
+	foreign   bool   // the destination holds an address or host outside D
 }
 
 // saw votes output src holding a piece; strict says a stranger's holding
@@ -134,7 +163,7 @@ func (v *tierVote) saw(src Source, strict bool) bool {
 	case v.D != "" && src.Origin == v.D:
 		v.published = true
 	case strict:
-		v.bad = true
+		v.bad, v.hasBad, v.badBy, v.badPiece = true, true, src, v.piece
 		return false
 	}
 	return true
@@ -143,6 +172,7 @@ func (v *tierVote) saw(src Source, strict bool) bool {
 // text votes every output whose text holds str.
 func (v *tierVote) text(str string, strict bool) {
 	if !v.bad && runeCount(str) >= minTaintLen {
+		v.piece = str
 		v.ix.findEach(str, func(src Source) bool { return v.saw(src, strict) })
 	}
 }
@@ -153,6 +183,7 @@ func (v *tierVote) key(m map[string]keyRef, key string, strict bool) {
 	if !ok || v.bad {
 		return
 	}
+	v.piece = key
 	if !v.ix.holders(r, func(src Source) bool { return v.saw(src, strict) }) {
 		v.bad = true // held by more kinds of output than the index keeps
 	}
@@ -164,7 +195,7 @@ func (v *tierVote) key(m map[string]keyRef, key string, strict bool) {
 // one address.
 func (v *tierVote) run(s *State, t *target, d string) string {
 	for _, src := range s.purged {
-		v.saw(src, true)
+		v.saw(src, true) // piece "": it may have held anything
 	}
 	core := d
 	if t.url {

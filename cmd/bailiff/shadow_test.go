@@ -29,7 +29,9 @@ func TestShadowAblateGolden(t *testing.T) {
 		"ablate/web":        {"ablate", "--policy", fx + "/corpus/web/policy.yaml", fx + "/corpus/web"},
 		"ablate/web-origin": {"ablate", "--policy", fx + "/corpus/web/policy-origin.yaml", fx + "/corpus/web"},
 		"shadow/web":        {"shadow", "--baseline", fx + "/corpus/web/policy.yaml", "--candidate", fx + "/corpus/web/policy-origin.yaml", fx + "/corpus/web"},
-		"ablate/logs":       append([]string{"ablate", "--labels", fx + "/chain/src/labels.jsonl"}, logs...),
+		// What the provenance tiers change, turned on over the same traces.
+		"shadow/tiers": {"shadow", "--baseline", fx + "/policies/tiers-off.yaml", "--candidate", fx + "/policies/tiers.yaml", fx + "/traces/tiers"},
+		"ablate/logs":  append([]string{"ablate", "--labels", fx + "/chain/src/labels.jsonl"}, logs...),
 		// The results the incident review pack is given: over its one log.
 		"shadow/mail": {"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/good_mail.jsonl"},
 		"ablate/mail": {"ablate", "--labels", fx + "/chain/src/labels-mail.jsonl", fx + "/chain/good_mail.jsonl"},
