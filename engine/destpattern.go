@@ -25,6 +25,7 @@ const (
 	destURLPrefix
 	destHostGlob
 	destRegDomain
+	destPrincipal // the session principal's own address
 )
 
 func compileDest(d string) (destPattern, error) {
@@ -33,6 +34,8 @@ func compileDest(d string) (destPattern, error) {
 	switch {
 	case n == "":
 		return dp, fmt.Errorf("empty trusted destination")
+	case n == "principal":
+		dp.kind = destPrincipal
 	case strings.HasPrefix(n, "domain:"):
 		// One entry for ups.com and every name under it, which a host
 		// glob cannot say (*.ups.com does not match ups.com). Only a
@@ -136,11 +139,13 @@ func listLike(s string) bool {
 // as the client parses them, never substring-matched, so
 // "https://evil.example/?x=irs.gov" is not under *.irs.gov and
 // "https://api.corp.example／v1／x@evil.example/" goes to evil.example.
-func (dp *destPattern) matches(t *target, d string) bool {
+func (dp *destPattern) matches(t *target, d, self string) bool {
 	if !t.ok {
 		return false
 	}
 	switch dp.kind {
+	case destPrincipal:
+		return self != "" && !t.url && every(t.emails, func(e string) bool { return e == self })
 	case destExact:
 		return d == dp.value || len(t.emails) > 0 && every(t.emails, func(e string) bool { return e == dp.value })
 	case destDomain:

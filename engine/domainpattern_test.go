@@ -91,7 +91,7 @@ func FuzzDomainPattern(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		tg := targetOf(raw, Normalize(raw))
-		if !dp.matches(&tg, Normalize(raw)) {
+		if !dp.matches(&tg, Normalize(raw), "") {
 			return
 		}
 		var host string

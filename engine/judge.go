@@ -24,7 +24,7 @@ func judgeDest(s *State, ct *contract, d *dest, o *oracle) (destOutcome, Source,
 // normalized (d).
 func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) {
 	t := targetOf(raw, d)
-	if trustedBy(ct, &t, d) || t.ok && s.approved[d] {
+	if trustedBy(ct, &t, d, s.self) || t.ok && s.approved[d] {
 		return destOK, Source{}, ""
 	}
 	ix := &s.taint
@@ -51,7 +51,7 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 			return destTainted, src, "appeared"
 		}
 	}
-	return destMiss, Source{}, untrustedWhy(ct, &t, d)
+	return destMiss, Source{}, untrustedWhy(ct, &t, d, s.self)
 }
 
 // held looks up in ix every address and host destination d (t read from

@@ -22,7 +22,7 @@ func FuzzTrustedReaders(f *testing.F) {
 		}
 		norm := Normalize(value)
 		tg := targetOf(value, norm)
-		if !dp.matches(&tg, norm) {
+		if !dp.matches(&tg, norm, "") {
 			return
 		}
 		if why := outsideCompiled(&dp, value, goReading(value)); why != "" {

@@ -167,14 +167,14 @@ func unhex(c byte) byte {
 // its path is one servers read apart and a URL prefix would otherwise
 // hold it. "" when there is nothing more to say than that no entry
 // trusts it.
-func untrustedWhy(ct *contract, t *target, d string) string {
+func untrustedWhy(ct *contract, t *target, d, self string) string {
 	if !t.ok {
 		return t.why
 	}
 	if len(t.emails) > 1 || len(t.emails) == 1 && t.emails[0] != d {
 		for i, e := range t.emails {
 			one := target{ok: true, email: e, host: t.hosts[i], emails: t.emails[i : i+1], hosts: t.hosts[i : i+1]}
-			if !trustedBy(ct, &one, e) {
+			if !trustedBy(ct, &one, e, self) {
 				return fmt.Sprintf("its recipient %q is not trusted", e)
 			}
 		}
@@ -184,15 +184,17 @@ func untrustedWhy(ct *contract, t *target, d string) string {
 	}
 	plain := *t
 	plain.trick = ""
-	if trustedBy(ct, &plain, d) {
+	if trustedBy(ct, &plain, d, self) {
 		return t.trick
 	}
 	return ""
 }
 
-func trustedBy(ct *contract, t *target, d string) bool {
+// trustedBy tells whether an entry of ct trusts destination d (t read
+// from it); self is the principal's address, for the "principal" entry.
+func trustedBy(ct *contract, t *target, d, self string) bool {
 	for i := range ct.trusted {
-		if ct.trusted[i].matches(t, d) {
+		if ct.trusted[i].matches(t, d, self) {
 			return true
 		}
 	}
@@ -210,4 +212,28 @@ func unmapped(h string) string {
 		return ""
 	}
 	return a.Unmap().String()
+}
+
+// principalAddress is the principal's address as destinations are
+// compared: normalized, and "" unless every reader finds exactly one
+// plain address in it (a list or a URL trusts nothing).
+func principalAddress(e string) string {
+	n := Normalize(e)
+	if n == "" {
+		return ""
+	}
+	t := targetOf(e, n)
+	if !t.ok || t.url || len(t.emails) != 1 || t.emails[0] != n {
+		return ""
+	}
+	return n
+}
+
+// CheckPrincipalEmail refuses a principal email that trusts nothing: one
+// that is not exactly one plain address to every reader.
+func CheckPrincipalEmail(e string) error {
+	if e != "" && principalAddress(e) == "" {
+		return fmt.Errorf("principal email %q is not one plain address (no name, list, URL or routing)", e)
+	}
+	return nil
 }

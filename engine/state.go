@@ -10,6 +10,9 @@ type Principal struct {
 	Subject string   `json:"subject"`
 	Groups  []string `json:"groups,omitempty"`
 	Scopes  []string `json:"scopes,omitempty"`
+	// Email is the principal's verified address, which
+	// trusted_destinations: [principal] trusts.
+	Email string `json:"email,omitempty"`
 }
 
 // ToolRef names one tool on one server. Budgets are counted per ToolRef,
@@ -64,6 +67,7 @@ type State struct {
 	spent     map[string]bool // grant ids already used
 	approved  map[string]bool // normalized destinations a human approved
 	purged    []Source        // untrusted output whose text is unknown
+	self      string          // the principal's address, normalized; "" for none or not one address
 }
 
 // NewState starts a session with the tools listed at its start.
@@ -72,6 +76,7 @@ func NewState(session, server string, principal Principal, tools []ToolDef) *Sta
 		Session: session, Server: server, Principal: principal,
 		pins: map[string]string{}, used: map[ToolRef]int{}, forwarded: map[string]ToolRef{},
 		spent: map[string]bool{}, approved: map[string]bool{},
+		self: principalAddress(principal.Email),
 	}
 	for _, t := range tools {
 		s.pin(t)

@@ -24,6 +24,9 @@ func FormatEvent(ev Event) []byte {
 		if s.Principal.Scopes != nil {
 			pr["scopes"] = strs(s.Principal.Scopes)
 		}
+		if s.Principal.Email != "" {
+			pr["email"] = s.Principal.Email
+		}
 		body["principal"] = pr
 		if s.ToolValues != nil {
 			body["tools"] = s.ToolValues

@@ -75,7 +75,7 @@ func parseStart(ev *Event, f fields) error {
 			return errors.New("start.principal must be an object")
 		}
 		pf := fields{kind: "start.principal", m: pm}
-		if err := pf.only("subject", "groups", "scopes"); err != nil {
+		if err := pf.only("subject", "groups", "scopes", "email"); err != nil {
 			return err
 		}
 		if s.Principal.Subject, err = pf.str("subject", false); err != nil {
@@ -86,6 +86,12 @@ func parseStart(ev *Event, f fields) error {
 		}
 		if s.Principal.Scopes, err = pf.strs("scopes"); err != nil {
 			return err
+		}
+		if s.Principal.Email, err = pf.str("email", false); err != nil {
+			return err
+		}
+		if err := engine.CheckPrincipalEmail(s.Principal.Email); err != nil {
+			return fmt.Errorf("start.principal: %v", err)
 		}
 	}
 	if s.Tools, s.ToolValues, err = toolList(f, "tools", false); err != nil {

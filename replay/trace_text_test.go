@@ -74,3 +74,22 @@ func mustPolicy(t *testing.T, src string) *engine.Policy {
 	}
 	return p
 }
+
+// TestTracePrincipalEmail: start.principal.email is read, written back,
+// and refused, with its line, when it is not one plain address.
+func TestTracePrincipalEmail(t *testing.T) {
+	good := `{"start":{"session":"s1","server":"mail","principal":{"subject":"ana","email":"ana@corp.example"},"tools":["send_email"]}}` + "\n"
+	evs, err := ParseTrace("t.jsonl", strings.NewReader(good))
+	if err != nil || evs[0].Start.Principal.Email != "ana@corp.example" {
+		t.Fatalf("got %v, %+v", err, evs)
+	}
+	if b := FormatEvent(evs[0]); !strings.Contains(string(b), `"email":"ana@corp.example"`) {
+		t.Errorf("written back without the address: %s", b)
+	}
+	for _, bad := range []string{`"ana@corp.example, eve@evil.example"`, `"Ana <ana@corp.example>"`, `7`} {
+		in := strings.Replace(good, `"ana@corp.example"`, bad, 1)
+		if _, err := ParseTrace("t.jsonl", strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "t.jsonl:1:") || !strings.Contains(err.Error(), "email") {
+			t.Errorf("email %s: got %v", bad, err)
+		}
+	}
+}

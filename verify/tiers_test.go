@@ -84,3 +84,52 @@ func TestTierVerdictsVerify(t *testing.T) {
 		t.Fatalf("only %d ask fixtures", asks)
 	}
 }
+
+// The principal's address that trusted_destinations: [principal] trusts
+// is the one the session record carries: a log whose record loses it no
+// longer recomputes the allow it recorded.
+func TestPrincipalAddressFromRecord(t *testing.T) {
+	text, err := os.ReadFile("../fixtures/policies/tiers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Load("tiers.yaml", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, ev := recordTrace(t, p, "../fixtures/traces/tiers/allow_rules_principal_own_address.jsonl")
+	if !bytes.Contains(data, []byte(`"email":"ana@corp.example"`)) {
+		t.Fatalf("the session record does not carry the principal's address")
+	}
+	rep, err := Log("log", bytes.NewReader(data), ev, Options{})
+	if err != nil || len(rep.Findings) != 0 {
+		t.Fatalf("the recorded log does not verify: %v %+v", err, rep)
+	}
+	edited := 0
+	resealed := reseal(t, data, func(kind chain.Kind, body []byte) []byte {
+		if kind != chain.KindSession {
+			return body
+		}
+		b := bytes.Replace(body, []byte(`,"email":"ana@corp.example"`), nil, 1)
+		if !bytes.Equal(b, body) {
+			edited++
+		}
+		return b
+	})
+	if edited != 1 {
+		t.Fatalf("%d session records edited, want 1", edited)
+	}
+	rep, err = Log("log", bytes.NewReader(resealed), ev, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, f := range rep.Findings {
+		if f.Kind == FindVerdict && strings.HasPrefix(f.Recorded, "allow") {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Fatalf("without the address, %d allows found wrong, want 1: %+v", found, rep.Findings)
+	}
+}

@@ -71,6 +71,9 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 	if len(c.Servers) == 0 {
 		return nil, usageErr(fmt.Errorf("%s: no servers", name), "")
 	}
+	if err := engine.CheckPrincipalEmail(c.Principal.Email); err != nil {
+		return nil, usageErr(fmt.Errorf("%s: %v", name, err), "")
+	}
 	for n, s := range c.Servers {
 		switch {
 		case n == "" || strings.ContainsAny(n, ". \t"):
@@ -152,7 +155,7 @@ env and cwd comes from the environment):
   audit: /var/lib/bailiff/gateway.audit.jsonl   # outside every served root
   approver_keys: [lee.pub]     # whose signed answers to asks count
   durability: sync             # sync, batch or none
-  principal: {subject: ana, scopes: [mail.send]}
+  principal: {subject: ana, scopes: [mail.send], email: ana@corp.example}
   servers:
     mail:
       command: npx
