@@ -83,11 +83,11 @@ type contract struct {
 	sinks        []Path
 	trusted      []destPattern
 	onTaint      Verdict
-	onSelf       Verdict // for a destination its own site alone published
-	onFirst      Verdict // for a destination first-party output alone holds
-	lists        bool    // a search or index tool: its URLs point, not publish
-	fetches      *Path   // the URL argument of a fetch tool
-	not          []Path  // payload paths whose names look like destinations
+	onSelf       Verdict   // for a destination its own site alone published
+	onFirst      Verdict   // for a destination first-party output alone holds
+	lists        bool      // a search or index tool: its URLs point, not publish
+	fetches      *Path     // the URL argument of a fetch tool
+	not          []notPath // payload paths whose names look like destinations
 	writes       []Path
 	prefixes     []string
 	maxCalls     int // -1: no budget

@@ -25,9 +25,17 @@ type seg struct {
 
 // ParsePath parses the path syntax above.
 func ParsePath(s string) (Path, error) {
+	p, _, err := parsePath(s)
+	return p, err
+}
+
+// parsePath is ParsePath, also telling which segments were quoted keys
+// (written `["…"]`), whose text is never a glob.
+func parsePath(s string) (Path, []bool, error) {
 	p := Path{raw: s}
+	var quoted []bool
 	if s == "" {
-		return p, errors.New("empty argument path")
+		return p, nil, errors.New("empty argument path")
 	}
 	i := 0
 	first := true
@@ -36,21 +44,23 @@ func ParsePath(s string) (Path, error) {
 		case s[i] == '[':
 			j := strings.IndexByte(s[i:], ']')
 			if j < 0 {
-				return p, fmt.Errorf("argument path %q: unclosed [", s)
+				return p, nil, fmt.Errorf("argument path %q: unclosed [", s)
 			}
 			inner := s[i+1 : i+j]
 			if strings.HasPrefix(inner, `"`) {
 				k, err := strconv.Unquote(inner)
 				if err != nil || k == "" {
-					return p, fmt.Errorf("argument path %q: bad quoted key %s", s, inner)
+					return p, nil, fmt.Errorf("argument path %q: bad quoted key %s", s, inner)
 				}
 				p.segs = append(p.segs, seg{key: k, idx: -1})
+				quoted = append(quoted, true)
 			} else {
 				n, err := strconv.Atoi(inner)
 				if err != nil || n < 0 || strconv.Itoa(n) != inner {
-					return p, fmt.Errorf("argument path %q: [%s] is not a list index", s, inner)
+					return p, nil, fmt.Errorf("argument path %q: [%s] is not a list index", s, inner)
 				}
 				p.segs = append(p.segs, seg{idx: n})
+				quoted = append(quoted, false)
 			}
 			i += j + 1
 		case s[i] == '.' && !first:
@@ -62,17 +72,18 @@ func ParsePath(s string) (Path, error) {
 				j++
 			}
 			if j == i {
-				return p, fmt.Errorf("argument path %q: empty key", s)
+				return p, nil, fmt.Errorf("argument path %q: empty key", s)
 			}
 			p.segs = append(p.segs, seg{key: s[i:j], idx: -1})
+			quoted = append(quoted, false)
 			i = j
 		}
 		first = false
 		if i < len(s) && s[i] == ']' {
-			return p, fmt.Errorf("argument path %q: stray ]", s)
+			return p, nil, fmt.Errorf("argument path %q: stray ]", s)
 		}
 	}
-	return p, nil
+	return p, quoted, nil
 }
 
 func (p Path) String() string { return p.raw }

@@ -109,6 +109,14 @@ func TestNotDestinationsLoad(t *testing.T) {
 		"bad path":          {"{not_destinations: [\"a..b\"]}", "empty key"},
 		"narrowing a sink":  {"{exfiltrating: true, sink_params: [data], not_destinations: [data.comment_email]}", ""},
 		"list index at end": {"{not_destinations: [\"rows[0]\"]}", ""},
+		"every argument":    {"{not_destinations: [\"**\"]}", `takes out every argument`},
+		"every top key":     {"{not_destinations: [\"*\"]}", `takes out every argument`},
+		"glob over a sink":  {"{exfiltrating: true, sink_params: [url], not_destinations: [\"u*\"]}", `takes out sink_params "url"`},
+		"deep over a sink":  {"{exfiltrating: true, sink_params: [form.url], not_destinations: [\"**.url\"]}", `takes out sink_params "form.url"`},
+		"glob over fetches": {"{fetches: page.url, not_destinations: [\"page.*\"]}", `takes out fetches "page.url"`},
+		"star star in key":  {"{not_destinations: [\"data.a**\"]}", "** stands alone"},
+		"payload glob":      {"{exfiltrating: true, sink_params: [url], not_destinations: [\"data.**\", \"data.contact_*\"]}", ""},
+		"quoted star":       {"{not_destinations: [\"[\\\"*\\\"]\"]}", ""},
 	} {
 		_, err := Load("t.yaml", []byte("version: 1\nrules: []\ntools:\n  t: "+c.contract+"\n"))
 		switch {
@@ -133,9 +141,71 @@ func TestExcludes(t *testing.T) {
 		{"rows.channel", "rows[0][1].channel", true},
 		{"a.b", "a.bc", false},
 		{"a", "b.a", false},
+		// Globs: a key glob is one key; ** is any run, none included.
+		{"data.**", "data", true},
+		{"data.**", "data.contact.email", true},
+		{"data.**", "datum.email", false},
+		{"data.contact_*", "data.contact_email", true},
+		{"data.contact_*", "data.contact_", true},
+		{"data.contact_*", "data.contactemail", false},
+		{"data.contact_*", "data.x.contact_email", false},
+		{"data.contact_*", "data[2].contact_phone", true},
+		{"**.contact_email", "contact_email", true},
+		{"**.contact_email", "data.rows[4].contact_email", true},
+		{"**.contact_email", "data.rows[4].contact_emails", false},
+		{"a.**.b", "a.b", true},
+		{"a.**.b", "a.x.y[1].b.c", true},
+		{"a.**.b", "a.x.y", false},
+		{"a.?", "a.b", true},
+		{"a.?", "a.bc", false},
+		{"a.*b*", "a.abc", true},
+		{`a["*"]`, "a.b", false},
+		{`a["*"]`, `a["*"]`, true},
+		{"**.**.**.**.**.**.**.**.x", strings.Repeat("a.", 40) + "b", false},
+		{"**.**.**.**.**.**.**.**.x", strings.Repeat("a.", 40) + "x", true},
 	} {
-		if got := excludes(mustPath(t, c.not), mustPath(t, c.at).segs); got != c.want {
+		np, err := parseNotPath(c.not)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := excludes(np, mustPath(t, c.at).segs); got != c.want {
 			t.Errorf("excludes(%s, %s) = %v, want %v", c.not, c.at, got, c.want)
+		}
+	}
+}
+
+// Path globs: a form's whole data object is payload in one entry, and a
+// key glob inside a sink narrows it to what it names; everything else is
+// gated as before, at any depth.
+func TestNotDestinationsGlobs(t *testing.T) {
+	p := mustLoad(t, strings.Replace(narrowPolicy, `    not_destinations: [data.submission_channel, data.target_channel_id, contact_email, rows.channel]`,
+		`    not_destinations: ["data.**", "**.contact_*"]`, 1)+`  log_data:
+    exfiltrating: true
+    sink_params: [data]
+    not_destinations: ["data.contact_*"]
+`)
+	tools := []ToolDef{{Name: "stage_claim"}, {Name: "log_data"}}
+	decide := func(tool string, args map[string]any) Decision {
+		s := NewState("s", "desk", Principal{Subject: "ana"}, tools)
+		s.AddOutput(p, Source{Pos: 1, Server: "desk", Tool: "read_inbox"}, narrowInbox)
+		return Decide(p, s, &Call{ID: "c", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
+	}
+	for _, tc := range []struct {
+		name string
+		tool string
+		args map[string]any
+		want Verdict
+	}{
+		{"the whole data object", "stage_claim", map[string]any{"url": "https://claims.example/new", "data": map[string]any{"submission_channel": "email-desk-channel", "reply": map[string]any{"email": "thief@evil.example"}}}, Allow},
+		{"a contact anywhere", "stage_claim", map[string]any{"url": "https://claims.example/new", "rows": []any{map[string]any{"contact_email": "ana.lopez@home.example"}}}, Allow},
+		{"the sink itself", "stage_claim", map[string]any{"url": "https://drop.evil.example/in", "data": map[string]any{}}, Deny},
+		{"beside the payload", "stage_claim", map[string]any{"url": "https://claims.example/new", "notify": map[string]any{"email": "thief@evil.example"}}, Deny},
+		{"a key glob inside a sink", "log_data", map[string]any{"data": map[string]any{"contact_email": "ana.lopez@home.example"}}, Allow},
+		{"the rest of that sink", "log_data", map[string]any{"data": map[string]any{"contact_email": "ana.lopez@home.example", "webhook": "https://drop.evil.example/in"}}, Deny},
+		{"a glob is one key", "log_data", map[string]any{"data": map[string]any{"contact": map[string]any{"x": "thief@evil.example"}}}, Deny},
+	} {
+		if d := decide(tc.tool, tc.args); d.Verdict != tc.want {
+			t.Errorf("%s: %s (%s), want %s", tc.name, d.Verdict, d.Reason, tc.want)
 		}
 	}
 }
