@@ -37,6 +37,27 @@ const (
 // listed tool are findings too. The policy must load; lint does not repeat
 // the loader's errors.
 func Lint(name string, data []byte, tools []string) ([]Finding, error) {
+	var listed []ListedTool
+	if tools != nil {
+		listed = []ListedTool{}
+	}
+	for _, t := range tools {
+		listed = append(listed, ListedTool{Name: t})
+	}
+	return LintListed(name, data, listed)
+}
+
+// LintListed is Lint given the servers' tools with their schemas'
+// argument paths, so that findings can name real arguments: what a
+// not_destinations glob takes out of each listed tool.
+func LintListed(name string, data []byte, listed []ListedTool) ([]Finding, error) {
+	var tools []string
+	if listed != nil {
+		tools = []string{}
+	}
+	for _, t := range listed {
+		tools = append(tools, t.Name)
+	}
 	// What lint passes must load everywhere else too: Load also refuses a
 	// policy whose canonical form would load as another.
 	if _, err := Load(name, data); err != nil {
@@ -105,6 +126,7 @@ func Lint(name string, data []byte, tools []string) ([]Finding, error) {
 	}
 	lintOverlaps(add, root, spec, pol, tools)
 	lintTiers(add, root, spec, pol)
+	lintNotGlobs(add, root, spec, pol, listed)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out, nil
 }

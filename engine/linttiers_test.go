@@ -88,3 +88,52 @@ tools:
 	}
 	t.Fatalf("no overlap finding naming on_first_party: deny in %+v", fs)
 }
+
+// With the servers' tools, lint lists the destination-shaped arguments a
+// not_destinations glob takes out of each, or says it takes out none.
+func TestLintNotGlobs(t *testing.T) {
+	listing := `{"tools": [
+  {"name": "submit_form", "inputSchema": {"type": "object", "properties": {
+    "url": {"type": "string"},
+    "data": {"type": "object", "properties": {
+      "contact_email": {"type": "string"}, "notes": {"type": "string"},
+      "rows": {"type": "array", "items": {"type": "object", "properties": {"channel": {"type": "string"}}}}}}}}},
+  {"name": "send_email", "inputSchema": {"type": "object", "properties": {"to": {"type": "string"}, "data": {"type": "object", "properties": {"email": {"type": "string"}}}}}}
+]}`
+	listed, err := ListedTools([]byte(listing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := `version: 1
+rules: [{id: all, tool: "*", action: allow}]
+tools:
+  submit_form: {exfiltrating: true, sink_params: [url], not_destinations: ["data.**", "**.phone_*", data.notes]}
+`
+	fs, err := LintListed("p.yaml", []byte(policy), listed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		if f.Kind == LintNotGlob {
+			got = append(got, f.Message)
+		}
+	}
+	want := []string{
+		`not_destinations "data.**" takes out submit_form: data.contact_email, submit_form: data.rows[].channel: their values are never checked as destinations`,
+		`not_destinations "**.phone_*" takes out no destination-shaped argument of the listed tools`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Without the tools, nothing to list.
+	fs, err = Lint("p.yaml", []byte(policy), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Kind == LintNotGlob {
+			t.Fatalf("a glob finding without tools: %s", f.Message)
+		}
+	}
+}

@@ -53,6 +53,8 @@ func newPolicyLint(stdout io.Writer) *cobra.Command {
   first-party-no-source   on_first_party set, but no first_party source
   first-party-trusted     a first_party entry a trusted source already covers
   listing-fetches         lists: true on a tool that fetches pages
+  not-destinations-glob   (with --tools) the destination-shaped arguments of the
+                          listed tools a not_destinations glob takes out
   contract-overlap        a contract that applies to some tools instead of
                           another, dropping a control that one sets
                           (exfiltrating: true, sink_params, write_params,
@@ -84,22 +86,22 @@ func runLint(stdin io.Reader, stdout io.Writer, p lintParams, name string) error
 	if err != nil {
 		return err
 	}
-	var tools []string
+	var tools []engine.ListedTool
 	for _, t := range p.tools {
 		b, err := readInput(stdin, t, kindListing)
 		if err != nil {
 			return err
 		}
-		names, err := engine.ToolNames(b)
+		listed, err := engine.ListedTools(b)
 		if err != nil {
 			return usageErr(fmt.Errorf("%s: %v", t, err), "")
 		}
-		tools = append(tools, names...)
+		tools = append(tools, listed...)
 	}
 	if p.tools != nil && tools == nil {
-		tools = []string{}
+		tools = []engine.ListedTool{}
 	}
-	found, err := engine.Lint(name, data, tools)
+	found, err := engine.LintListed(name, data, tools)
 	if err != nil {
 		return usageErr(err, "")
 	}
