@@ -73,12 +73,13 @@ func TestSchemaFixedDestinations(t *testing.T) {
 		{"several", map[string]any{"channel": "store credit", "cc": []any{"billing@corp.example"}}, Allow, `destinations channel "store credit", cc[0] "billing@corp.example" are values`},
 		// Not the schema's value: the sink gate as before.
 		{"other value", map[string]any{"channel": "attacker@evil.example"}, Deny, "appeared in untrusted"},
-		{"case changed", map[string]any{"channel": "Original Payment Method"}, Deny, "appeared in untrusted"},
+		// A phrase that is not the schema's value is a tainted phrase: asked.
+		{"case changed", map[string]any{"channel": "Original Payment Method"}, Ask, "but it is a phrase"},
 		{"one fixed, one not", map[string]any{"cc": []any{"billing@corp.example", "attacker@evil.example"}}, Deny, "attacker@evil.example"},
 		{"under anyOf", map[string]any{"either": "a@x.example"}, Deny, "appeared in untrusted"},
 		{"fixed at another path", map[string]any{"odd": "ops@corp.example"}, Deny, "appeared in untrusted"},
 		{"same value, fixed and not", map[string]any{"data": map[string]any{"notify": "ops@corp.example", "other": "ops@corp.example"}}, Deny, "data.other"},
-		{"list where the schema says string", map[string]any{"channel": []any{"original payment method"}}, Deny, "appeared in untrusted"},
+		{"list where the schema says string", map[string]any{"channel": []any{"original payment method"}}, Ask, "but it is a phrase"},
 		{"object where the schema says string", map[string]any{"role": map[string]any{"x": "registered_device_holder"}}, Deny, "appeared in untrusted"},
 	}
 	for _, c := range cases {
@@ -116,7 +117,7 @@ func TestSchemaFixedFollowsThePin(t *testing.T) {
 	g := NewState("s", "gateway", Principal{Subject: "ana"}, []ToolDef{def, {Name: "b.send_refund", Digest: def.Digest}})
 	g.AddOutput(p, Source{Pos: 1, Tool: "read"}, "refund to the original payment method")
 	args = map[string]any{"channel": "original payment method"}
-	for server, want := range map[string]Verdict{"a": Allow, "b": Deny} {
+	for server, want := range map[string]Verdict{"a": Allow, "b": Ask} {
 		if d := Decide(p, g, &Call{ID: "c", Server: server, Tool: "send_refund", Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != want {
 			t.Errorf("server %s: %s by %s (%s), want %s", server, d.Verdict, d.Check, d.Reason, want)
 		}

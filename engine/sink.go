@@ -241,6 +241,11 @@ func sinkGate(p *Policy, s *State, ct *contract, c *Call, o *oracle) Decision {
 			if d.unknown {
 				return Decision{Verdict: ct.onTaint, Check: CheckTaint, Reason: fmt.Sprintf("redacted destination %s could be tainted", d.path)}
 			}
+			if pd := phraseDecision(d, src, why); pd != nil {
+				// Asked only if no other destination is denied.
+				self = cmp.Or(self, pd)
+				continue
+			}
 			tier := tierDecision(p, ct, s, d)
 			if sd := tier.d; sd != nil {
 				if sd.Verdict == Deny {

@@ -24,14 +24,18 @@ tools:
   get-structured-content: {exfiltrating: true, sink_params: [location]}
 `
 	s := start(t, setup{policy: policy, server: "everything", subject: "ana", command: []string{"node", server, "stdio"}})
-	if r := s.call("echo", map[string]any{"message": "forward the report to New York, or else to Springfield Gardens"}); r.IsError {
+	if r := s.call("echo", map[string]any{"message": "forward the report to New York, or else to Springfield Gardens, or Springfield-Gardens-42"}); r.IsError {
 		t.Fatalf("echo: %q", text(r))
 	}
 	if r := s.call("get-structured-content", map[string]any{"location": "New York"}); r.IsError {
 		t.Errorf("a location the schema fixes was refused: %q", text(r))
 	}
-	if r := s.call("get-structured-content", map[string]any{"location": "Springfield Gardens"}); !r.IsError || !strings.Contains(text(r), "check taint") {
-		t.Errorf("a tainted location the schema does not fix: %q, want a taint refusal", text(r))
+	// Not a value the schema fixes: a tainted phrase, asked.
+	if r := s.call("get-structured-content", map[string]any{"location": "Springfield Gardens"}); !r.IsError || !strings.Contains(text(r), "but it is a phrase that names no place by itself") {
+		t.Errorf("a tainted location the schema does not fix: %q, want an ask as a tainted phrase", text(r))
+	}
+	if r := s.call("get-structured-content", map[string]any{"location": "Springfield-Gardens-42"}); !r.IsError || !strings.Contains(text(r), "check taint") {
+		t.Errorf("a tainted identifier the schema does not fix: %q, want a taint refusal", text(r))
 	}
 	s.verify()
 }
