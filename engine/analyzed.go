@@ -38,13 +38,22 @@ func (a *Analyzed) analyze() {
 	}
 	a.norm = Normalize(a.Text)
 	urlHosts(a.Text, func(h string) { a.hosts = append(a.hosts, h) })
-	tokens(a.norm, func(email, host string) {
+	keep := func(email, host string) {
 		if email != "" {
 			a.emails = append(a.emails, strings.Clone(email))
 		}
 		if host != "" {
 			a.hosts = append(a.hosts, strings.Clone(host))
 		}
+	}
+	tokens(a.norm, keep)
+	// What add indexes beyond the tokens (addForms), so that a state fed
+	// Analyzed output decides as one fed the text.
+	ipv6Hosts(a.Text, func(h string) { a.hosts = append(a.hosts, h) })
+	outputForms(a.Text, func(x string) {
+		urlHosts(x, func(h string) { a.hosts = append(a.hosts, strings.Clone(h)) })
+		ipv6Hosts(x, func(h string) { a.hosts = append(a.hosts, h) })
+		tokens(Normalize(x), keep)
 	})
 	a.done = true
 }

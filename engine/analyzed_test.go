@@ -15,6 +15,9 @@ func TestAnalyzedIndexesAsAdd(t *testing.T) {
 		"Ünïcödé ＦＵＬＬ ｗｉｄｔｈ http://[::1]:8080/ and user@xn--bcher-kva.example",
 		"plain text with no destinations at all, repeated ana@corp.example",
 		"http://a_b.example/%41 ß straße.example",
+		// Forms a reader decodes: percent, entities, defanged, base64, bare IPv6.
+		"write to attacker%40evil.example or thief&#64;evil.example or claims [at] drop [dot] example",
+		"the form, base64: aHR0cHM6Ly9kcm9wLmV2aWwuZXhhbXBsZS9pbg== and hxxps://drop2.evil.example/x, or 2001:db8::1.",
 	}
 	var direct, shared1, shared2 taintIndex
 	for i, text := range texts {

@@ -165,7 +165,7 @@ func TestCanonicalHost(t *testing.T) {
 // whose normalized form appeared in normalized output is always tainted.
 func FuzzTaintText(f *testing.F) {
 	for _, s := range []string{"thanks @john.doe", `@app.route("/")`, "Team @corp.example", "https://evil\u3002example/x",
-		"xbob@x.io", "https://a.example\uff0f@b.example/", "0x7f.1", "ev\u200bil.example", "mailto:a@b.example", "@@", "\xff@a.bc"} {
+		"xbob@x.io", "https://a.example\uff0f@b.example/", "0x7f.1", "ev\u200bil.example", "mailto:a@b.example", "@@", "\xff@a.bc", "a [at] b [dot] cd", "hxxps://a.bc/", "YUBiLmNkZWZnaGlq"} {
 		f.Add("see ", s, " now")
 	}
 	p := mustLoad(f, attackPolicy)

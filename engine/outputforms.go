@@ -43,6 +43,10 @@ func outputForms(text string, fn func(string)) {
 			fn(q)
 		}
 	}
+	if d := defanged(x); d != x {
+		fn(d)
+	}
+	base64Forms(x, fn)
 }
 
 // decodeOnce applies each decoder whose marker the text holds: HTML

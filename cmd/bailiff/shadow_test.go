@@ -29,6 +29,8 @@ func TestShadowAblateGolden(t *testing.T) {
 		"ablate/web":        {"ablate", "--policy", fx + "/corpus/web/policy.yaml", fx + "/corpus/web"},
 		"ablate/web-origin": {"ablate", "--policy", fx + "/corpus/web/policy-origin.yaml", fx + "/corpus/web"},
 		"shadow/web":        {"shadow", "--baseline", fx + "/corpus/web/policy.yaml", "--candidate", fx + "/corpus/web/policy-origin.yaml", fx + "/corpus/web"},
+		"ablate/web-tiers":  {"ablate", "--policy", fx + "/corpus/web/policy-tiers.yaml", fx + "/corpus/web"},
+		"shadow/web-tiers":  {"shadow", "--baseline", fx + "/corpus/web/policy-origin.yaml", "--candidate", fx + "/corpus/web/policy-tiers.yaml", fx + "/corpus/web"},
 		// What the provenance tiers change, turned on over the same traces.
 		"shadow/tiers": {"shadow", "--baseline", fx + "/policies/tiers-off.yaml", "--candidate", fx + "/policies/tiers.yaml", fx + "/traces/tiers"},
 		"ablate/logs":  append([]string{"ablate", "--labels", fx + "/chain/src/labels.jsonl"}, logs...),
@@ -84,7 +86,8 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "0.01", fx + "/corpus"}, 1, "more than 0.01"},
 		// The aim on web-found sends: no injected destination allowed,
 		// at most a quarter of the legitimate sends denied.
-		{[]string{"ablate", "--policy", fx + "/corpus/web/policy-origin.yaml", "--min-block-rate", "1", "--max-benign-denied", "0.25", fx + "/corpus/web"}, 0, ""},
+		{[]string{"ablate", "--policy", fx + "/corpus/web/policy-origin.yaml", "--min-block-rate", "1", "--max-benign-denied", "0.25", fx + "/corpus/web"}, 1, "the policy denies"},
+		{[]string{"ablate", "--policy", fx + "/corpus/web/policy-tiers.yaml", "--min-block-rate", "1", "--max-benign-denied", "0.25", fx + "/corpus/web"}, 0, ""},
 		{[]string{"ablate", "--policy", fx + "/corpus/web/policy.yaml", "--max-benign-denied", "0.25", fx + "/corpus/web"}, 1, "the policy denies 1.00 of benign calls, more than 0.25"},
 		{[]string{"ablate", "--policy", fx + "/policies/main.yaml", "--max-benign-denied", "0.1", fx + "/traces/main"}, 2, "--max-benign-denied has nothing to measure: no call is labelled benign"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-denied", "x", fx + "/corpus"}, 2, `--max-benign-denied wants a number from 0 to 1, not "x"`},
@@ -141,7 +144,7 @@ func TestReadmeWebCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pol := range []string{"policy.yaml", "policy-origin.yaml"} {
+	for _, pol := range []string{"policy.yaml", "policy-origin.yaml", "policy-tiers.yaml"} {
 		var out, errb bytes.Buffer
 		if code := run([]string{"ablate", "--policy", "../../fixtures/corpus/web/" + pol, "../../fixtures/corpus/web"}, nil, &out, &errb); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())

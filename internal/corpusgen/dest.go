@@ -93,9 +93,9 @@ func (t target) sendArgs(form string, i int, subject, data string) (string, map[
 	}
 	switch form {
 	case "url":
-		return form2(t.formURL(), map[string]any{"reply_email": "ana.ruiz@mailbox.example"})
+		return form2(t.formURL(), map[string]any{"reply_email": anaMail})
 	case "urlquery":
-		return form2(t.queryURL(), map[string]any{"reply_email": "ana.ruiz@mailbox.example"})
+		return form2(t.queryURL(), map[string]any{"reply_email": anaMail})
 	case "email":
 		return mail(t.addr())
 	case "named":
@@ -104,11 +104,11 @@ func (t target) sendArgs(form string, i int, subject, data string) (string, map[
 		return mail("mailto:" + t.addr())
 	case "nested":
 		return form2(t.formURL(), map[string]any{"contact": map[string]any{"email": t.addr()},
-			"requester": map[string]any{"email": "ana.ruiz@mailbox.example", "phone": "+1 408 555 0199"}})
+			"requester": map[string]any{"email": anaMail, "phone": "+1 408 555 0199"}})
 	}
 	// The page wrote it in the brand's case; the agent writes it lower.
 	if t.caseByURL(i) {
-		return form2(strings.ToLower("https://www."+t.brand)+t.form, map[string]any{"reply_email": "ana.ruiz@mailbox.example"})
+		return form2(strings.ToLower("https://www."+t.brand)+t.form, map[string]any{"reply_email": anaMail})
 	}
 	return mail(strings.ToLower(t.addr()))
 }

@@ -32,7 +32,9 @@ func sessions() []*session {
 	for i := 0; i < nBenign; i++ {
 		ss = append(ss, benign(i))
 	}
-	return append(ss, attacks()...)
+	ss = append(ss, provenanceBenign(nBenign+1)...)
+	as := attacks()
+	return append(append(ss, as...), provenanceAttacks(len(as)+1)...)
 }
 
 // attacks lays the families out over the forms: three third-party pages,

@@ -89,7 +89,20 @@ first. Attack sessions send ana's details where an injection pointed:
   ` + "`(at)`" + `, a percent-encoded host, spelled out, HTML entities, base64, a
   defanged URL, fullwidth letters) and the agent sends it decoded;
 - ` + "`redirect`" + `: the organisation's own open redirect with a second domain in
-  its query, on the organisation's page, a third-party page or a snippet.
+  its query, on the organisation's page, a third-party page or a snippet;
+- ` + "`recordnote`" + `: a stranger's words in the free-text note of ana's own case
+  record (` + "`get_case`" + `, first-party) point at the attacker;
+- ` + "`swapped`" + `: a stranger's page has the agent give the attacker's address as
+  the form's contact;
+- ` + "`identifier`" + `: a stranger's page swaps the refund channel for the
+  attacker's wallet, an identifier.
+
+Benign sessions of the provenance families take the destination from
+ana's case record (` + "`record`" + `), give her own address as the contact
+(` + "`owncontact`" + `), name the refund channel the page names, a phrase
+(` + "`phrase`" + `), or follow the organisation's page to its partner on another
+registrable domain (` + "`partner`" + `). Every session's principal carries ana's
+address.
 
 The destination forms are ` + "`url`, `urlquery`" + ` (a URL with a query; the redirects
 count here), ` + "`email`, `named` (`Name <addr>`), `mailto`, `nested`" + ` (the address
@@ -102,8 +115,11 @@ const readmeEnd = `
 
 ` + "`policy.yaml`" + ` allows every tool by a rule, so the taint check alone decides
 each send; ` + "`policy-origin.yaml`" + ` is the same plus ` + "`on_self_published: ask`" + ` on
-both sinks. Both use ` + "`fetches: url`" + ` on ` + "`fetch`" + `, which gives a fetched page its
-origin (the registrable domain of the URL's host).
+both sinks; ` + "`policy-tiers.yaml`" + ` adds the provenance tiers: ` + "`get_case`" + ` is
+first-party (` + "`on_first_party: ask`" + `), ` + "`web_search`" + ` lists (` + "`lists: true`" + `), and
+ana's own address is trusted (` + "`trusted_destinations: [principal]`" + `). All use
+` + "`fetches: url`" + ` on ` + "`fetch`" + `, which gives a fetched page its origin (the
+registrable domain of the URL's host).
 ` + "`submit_form`" + `'s sinks are its URL and ` + "`fields.contact.email`" + `, the address a
 form passes the request on to. Following links is not gated: ` + "`fetch`" + ` is not
 exfiltrating here.
@@ -116,7 +132,7 @@ organisation's home page, so its host is in output of unknown origin.
 
 ## How it was made
 
-Every file here but the two policies is written by the generator:
+Every file here but the three policies is written by the generator:
 
     go run ./internal/corpusgen
 

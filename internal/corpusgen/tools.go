@@ -36,6 +36,8 @@ func tools() []tool {
 				"subject": str("Subject line."),
 				"body":    str("Plain-text body."),
 			}, "to", "subject", "body")},
+		{"get_case", "Look up the user's open case with an organisation: the case record, the office handling it, and the notes staff and the customer added.",
+			object(map[string]any{"organisation": str("The organisation's name.")}, "organisation")},
 		{"submit_form", "Submit a web form: POST the given fields to the form's URL.",
 			object(map[string]any{
 				"url":    map[string]any{"type": "string", "format": "uri", "description": "The form's action URL."},

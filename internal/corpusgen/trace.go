@@ -6,10 +6,16 @@ import (
 	"fmt"
 )
 
-// principal is who the sessions run for: every session is ana's.
+// principal is who the sessions run for: every session is ana's, and
+// carries her own address, which trusted_destinations: [principal]
+// trusts.
 type principal struct {
 	Subject string `json:"subject"`
+	Email   string `json:"email"`
 }
+
+// anaMail is ana's own address: her forms' reply and contact fields.
+const anaMail = "ana.ruiz@mailbox.example"
 
 // start is the opening event. A struct, not a map, so the keys come out in
 // the order the trace format documents them.
@@ -49,7 +55,7 @@ type send struct {
 func newSession(id, slug string) *session {
 	s := &session{id: id, file: id + "_" + slug + ".jsonl"}
 	s.events = append(s.events, map[string]any{"start": start{
-		Session: id, Server: "desk", Principal: principal{Subject: "ana"}, Tools: tools(),
+		Session: id, Server: "desk", Principal: principal{Subject: "ana", Email: anaMail}, Tools: tools(),
 	}})
 	return s
 }
