@@ -88,6 +88,7 @@ type setup struct {
 	env      []string
 	elicit   func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	subject  string
+	email    string // the principal's own address
 	scopes   []string
 	approval bool
 	// approvers are the approver public keys the proxy trusts.
@@ -121,7 +122,7 @@ func start(t *testing.T, s setup) *session {
 	}
 	stderr := &lockedBuffer{}
 	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: s.server,
-		Session: "test-session", Principal: engine.Principal{Subject: s.subject, Scopes: s.scopes}, Secret: []byte("0123456789abcdef0123456789abcdef"),
+		Session: "test-session", Principal: engine.Principal{Subject: s.subject, Scopes: s.scopes, Email: s.email}, Secret: []byte("0123456789abcdef0123456789abcdef"),
 		Stderr: stderr, CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second}
 	if s.timeout > 0 {
 		opt.CallTimeout = s.timeout
