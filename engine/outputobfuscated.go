@@ -23,12 +23,53 @@ var (
 // defanged is text with its bracketed at and dot, and hxxp schemes, read
 // back; text itself when it holds none.
 func defanged(text string) string {
-	if !strings.ContainsAny(text, "[({<") && !strings.Contains(strings.ToLower(text), "hxxp") {
+	if !mayBeDefanged(text) {
 		return text
 	}
 	x := defangAt.ReplaceAllString(text, "@")
 	x = defangDot.ReplaceAllString(x, ".")
 	return defangHxx.ReplaceAllString(x, "http$1:")
+}
+
+// mayBeDefanged tells, in one pass and without allocating, whether text
+// could hold what defanged reads back: a closing bracket after "at",
+// "dot", '@' or '.' (spaces between), or "hxxp"/"h**p" in any case. Most
+// output (JSON, HTML) has brackets; few have these.
+func mayBeDefanged(text string) bool {
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case ']', ')', '}', '>':
+			j := i
+			for j > 0 && strings.IndexByte(" \t\n\r\f", text[j-1]) >= 0 {
+				j--
+			}
+			if j > 0 && (text[j-1] == '@' || text[j-1] == '.') {
+				return true
+			}
+			if j >= 2 && lowerIs(text[j-2:j], "at") || j >= 3 && lowerIs(text[j-3:j], "dot") {
+				return true
+			}
+		case 'h', 'H':
+			if i+4 <= len(text) && (lowerIs(text[i+1:i+3], "xx") || text[i+1:i+3] == "**") && (text[i+3] == 'p' || text[i+3] == 'P') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lowerIs tells whether ASCII s, lower-cased, is w.
+func lowerIs(s, w string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // base64 runs: at least minB64 characters of the standard or URL-safe

@@ -55,3 +55,17 @@ func TestBase64FormsBounded(t *testing.T) {
 	}
 	base64Forms(string(long), func(s string) { t.Fatalf("a run over the cap was decoded: %q", s) })
 }
+
+// FuzzDefanged: the cheap gate lets through every text the readers
+// would change, so no defanged form is skipped.
+func FuzzDefanged(f *testing.F) {
+	for _, s := range []string{"a [at] b [dot] cd", "x(AT)y( dot )z", "hxxps[:]//a.bc", "H**P://a.b", "a[\n@\n]b", "[.]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		changed := defangAt.ReplaceAllString(s, "@") != s || defangDot.ReplaceAllString(s, ".") != s || defangHxx.ReplaceAllString(s, "http$1:") != s
+		if changed && !mayBeDefanged(s) {
+			t.Fatalf("the gate skips %q, which the readers change", s)
+		}
+	})
+}
