@@ -14,6 +14,7 @@ type Analyzed struct {
 	norm   string
 	emails []string // cloned: they outlive norm's other bytes in the maps
 	hosts  []string // of URLs in Text, then of tokens of norm, cloned
+	forms  []string // the decoded forms' normalized text that differs from norm
 }
 
 // AddAnalyzed is AddOutput for an output that may be added to other
@@ -53,7 +54,11 @@ func (a *Analyzed) analyze() {
 	outputForms(a.Text, func(x string) {
 		urlHosts(x, func(h string) { a.hosts = append(a.hosts, strings.Clone(h)) })
 		ipv6Hosts(x, func(h string) { a.hosts = append(a.hosts, h) })
-		tokens(Normalize(x), keep)
+		nx := Normalize(x)
+		tokens(nx, keep)
+		if nx != a.norm {
+			a.forms = append(a.forms, nx)
+		}
 	})
 	a.done = true
 }
@@ -68,10 +73,10 @@ func (ix *taintIndex) addAnalyzed(src Source, a *Analyzed) {
 	i := int32(len(ix.sources))
 	ix.sources = append(ix.sources, src)
 	ix.starts = append(ix.starts, ix.size)
-	ix.grams(ix.size, a.norm)
-	ix.grams(ix.size+len(a.norm), "\x00")
-	ix.appendText(a.norm)
-	ix.appendText("\x00")
+	ix.appendOutput(a.norm)
+	for _, f := range a.forms {
+		ix.appendOutput(f)
+	}
 	for _, e := range a.emails {
 		ix.note(ix.emails, e, i, false)
 	}

@@ -41,7 +41,7 @@ func lintTiers(add func(int, string, string, string, ...any), root *yaml.Node, f
 		}
 		for _, t := range pol.sources {
 			if globsMeet(t.Tool, s.Tool) && globsMeet(t.Server, s.Server) {
-				add(line, LintFirstPartyTrusted, subject, "first_party %s meets trusted_sources %s/%s: output of a trusted source does not taint at all, so the first-party tier never applies to it", subject, t.Server, t.Tool)
+				add(line, LintFirstPartyTrusted, subject, "first_party %s meets trusted_sources %s/%s: output of a tool both name is trusted and does not taint at all, so the first-party tier never applies to it", subject, t.Server, t.Tool)
 				break
 			}
 		}
@@ -51,7 +51,7 @@ func lintTiers(add func(int, string, string, string, ...any), root *yaml.Node, f
 			c := sec.tools[tool]
 			line := lineOf(root, append(sec.keys, tool)...)
 			if c.OnFirstParty != "" && len(pol.first) == 0 {
-				add(line, LintFirstPartyUnused, tool, "%s sets on_first_party, but the policy names no first_party source: no output is first-party, so it never applies", tool)
+				add(line, LintFirstPartyUnused, tool, "%s sets on_first_party, but the policy names no first_party source: no output is first-party, so it decides nothing itself (an unset on_self_published still follows it)", tool)
 			}
 			if c.Lists && c.Fetches != "" {
 				add(line, LintListingFetches, tool, "%s lists search results and fetches pages: a page it reads would be set aside as a listing whenever another output holds the same destination", tool)

@@ -120,7 +120,7 @@ tools:
 		}
 	}
 	want := []string{
-		`not_destinations "data.**" takes out submit_form: data.contact_email, submit_form: data.rows[].channel: their values are never checked as destinations`,
+		`not_destinations "data.**" takes out submit_form's data.contact_email, data.rows[].channel: their values are never checked as destinations`,
 		`not_destinations "**.phone_*" takes out no destination-shaped argument of the listed tools`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -96,10 +96,14 @@ func lintNotGlobs(add func(int, string, string, string, ...any), root *yaml.Node
 					if sec.keyFor(t.Name) != key {
 						continue
 					}
+					var paths []string
 					for _, p := range t.Paths {
 						if last := p.segs[len(p.segs)-1]; last.idx < 0 && DestinationShaped(last.key) && excludes(n, p.segs) {
-							took = append(took, t.Name+": "+p.text)
+							paths = append(paths, p.text)
 						}
+					}
+					if len(paths) > 0 {
+						took = append(took, t.Name+"'s "+strings.Join(paths, ", "))
 					}
 				}
 				sort.Strings(took)
@@ -110,7 +114,7 @@ func lintNotGlobs(add func(int, string, string, string, ...any), root *yaml.Node
 				if len(took) > 20 {
 					took = append(took[:20], fmt.Sprintf("and %d more", len(took)-20))
 				}
-				add(line, LintNotGlob, key, "not_destinations %q takes out %s: their values are never checked as destinations", entry, strings.Join(took, ", "))
+				add(line, LintNotGlob, key, "not_destinations %q takes out %s: their values are never checked as destinations", entry, strings.Join(took, "; "))
 			}
 		}
 	}

@@ -159,8 +159,38 @@ func keyGlob(g, key string) bool {
 	return gi == len(gr)
 }
 
+// payload tells whether the value at segs is payload. Inside a sink only
+// plain paths narrow: a glob ("**[0]", "to.*", "**.address") would take
+// out a list or object sink whole under a name that does not say so.
 func (ct *contract) payload(segs []seg) bool {
+	inSink := -1 // unknown until a glob asks
 	for _, n := range ct.not {
+		if n.hasGlob() {
+			if inSink < 0 {
+				inSink = 0
+				if ct.underSink(segs) {
+					inSink = 1
+				}
+			}
+			if inSink == 1 {
+				continue
+			}
+		}
+		if excludes(n, segs) {
+			return true
+		}
+	}
+	return false
+}
+
+// underSink tells whether segs lies at or under one of the sink_params,
+// read as not_destinations paths are (a key skips list indexes).
+func (ct *contract) underSink(segs []seg) bool {
+	for _, sp := range ct.sinks {
+		n := notPath{segs: make([]notSeg, len(sp.segs))}
+		for i, sg := range sp.segs {
+			n.segs[i] = notSeg{seg: sg}
+		}
 		if excludes(n, segs) {
 			return true
 		}

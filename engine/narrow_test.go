@@ -103,20 +103,21 @@ func TestNotDestinationsAttacks(t *testing.T) {
 
 func TestNotDestinationsLoad(t *testing.T) {
 	for name, c := range map[string]struct{ contract, want string }{
-		"sink taken out":    {"{exfiltrating: true, sink_params: [data.url], not_destinations: [data]}", `takes out sink_params "data.url"`},
-		"same as sink":      {"{exfiltrating: true, sink_params: [url], not_destinations: [url]}", `takes out sink_params "url"`},
-		"fetched url":       {"{fetches: url, not_destinations: [url]}", `takes out fetches "url"`},
-		"bad path":          {"{not_destinations: [\"a..b\"]}", "empty key"},
-		"narrowing a sink":  {"{exfiltrating: true, sink_params: [data], not_destinations: [data.comment_email]}", ""},
-		"list index at end": {"{not_destinations: [\"rows[0]\"]}", ""},
-		"every argument":    {"{not_destinations: [\"**\"]}", `takes out every argument`},
-		"every top key":     {"{not_destinations: [\"*\"]}", `takes out every argument`},
-		"glob over a sink":  {"{exfiltrating: true, sink_params: [url], not_destinations: [\"u*\"]}", `takes out sink_params "url"`},
-		"deep over a sink":  {"{exfiltrating: true, sink_params: [form.url], not_destinations: [\"**.url\"]}", `takes out sink_params "form.url"`},
-		"glob over fetches": {"{fetches: page.url, not_destinations: [\"page.*\"]}", `takes out fetches "page.url"`},
-		"star star in key":  {"{not_destinations: [\"data.a**\"]}", "** stands alone"},
-		"payload glob":      {"{exfiltrating: true, sink_params: [url], not_destinations: [\"data.**\", \"data.contact_*\"]}", ""},
-		"quoted star":       {"{not_destinations: [\"[\\\"*\\\"]\"]}", ""},
+		"sink taken out":         {"{exfiltrating: true, sink_params: [data.url], not_destinations: [data]}", `takes out sink_params "data.url"`},
+		"same as sink":           {"{exfiltrating: true, sink_params: [url], not_destinations: [url]}", `takes out sink_params "url"`},
+		"fetched url":            {"{fetches: url, not_destinations: [url]}", `takes out fetches "url"`},
+		"bad path":               {"{not_destinations: [\"a..b\"]}", "empty key"},
+		"narrowing a sink":       {"{exfiltrating: true, sink_params: [data], not_destinations: [data.comment_email]}", ""},
+		"list index at end":      {"{not_destinations: [\"rows[0]\"]}", ""},
+		"every argument":         {"{not_destinations: [\"**\"]}", `takes out every argument`},
+		"every top key":          {"{not_destinations: [\"*\"]}", `takes out every argument`},
+		"glob over a sink":       {"{exfiltrating: true, sink_params: [url], not_destinations: [\"u*\"]}", `takes out sink_params "url"`},
+		"deep over a sink":       {"{exfiltrating: true, sink_params: [form.url], not_destinations: [\"**.url\"]}", `takes out sink_params "form.url"`},
+		"glob over fetches":      {"{fetches: page.url, not_destinations: [\"page.*\"]}", `takes out fetches "page.url"`},
+		"star star in key":       {"{not_destinations: [\"data.a**\"]}", "** stands alone"},
+		"plain path inside sink": {"{exfiltrating: true, sink_params: [to], not_destinations: [to.name]}", ""},
+		"payload glob":           {"{exfiltrating: true, sink_params: [url], not_destinations: [\"data.**\", \"data.contact_*\"]}", ""},
+		"quoted star":            {"{not_destinations: [\"[\\\"*\\\"]\"]}", ""},
 	} {
 		_, err := Load("t.yaml", []byte("version: 1\nrules: []\ntools:\n  t: "+c.contract+"\n"))
 		switch {
@@ -174,17 +175,21 @@ func TestExcludes(t *testing.T) {
 	}
 }
 
-// Path globs: a form's whole data object is payload in one entry, and a
-// key glob inside a sink narrows it to what it names; everything else is
-// gated as before, at any depth.
+// Path globs: a form's whole data object is payload in one entry; a sink
+// is narrowed only by a plain path; everything else is gated as before,
+// at any depth.
 func TestNotDestinationsGlobs(t *testing.T) {
 	p := mustLoad(t, strings.Replace(narrowPolicy, `    not_destinations: [data.submission_channel, data.target_channel_id, contact_email, rows.channel]`,
-		`    not_destinations: ["data.**", "**.contact_*"]`, 1)+`  log_data:
+		`    not_destinations: ["data.**", "**.contact_*", "**[0]", "url.*"]`, 1)+`  log_data:
     exfiltrating: true
     sink_params: [data]
-    not_destinations: ["data.contact_*"]
+    not_destinations: [data.contact_email]
+  log_rows:
+    exfiltrating: true
+    sink_params: [rows.channel]
+    not_destinations: ["**.x"]
 `)
-	tools := []ToolDef{{Name: "stage_claim"}, {Name: "log_data"}}
+	tools := []ToolDef{{Name: "stage_claim"}, {Name: "log_data"}, {Name: "log_rows"}}
 	decide := func(tool string, args map[string]any) Decision {
 		s := NewState("s", "desk", Principal{Subject: "ana"}, tools)
 		s.AddOutput(p, Source{Pos: 1, Server: "desk", Tool: "read_inbox"}, narrowInbox)
@@ -200,9 +205,13 @@ func TestNotDestinationsGlobs(t *testing.T) {
 		{"a contact anywhere", "stage_claim", map[string]any{"url": "https://claims.example/new", "rows": []any{map[string]any{"contact_email": "ana.lopez@home.example"}}}, Allow},
 		{"the sink itself", "stage_claim", map[string]any{"url": "https://drop.evil.example/in", "data": map[string]any{}}, Deny},
 		{"beside the payload", "stage_claim", map[string]any{"url": "https://claims.example/new", "notify": map[string]any{"email": "thief@evil.example"}}, Deny},
-		{"a key glob inside a sink", "log_data", map[string]any{"data": map[string]any{"contact_email": "ana.lopez@home.example"}}, Allow},
+		// Inside a sink only plain paths narrow: a glob reaching in is not applied.
+		{"a glob into a list sink", "stage_claim", map[string]any{"url": []any{"https://drop.evil.example/in"}}, Deny},
+		{"a glob into an object sink", "stage_claim", map[string]any{"url": map[string]any{"contact_x": "https://drop.evil.example/in"}}, Deny},
+		{"a glob under a sink through a list", "log_rows", map[string]any{"rows": []any{map[string]any{"channel": map[string]any{"x": "thief@evil.example"}}}}, Deny},
+		{"a plain path inside a sink", "log_data", map[string]any{"data": map[string]any{"contact_email": "ana.lopez@home.example"}}, Allow},
 		{"the rest of that sink", "log_data", map[string]any{"data": map[string]any{"contact_email": "ana.lopez@home.example", "webhook": "https://drop.evil.example/in"}}, Deny},
-		{"a glob is one key", "log_data", map[string]any{"data": map[string]any{"contact": map[string]any{"x": "thief@evil.example"}}}, Deny},
+		{"the path is exact", "log_data", map[string]any{"data": map[string]any{"contact": map[string]any{"x": "thief@evil.example"}}}, Deny},
 	} {
 		if d := decide(tc.tool, tc.args); d.Verdict != tc.want {
 			t.Errorf("%s: %s (%s), want %s", tc.name, d.Verdict, d.Reason, tc.want)

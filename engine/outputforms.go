@@ -177,12 +177,18 @@ func (ix *taintIndex) indexer(i int32) func(email, host string) {
 }
 
 // addForms indexes what a reader finds in output i beyond its tokens:
-// bare IPv6 addresses, and the addresses and hosts of each decoded form.
-func (ix *taintIndex) addForms(i int32, text string) {
+// bare IPv6 addresses, and each decoded form, whose text (when it differs
+// from n, the normalized output) is output i's too, so a URL written in
+// entities is found whole, not only by its host.
+func (ix *taintIndex) addForms(i int32, text, n string) {
 	ipv6Hosts(text, func(h string) { ix.note(ix.hosts, h, i, false) })
 	outputForms(text, func(x string) {
 		urlHosts(x, func(h string) { ix.note(ix.hosts, h, i, true) })
 		ipv6Hosts(x, func(h string) { ix.note(ix.hosts, h, i, false) })
-		tokens(Normalize(x), ix.indexer(i))
+		nx := Normalize(x)
+		tokens(nx, ix.indexer(i))
+		if nx != n {
+			ix.appendOutput(nx)
+		}
 	})
 }

@@ -11,7 +11,8 @@ import (
 // user set up. Tainted, it is asked rather than denied by on_taint alone,
 // since the same words on a merchant's page and in the agent's call are
 // the common, legitimate case; untainted and untrusted, it is asked as any
-// destination is. A phrase is two words or more, and nothing in it could
+// destination is. A phrase is two words or more (and so is each item of a
+// comma list), and nothing in it could
 // carry data somewhere on its own (docs/policy.md lists the classes):
 //   - no URL or scheme (':'), path ('/', '\'), address or handle ('@'),
 //     channel ('#'), or any character but letters, marks, digits, white
@@ -30,6 +31,13 @@ func isPhrase(n string) bool {
 	n = strings.TrimSpace(n)
 	if n == "" || !strings.ContainsFunc(n, unicode.IsSpace) || strings.ContainsAny(n, ":/\\@#") {
 		return false
+	}
+	// A comma list is a list of destinations to a tool that splits it:
+	// each item must be a phrase of its own words.
+	for _, part := range strings.Split(n, ",") {
+		if p := strings.TrimSpace(part); p != "" && !strings.ContainsFunc(p, unicode.IsSpace) {
+			return false
+		}
 	}
 	digits, letters := 0, 0
 	wordLen, wordLetters, wordDigits := 0, false, false

@@ -38,6 +38,9 @@ func TestIsPhrase(t *testing.T) {
 		"the drop_box team":           false, // '_' is no phrase character
 		"refund via original method!": false,
 		"12 3":                        false, // no letter
+		"payments-external, ops-leak": false, // a list of names
+		"mallory, payments external":  false,
+		"store credit, gift card":     true,
 	} {
 		if got := isPhrase(Normalize(s)); got != want {
 			t.Errorf("isPhrase(%q) = %v, want %v", s, got, want)

@@ -233,7 +233,7 @@ func principalAddress(e string) string {
 // that is not exactly one plain address to every reader.
 func CheckPrincipalEmail(e string) error {
 	if e != "" && principalAddress(e) == "" {
-		return fmt.Errorf("principal email %q is not one plain address (no name, list, URL or routing)", e)
+		return fmt.Errorf("principal email %q is not one plain address such as ana@corp.example (no name, list, URL or routing)", e)
 	}
 	return nil
 }

@@ -74,12 +74,18 @@ func (ix *taintIndex) add(src Source, text string) {
 	// case fold would turn into "ss") are indexed where the client goes.
 	urlHosts(text, func(h string) { ix.note(ix.hosts, h, i, false) })
 	ix.starts = append(ix.starts, ix.size)
-	ix.grams(ix.size, n)
-	ix.grams(ix.size+len(n), "\x00")
-	ix.appendText(n)
-	ix.appendText("\x00")
+	ix.appendOutput(n)
 	tokens(n, ix.indexer(i))
-	ix.addForms(i, text)
+	ix.addForms(i, text, n)
+}
+
+// appendOutput adds normalized text t of the last source, and the NUL that
+// keeps a match from running into what follows.
+func (ix *taintIndex) appendOutput(t string) {
+	ix.grams(ix.size, t)
+	ix.grams(ix.size+len(t), "\x00")
+	ix.appendText(t)
+	ix.appendText("\x00")
 }
 
 // appendText adds t to the text. With a store, it goes a block at a time,
@@ -172,6 +178,13 @@ func (ix *taintIndex) find(s string) (Source, bool) {
 // in order, until fn returns false (an output holding s twice can come
 // twice).
 func (ix *taintIndex) findEach(s string, fn func(Source) bool) {
+	ix.findAt(s, func(_ int, src Source) bool { return fn(src) })
+}
+
+// findAt is findEach, also telling fn where in the text each match
+// starts. fn must not read the text itself (text shares a buffer with the
+// scan): it may note positions and read them after.
+func (ix *taintIndex) findAt(s string, fn func(int, Source) bool) {
 	if len(s) > blockSize || ix.err != nil {
 		ix.findSlow(s, fn)
 		return
@@ -214,7 +227,7 @@ func (ix *taintIndex) findEach(s string, fn func(Source) bool) {
 				break
 			}
 			if filter || ix.within(p, len(s)) {
-				if src, ok := ix.at(p); ok && !fn(src) {
+				if src, ok := ix.at(p); ok && !fn(p, src) {
 					return
 				}
 			}
@@ -237,7 +250,7 @@ func (ix *taintIndex) within(pos, n int) bool {
 // findSlow is find for a string longer than a block, which the two-block
 // window cannot hold: it slides a window of a block plus the string over
 // the text. Such destinations are rare (a 64 KiB "address").
-func (ix *taintIndex) findSlow(s string, fn func(Source) bool) {
+func (ix *taintIndex) findSlow(s string, fn func(int, Source) bool) {
 	a := rarest(s)
 	if ix.err != nil {
 		return
@@ -289,10 +302,10 @@ func eachIn(t []byte, s string, a, limit int, fn func(int) bool) bool {
 	return true
 }
 
-// report hands fn the output whose text holds position pos.
-func (ix *taintIndex) report(pos int, fn func(Source) bool) bool {
+// report hands fn position pos and the output whose text holds it.
+func (ix *taintIndex) report(pos int, fn func(int, Source) bool) bool {
 	src, ok := ix.at(pos)
-	return !ok || fn(src)
+	return !ok || fn(pos, src)
 }
 
 // mayHold tells whether every trigram is in f or its successor: a match

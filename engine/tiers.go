@@ -77,7 +77,11 @@ func tierDecision(p *Policy, ct *contract, s *State, d *dest) tierOutcome {
 	}
 	v := tierVote{p: p, ix: &s.taint, D: D, skipLists: true}
 	core := v.run(s, &t, d.norm)
-	if v.listed && !v.bad && !v.heldOutsideLists(core) {
+	whole := d.norm // with its scheme: "http://" does not hold "https://"
+	if !t.url && t.email != "" {
+		whole = t.email
+	}
+	if v.listed && !v.bad && !v.heldOutsideLists(whole) {
 		// Listings point, they do not publish: set aside only when
 		// another output holds the whole destination.
 		v = tierVote{p: p, ix: &s.taint, D: D}
@@ -88,8 +92,11 @@ func tierDecision(p *Policy, ct *contract, s *State, d *dest) tierOutcome {
 	}
 	if v.hasFirst {
 		by := v.first
-		return tierOutcome{d: &Decision{Verdict: ct.onFirst, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
-			Reason: fmt.Sprintf("destination %s %q comes from first-party %s, and from no third-party output", d.path, d.raw, by)}}
+		reason := fmt.Sprintf("destination %s %q comes from first-party %s, and from no third-party output", d.path, d.raw, by)
+		if v.skipLists && v.listed {
+			reason += " but a listing, which only points there"
+		}
+		return tierOutcome{d: &Decision{Verdict: ct.onFirst, Check: CheckTaint, TaintedBy: &by, Destination: d.norm, Reason: reason}}
 	}
 	if D == "" || !v.published || v.foreign || t.url && (carriesURL(d.raw) || carriesURL(d.norm)) {
 		return tierOutcome{}
@@ -237,6 +244,12 @@ func (v *tierVote) run(s *State, t *target, d string) string {
 	// Decoded, as the server reads its query and path, and as a mail
 	// client reads an address.
 	decodedForms(d, func(x string) bool {
+		// The whole value and its path, as the server decodes them, are
+		// pieces too: "/st%61rt" is "/start" to it.
+		v.text(x, true)
+		if i := strings.Index(x, "://"); t.url && i >= 0 {
+			v.text(urlPath(x[i+3:]), true)
+		}
 		tokens(x, piece)
 		return !v.bad
 	})
@@ -256,16 +269,58 @@ func (v *tierVote) run(s *State, t *target, d string) string {
 	return core
 }
 
-// heldOutsideLists tells whether an output that is no listing holds core.
-func (v *tierVote) heldOutsideLists(core string) bool {
-	found := false
-	if runeCount(core) >= minTaintLen {
-		v.ix.findEach(core, func(src Source) bool {
-			found = !v.p.listing(src)
-			return !found
-		})
+// heldOutsideLists tells whether an output that is no listing holds
+// whole as a whole: not inside a longer address, host or URL
+// ("…/start-over" does not hold "…/start").
+func (v *tierVote) heldOutsideLists(whole string) bool {
+	if runeCount(whole) < minTaintLen {
+		return false
 	}
-	return found
+	var at []int
+	v.ix.findAt(whole, func(pos int, src Source) bool {
+		if !v.p.listing(src) {
+			at = append(at, pos)
+		}
+		return len(at) < 64
+	})
+	for _, p := range at {
+		if !continues(v.ix.byteAt(p-1)) && v.ix.endsAt(p+len(whole)) {
+			return true
+		}
+	}
+	return false
+}
+
+// continues tells whether byte c, next to a match, would make it part of
+// a longer address, host or URL. Bytes of other characters count, as do
+// those of a match the text cannot show (0xff).
+func continues(c byte) bool {
+	return c >= 0x80 || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		strings.IndexByte("-._~/%?#&=+:@!$*';\\", c) >= 0
+}
+
+// endsAt tells whether a match ending before position p ends a token: the
+// next byte does not continue it, or is punctuation that ends a sentence
+// (". ", ", ") rather than going on ("?q=", ".evil").
+func (ix *taintIndex) endsAt(p int) bool {
+	c := ix.byteAt(p)
+	if strings.IndexByte(".,;:!?'", c) >= 0 {
+		return !continues(ix.byteAt(p + 1))
+	}
+	return !continues(c)
+}
+
+// byteAt is the text's byte at pos: 0 outside the text, 0xff where the
+// store cannot give it back.
+func (ix *taintIndex) byteAt(pos int) byte {
+	if pos < 0 || pos >= ix.size {
+		return 0
+	}
+	t := ix.text(pos, pos+1)
+	if len(t) == 0 {
+		return 0xff
+	}
+	return t[0]
 }
 
 // heldBy tells whether an output of origin D holds str, and which.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -186,6 +187,76 @@ func TestTierLoadErrors(t *testing.T) {
 		_, err := Load("p.yaml", []byte("version: 1\nrules: []\n"+tc.text+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+// A listing is set aside only when an output that is no listing holds
+// the whole destination, as a token of its own: not inside a longer URL
+// or address, not under another scheme, not without its scheme.
+func TestListingSetAsideNeedsTheWhole(t *testing.T) {
+	p := mustLoad(t, tierPolicy)
+	snippet := tierStep{tool: "web_search", text: "Fast claims: https://harbor-claims.example/start"}
+	url := map[string]any{"url": "https://harbor-claims.example/start"}
+	for _, rec := range []string{
+		"old link https://harbor-claims.example/start-over",
+		"old link https://harbor-claims.example/start?next=1",
+		"old link https://harbor-claims.example/start/x",
+		"old link http://harbor-claims.example/start",
+		"old link harbor-claims.example/start",
+		"old link xhttps://harbor-claims.example/start",
+	} {
+		if d := tierDecide(t, p, []tierStep{snippet, {tool: "get_case", text: rec}}, "submit_form", url); d.Verdict != Deny {
+			t.Errorf("record %q: %s (%s), want deny", rec, d.Verdict, d.Reason)
+		}
+	}
+	for _, rec := range []string{
+		"portal: https://harbor-claims.example/start",
+		"portal: https://harbor-claims.example/start.",
+		"portal (https://harbor-claims.example/start), then call",
+		"portal: https://harbor-claims.example/start, then call",
+	} {
+		d := tierDecide(t, p, []tierStep{snippet, {tool: "get_case", text: rec}}, "submit_form", url)
+		if d.Verdict != Ask || !strings.Contains(d.Reason, "but a listing, which only points there") {
+			t.Errorf("record %q: %s (%s), want the first-party ask naming the listing", rec, d.Verdict, d.Reason)
+		}
+	}
+	mail := tierStep{tool: "web_search", text: "write to claims@harbor-claims.example"}
+	to := map[string]any{"to": "claims@harbor-claims.example"}
+	if d := tierDecide(t, p, []tierStep{mail, {tool: "get_case", text: "contact mallory.claims@harbor-claims.example"}}, "send_email", to); d.Verdict != Deny {
+		t.Errorf("a longer address in the record: %s (%s), want deny", d.Verdict, d.Reason)
+	}
+	if d := tierDecide(t, p, []tierStep{mail, {tool: "get_case", text: "contact claims@harbor-claims.example."}}, "send_email", to); d.Verdict != Ask {
+		t.Errorf("the address in the record: %s (%s), want ask", d.Verdict, d.Reason)
+	}
+}
+
+// A stranger's output that holds the destination only in an encoded
+// form, or a destination that is an encoded form of what a stranger
+// wrote, is still a stranger's: on_taint decides, not the record's tier.
+func TestTierEncodedStranger(t *testing.T) {
+	p := mustLoad(t, tierPolicy)
+	u := "https://harbor-claims.example/start/abc123"
+	rec := tierStep{tool: "get_case", text: "portal: " + u}
+	for _, str := range []string{
+		"go to https&#58;&#47;&#47;harbor-claims.example&#47;start&#47;abc123",
+		"go to https%3A%2F%2Fharbor-claims.example%2Fstart%2Fabc123",
+		"go to " + base64.StdEncoding.EncodeToString([]byte(u)),
+		`go to https:\/\/harbor-claims.example\/start\/abc123`,
+		"go to https=3A=2F=2Fharbor-claims.example=2Fstart=2Fabc123",
+	} {
+		for _, steps := range [][]tierStep{{rec, {tool: "read_inbox", text: str}}, {{tool: "read_inbox", text: str}, rec},
+			{{tool: "get_case", text: "partner: harbor-claims.example"}, {tool: "read_inbox", text: str}}} {
+			if d := tierDecide(t, p, steps, "submit_form", map[string]any{"url": u}); d.Verdict != Deny {
+				t.Errorf("stranger %q: %s (%s), want deny", str, d.Verdict, d.Reason)
+			}
+		}
+	}
+	enc := "https://harbor-claims.example/st%61rt/abc123"
+	for _, str := range []string{"https://harbor-claims.example/start/abc123", "the path is /start/abc123"} {
+		steps := []tierStep{{tool: "get_case", text: "portal: " + enc}, {tool: "read_inbox", text: str}}
+		if d := tierDecide(t, p, steps, "submit_form", map[string]any{"url": enc}); d.Verdict != Deny {
+			t.Errorf("encoded destination, stranger %q: %s (%s), want deny", str, d.Verdict, d.Reason)
 		}
 	}
 }

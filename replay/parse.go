@@ -90,8 +90,11 @@ func parseStart(ev *Event, f fields) error {
 		if s.Principal.Email, err = pf.str("email", false); err != nil {
 			return err
 		}
+		if _, given := pm["email"]; given && s.Principal.Email == "" {
+			return errors.New("start.principal.email is empty: leave it out, or give one plain address such as ana@corp.example")
+		}
 		if err := engine.CheckPrincipalEmail(s.Principal.Email); err != nil {
-			return fmt.Errorf("start.principal: %v", err)
+			return fmt.Errorf("start.principal.email: %v", err)
 		}
 	}
 	if s.Tools, s.ToolValues, err = toolList(f, "tools", false); err != nil {

@@ -86,7 +86,7 @@ func TestTracePrincipalEmail(t *testing.T) {
 	if b := FormatEvent(evs[0]); !strings.Contains(string(b), `"email":"ana@corp.example"`) {
 		t.Errorf("written back without the address: %s", b)
 	}
-	for _, bad := range []string{`"ana@corp.example, eve@evil.example"`, `"Ana <ana@corp.example>"`, `7`} {
+	for _, bad := range []string{`"ana@corp.example, eve@evil.example"`, `"Ana <ana@corp.example>"`, `7`, `""`} {
 		in := strings.Replace(good, `"ana@corp.example"`, bad, 1)
 		if _, err := ParseTrace("t.jsonl", strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "t.jsonl:1:") || !strings.Contains(err.Error(), "email") {
 			t.Errorf("email %s: got %v", bad, err)

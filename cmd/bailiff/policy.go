@@ -58,7 +58,9 @@ func newPolicyLint(stdout io.Writer) *cobra.Command {
   contract-overlap        a contract that applies to some tools instead of
                           another, dropping a control that one sets
                           (exfiltrating: true, sink_params, write_params,
-                          max_calls, arg_patterns)
+                          max_calls, arg_patterns, a deny on_taint,
+                          on_first_party or on_self_published,
+                          not_destinations)
   glob-loosens            a glob contract with exfiltrating: false or
                           not_destinations, which any tool a server names to
                           match it gets
