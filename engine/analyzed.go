@@ -73,10 +73,11 @@ func (ix *taintIndex) addAnalyzed(src Source, a *Analyzed) {
 	i := int32(len(ix.sources))
 	ix.sources = append(ix.sources, src)
 	ix.starts = append(ix.starts, ix.size)
-	ix.appendOutput(a.norm)
+	ix.appendPiece(a.norm)
 	for _, f := range a.forms {
-		ix.appendOutput(f)
+		ix.appendPiece(formSep + f)
 	}
+	ix.appendPiece("\x00")
 	for _, e := range a.emails {
 		ix.note(ix.emails, e, i, false)
 	}

@@ -188,7 +188,7 @@ func (ix *taintIndex) addForms(i int32, text, n string) {
 		nx := Normalize(x)
 		tokens(nx, ix.indexer(i))
 		if nx != n {
-			ix.appendOutput(nx)
+			ix.appendPiece(formSep + nx)
 		}
 	})
 }

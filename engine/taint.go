@@ -74,18 +74,21 @@ func (ix *taintIndex) add(src Source, text string) {
 	// case fold would turn into "ss") are indexed where the client goes.
 	urlHosts(text, func(h string) { ix.note(ix.hosts, h, i, false) })
 	ix.starts = append(ix.starts, ix.size)
-	ix.appendOutput(n)
+	ix.appendPiece(n)
 	tokens(n, ix.indexer(i))
 	ix.addForms(i, text, n)
+	ix.appendPiece("\x00")
 }
 
-// appendOutput adds normalized text t of the last source, and the NUL that
-// keeps a match from running into what follows.
-func (ix *taintIndex) appendOutput(t string) {
+// formSep comes before each decoded form of an output in the text: a
+// byte no UTF-8 text holds, so no destination's match can join a form to
+// what precedes it. A NUL ends each output.
+const formSep = "\xff"
+
+// appendPiece adds t to the text of the last source, with its trigrams.
+func (ix *taintIndex) appendPiece(t string) {
 	ix.grams(ix.size, t)
-	ix.grams(ix.size+len(t), "\x00")
 	ix.appendText(t)
-	ix.appendText("\x00")
 }
 
 // appendText adds t to the text. With a store, it goes a block at a time,

@@ -13,18 +13,29 @@ import (
 // whose normalized text contains s.
 func naiveFind(texts []string, s string) int {
 	for i, t := range texts {
-		if strings.Contains(Normalize(t), s) {
+		if naiveHolds(t, s) {
 			return i
 		}
 	}
 	return -1
 }
 
+// naiveHolds tells whether output t holds s: its normalized text, or one
+// of its decoded forms, as a reader decodes it.
+func naiveHolds(t, s string) bool {
+	n := Normalize(t)
+	found := strings.Contains(n, s)
+	outputForms(t, func(x string) {
+		found = found || strings.Contains(Normalize(x), s)
+	})
+	return found
+}
+
 // naiveAll is every output holding s, as findEach must report them.
 func naiveAll(texts []string, s string) []int {
 	var all []int
 	for i, t := range texts {
-		if strings.Contains(Normalize(t), s) {
+		if naiveHolds(t, s) {
 			all = append(all, i)
 		}
 	}
