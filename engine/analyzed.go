@@ -14,7 +14,8 @@ type Analyzed struct {
 	norm   string
 	emails []string // cloned: they outlive norm's other bytes in the maps
 	hosts  []string // of URLs in Text, then of tokens of norm, cloned
-	forms  []string // the decoded forms' normalized text that differs from norm
+	forms  []string // the decoded forms' normalized text the index keeps
+	cut    bool     // forms were left out: see maxFormText
 }
 
 // AddAnalyzed is AddOutput for an output that may be added to other
@@ -51,15 +52,17 @@ func (a *Analyzed) analyze() {
 	// What add indexes beyond the tokens (addForms), so that a state fed
 	// Analyzed output decides as one fed the text.
 	ipv6Hosts(a.Text, func(h string) { a.hosts = append(a.hosts, h) })
+	fb := formBudget{n: a.norm, left: maxFormText(a.norm)}
 	outputForms(a.Text, func(x string) {
 		urlHosts(x, func(h string) { a.hosts = append(a.hosts, strings.Clone(h)) })
 		ipv6Hosts(x, func(h string) { a.hosts = append(a.hosts, h) })
 		nx := Normalize(x)
 		tokens(nx, keep)
-		if nx != a.norm {
+		if fb.take(nx) {
 			a.forms = append(a.forms, nx)
 		}
 	})
+	a.cut = fb.cut
 	a.done = true
 }
 
@@ -74,8 +77,12 @@ func (ix *taintIndex) addAnalyzed(src Source, a *Analyzed) {
 	ix.sources = append(ix.sources, src)
 	ix.starts = append(ix.starts, ix.size)
 	ix.appendPiece(a.norm)
+	ix.forms = append(ix.forms, ix.size)
 	for _, f := range a.forms {
 		ix.appendPiece(formSep + f)
+	}
+	if a.cut {
+		ix.cut = append(ix.cut, i)
 	}
 	ix.appendPiece("\x00")
 	for _, e := range a.emails {

@@ -184,14 +184,23 @@ func (ct *contract) payload(segs []seg) bool {
 }
 
 // underSink tells whether segs lies at or under one of the sink_params,
-// read as not_destinations paths are (a key skips list indexes).
+// read as not_destinations paths are (a key skips list indexes), with
+// keys compared in any case: a server that reads "CC" as "cc" must not
+// see a glob narrow its sink.
 func (ct *contract) underSink(segs []seg) bool {
 	for _, sp := range ct.sinks {
-		n := notPath{segs: make([]notSeg, len(sp.segs))}
-		for i, sg := range sp.segs {
-			n.segs[i] = notSeg{seg: sg}
+		i, under := 0, true
+		for _, s := range sp.segs {
+			for s.idx < 0 && i < len(segs) && segs[i].idx >= 0 {
+				i++
+			}
+			if i == len(segs) || s.idx != segs[i].idx || s.idx < 0 && !strings.EqualFold(s.key, segs[i].key) {
+				under = false
+				break
+			}
+			i++
 		}
-		if excludes(n, segs) {
+		if under {
 			return true
 		}
 	}

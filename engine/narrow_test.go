@@ -218,3 +218,26 @@ func TestNotDestinationsGlobs(t *testing.T) {
 		}
 	}
 }
+
+// A sink spelled in another case is still a sink to the glob rule: a
+// server that reads "CC" as "cc" must not see a glob narrow it.
+func TestGlobNotInSinkAnyCase(t *testing.T) {
+	p := mustLoad(t, `version: 1
+rules:
+  - {id: all, tool: "*", action: allow}
+tools:
+  stage_claim:
+    exfiltrating: true
+    sink_params: [to, cc]
+    not_destinations: ["**.address", "**[0]"]
+`)
+	for _, args := range []map[string]any{
+		{"CC": []any{map[string]any{"address": "thief@evil.example"}}},
+		{"Cc": []any{"thief@evil.example"}},
+		{"cc": []any{map[string]any{"address": "thief@evil.example"}}},
+	} {
+		if d := decideNarrow(t, p, "stage_claim", args); d.Verdict != Deny {
+			t.Errorf("%v: %s (%s), want deny", args, d.Verdict, d.Reason)
+		}
+	}
+}

@@ -182,13 +182,45 @@ func (ix *taintIndex) indexer(i int32) func(email, host string) {
 // entities is found whole, not only by its host.
 func (ix *taintIndex) addForms(i int32, text, n string) {
 	ipv6Hosts(text, func(h string) { ix.note(ix.hosts, h, i, false) })
+	fb := formBudget{n: n, left: maxFormText(n)}
 	outputForms(text, func(x string) {
 		urlHosts(x, func(h string) { ix.note(ix.hosts, h, i, true) })
 		ipv6Hosts(x, func(h string) { ix.note(ix.hosts, h, i, false) })
 		nx := Normalize(x)
 		tokens(nx, ix.indexer(i))
-		if nx != n {
+		if fb.take(nx) {
 			ix.appendPiece(formSep + nx)
 		}
 	})
+	if fb.cut {
+		ix.cut = append(ix.cut, i)
+	}
+}
+
+// maxFormText bounds the decoded forms' text an output of normalized text
+// n adds to the index: four times its own, and 64 KiB. Past it, forms
+// add their addresses and hosts only, and the output is cut: the tiers
+// then count it as holding every destination, as its text is not all
+// known.
+func maxFormText(n string) int { return 4*len(n) + 64<<10 }
+
+// formBudget decides which decoded forms' text is kept: each that differs
+// from the output and from the form before it, while the budget lasts.
+type formBudget struct {
+	n, prev string
+	left    int
+	cut     bool
+}
+
+func (fb *formBudget) take(nx string) bool {
+	if nx == fb.n || nx == fb.prev {
+		return false
+	}
+	fb.prev = nx
+	if len(nx)+1 > fb.left {
+		fb.cut = true
+		return false
+	}
+	fb.left -= len(nx) + 1
+	return true
 }

@@ -16,7 +16,7 @@ import (
 // carry data somewhere on its own (docs/policy.md lists the classes):
 //   - no URL or scheme (':'), path ('/', '\'), address or handle ('@'),
 //     channel ('#'), or any character but letters, marks, digits, white
-//     space and . , ' & ( ) -;
+//     space and . , ' - (a bracket or '&' can join a list of names);
 //   - no host or address that tokens finds ("evil.example");
 //   - fewer than four digits in all (a phone number, an account, a form
 //     number has more);
@@ -56,7 +56,7 @@ func isPhrase(n string) bool {
 			digits++
 			wordLen++
 			wordDigits = true
-		case unicode.IsSpace(r) || strings.ContainsRune(".,'&()-", r):
+		case unicode.IsSpace(r) || strings.ContainsRune(".,'-", r):
 			if endWord() {
 				return false
 			}
@@ -75,10 +75,17 @@ func isPhrase(n string) bool {
 // phraseDecision is the ask for tainted destination d when it is a phrase
 // as sent and normalized, nil when it is not.
 func phraseDecision(d *dest, src Source, why string) *Decision {
-	if !isPhrase(d.norm) || !isPhrase(Normalize(d.raw)) {
+	if !isPhrase(d.norm) || !isPhrase(Normalize(d.raw)) || listSpaced(d.raw) {
 		return nil
 	}
 	by := src
 	return &Decision{Verdict: Ask, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
 		Reason: fmt.Sprintf("destination %s %q %s in untrusted %s, but it is a phrase that names no place by itself: a human must confirm", d.path, d.raw, why, src)}
+}
+
+// listSpaced tells whether raw, as sent, holds white space other than
+// the plain space: a newline, a tab, a no-break or ideographic space.
+// Normalizing makes each a space, but a tool may split a list on them.
+func listSpaced(raw string) bool {
+	return strings.ContainsFunc(raw, func(r rune) bool { return r != ' ' && unicode.IsSpace(r) })
 }

@@ -38,6 +38,8 @@ type taintIndex struct {
 	emails  map[string]keyRef
 	hosts   map[string]keyRef
 	more    [][]int32 // the other holders of a key: keyRef.more
+	forms   []int     // where each source's decoded forms begin in the text
+	cut     []int32   // sources whose decoded forms were not all kept (maxFormText)
 
 	store      BlockStore
 	spillAfter int
@@ -75,6 +77,7 @@ func (ix *taintIndex) add(src Source, text string) {
 	urlHosts(text, func(h string) { ix.note(ix.hosts, h, i, false) })
 	ix.starts = append(ix.starts, ix.size)
 	ix.appendPiece(n)
+	ix.forms = append(ix.forms, ix.size)
 	tokens(n, ix.indexer(i))
 	ix.addForms(i, text, n)
 	ix.appendPiece("\x00")

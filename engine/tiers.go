@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -204,6 +205,9 @@ func (v *tierVote) run(s *State, t *target, d string) string {
 	for _, src := range s.purged {
 		v.saw(src, true) // piece "": it may have held anything
 	}
+	for _, i := range v.ix.cut {
+		v.saw(v.ix.sources[i], true) // its decoded text is not all known
+	}
 	core := d
 	if t.url {
 		if i := strings.Index(d, "://"); i >= 0 {
@@ -270,44 +274,57 @@ func (v *tierVote) run(s *State, t *target, d string) string {
 }
 
 // heldOutsideLists tells whether an output that is no listing holds
-// whole as a whole: not inside a longer address, host or URL
-// ("…/start-over" does not hold "…/start").
+// whole as a whole, in its own text (not a decoded form, where decoding
+// can make a boundary: "/start+evil" reads "/start evil"), and not inside
+// a longer address, host or URL ("…/start-over" does not hold "…/start").
 func (v *tierVote) heldOutsideLists(whole string) bool {
 	if runeCount(whole) < minTaintLen {
 		return false
 	}
 	var at []int
 	v.ix.findAt(whole, func(pos int, src Source) bool {
-		if !v.p.listing(src) {
+		if !v.p.listing(src) && v.ix.inOwnText(pos, len(whole)) {
 			at = append(at, pos)
 		}
 		return len(at) < 64
 	})
 	for _, p := range at {
-		if !continues(v.ix.byteAt(p-1)) && v.ix.endsAt(p+len(whole)) {
+		if bounds(v.ix.byteAt(p-1)) && v.ix.endsAt(p+len(whole)) {
 			return true
 		}
 	}
 	return false
 }
 
-// continues tells whether byte c, next to a match, would make it part of
-// a longer address, host or URL. Bytes of other characters count, as do
-// those of a match the text cannot show (0xff).
-func continues(c byte) bool {
-	return c >= 0x80 || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		strings.IndexByte("-._~/%?#&=+:@!$*';\\", c) >= 0
+// inOwnText tells whether the n bytes at pos lie in an output's own text,
+// before its decoded forms.
+func (ix *taintIndex) inOwnText(pos, n int) bool {
+	i := sort.SearchInts(ix.starts, pos+1) - 1
+	return i >= 0 && i < len(ix.forms) && pos+n <= ix.forms[i]
+}
+
+// bounds tells whether byte c, next to a match, ends the token it is in:
+// white space, the text's edge, or a bracket or quote that sets a URL or
+// address off in prose. Anything else, other characters' bytes included,
+// may continue a longer address, host or URL.
+func bounds(c byte) bool {
+	return strings.IndexByte(" \t\n\r\x00([<\"'", c) >= 0
 }
 
 // endsAt tells whether a match ending before position p ends a token: the
-// next byte does not continue it, or is punctuation that ends a sentence
-// (". ", ", ") rather than going on ("?q=", ".evil").
+// next byte bounds it, or a run of up to three bytes of punctuation that
+// ends a sentence or a bracket (". ", "), ") comes before a bound.
 func (ix *taintIndex) endsAt(p int) bool {
-	c := ix.byteAt(p)
-	if strings.IndexByte(".,;:!?'", c) >= 0 {
-		return !continues(ix.byteAt(p + 1))
+	for k := range 4 {
+		c := ix.byteAt(p + k)
+		if bounds(c) && strings.IndexByte("([<\"'", c) < 0 {
+			return true
+		}
+		if k == 3 || strings.IndexByte(".,;:!?)]>\"'", c) < 0 {
+			return false
+		}
 	}
-	return !continues(c)
+	return false
 }
 
 // byteAt is the text's byte at pos: 0 outside the text, 0xff where the

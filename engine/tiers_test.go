@@ -260,3 +260,48 @@ func TestTierEncodedStranger(t *testing.T) {
 		}
 	}
 }
+
+// A record holding a longer or different token than the destination,
+// or holding it only in a decoded form, does not set a listing aside.
+func TestListingBoundaries(t *testing.T) {
+	p := mustLoad(t, tierPolicy)
+	snippet := tierStep{tool: "web_search", text: "Fast claims: https://harbor-claims.example/start"}
+	url := map[string]any{"url": "https://harbor-claims.example/start"}
+	for _, tail := range []string{")evil", "|evil", "]evil", "^evil", "`evil", "{evil}", "\"evil", "<evil", "+evil", "%20evil", "=20evil", `\u0020evil`, "&#32;evil", "%29evil"} {
+		rec := tierStep{tool: "get_case", text: "link https://harbor-claims.example/start" + tail}
+		if d := tierDecide(t, p, []tierStep{snippet, rec}, "submit_form", url); d.Verdict != Deny {
+			t.Errorf("record %q: %s (%s), want deny", rec.text, d.Verdict, d.Reason)
+		}
+	}
+	mail := tierStep{tool: "web_search", text: "write to claims@harbor-claims.example"}
+	to := map[string]any{"to": "claims@harbor-claims.example"}
+	for _, head := range []string{"a|", "a^", "a`", "a}", "a+", "a%2B", "a=20"} {
+		rec := tierStep{tool: "get_case", text: "contact " + head + "claims@harbor-claims.example"}
+		if d := tierDecide(t, p, []tierStep{mail, rec}, "send_email", to); d.Verdict != Deny {
+			t.Errorf("record %q: %s (%s), want deny", rec.text, d.Verdict, d.Reason)
+		}
+	}
+}
+
+// An output whose decoded forms outgrow their budget is cut: the tiers
+// count it as holding every destination, and the index stays within
+// the budget however the text expands.
+func TestFormBudget(t *testing.T) {
+	p := mustLoad(t, tierPolicy)
+	hostile := "&amp;amp;amp; + =41 [at] " + strings.Repeat("\uFDFA", 2000)
+	var ix taintIndex
+	ix.add(Source{}, hostile)
+	if n := len(Normalize(hostile)); ix.size > n+maxFormText(Normalize(hostile))+8 {
+		t.Fatalf("index of %d bytes for %d bytes of normalized output", ix.size, n)
+	}
+	if len(ix.cut) != 1 {
+		t.Fatalf("the output was not marked cut: %v", ix.cut)
+	}
+	rec := tierStep{tool: "get_case", text: "mailbox claims@harbormutual.com"}
+	if d := tierDecide(t, p, []tierStep{rec, {tool: "read_inbox", text: hostile}}, "send_email", map[string]any{"to": "claims@harbormutual.com"}); d.Verdict != Deny {
+		t.Fatalf("beside a cut stranger's output: %s (%s), want deny", d.Verdict, d.Reason)
+	}
+	if d := tierDecide(t, p, []tierStep{rec, {tool: "read_inbox", text: "plain &amp; text + more"}}, "send_email", map[string]any{"to": "claims@harbormutual.com"}); d.Verdict != Ask {
+		t.Fatalf("beside an ordinary stranger's output: %s (%s), want ask", d.Verdict, d.Reason)
+	}
+}
