@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -279,24 +278,13 @@ func contradiction(when []Predicate) string {
 // ToolNames reads the tool names out of a tools/list result ({"tools":
 // [...]}) or a bare list of tool objects.
 func ToolNames(data []byte) ([]string, error) {
-	v, err := decodeStrict(data)
+	listed, err := ListedTools(data)
 	if err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
-	}
-	if m, ok := v.(map[string]any); ok {
-		v = m["tools"]
-	}
-	l, ok := v.([]any)
-	if !ok {
-		return nil, errors.New(`want a tools/list result: {"tools": [...]}`)
+		return nil, err
 	}
 	var names []string
-	for i, t := range l {
-		def, err := ToolFromValue(t)
-		if err != nil {
-			return nil, fmt.Errorf("tools[%d]: %v", i, err)
-		}
-		names = append(names, def.Name)
+	for _, t := range listed {
+		names = append(names, t.Name)
 	}
 	return names, nil
 }

@@ -24,39 +24,39 @@ func compileOrigin(c *contract, name string, cs *Contract) *compileErr {
 	}
 	// The tiers run from third-party (on_taint) through first-party to
 	// self-published, and each unset verdict is the stricter tier's.
-	c.onFirst = c.onTaint
-	switch cs.OnFirstParty {
-	case "":
-	case "deny":
-		c.onFirst = Deny
-	case "ask":
-		c.onFirst = Ask
-	default:
-		return fail(fmt.Sprintf("tool %q: on_first_party must be deny or ask, not %q", name, cs.OnFirstParty), "tools", name, "on_first_party")
+	var ce *compileErr
+	if c.onFirst, ce = tierVerdict(name, "on_first_party", cs.OnFirstParty, c.onTaint); ce != nil {
+		return ce
 	}
-	if c.onFirst == Deny && c.onTaint == Ask {
+	if c.onSelf, ce = tierVerdict(name, "on_self_published", cs.OnSelfPublished, c.onFirst); ce != nil {
+		return ce
+	}
+	// A weaker tier denied while a stronger one is asked would rank the
+	// safer case as the worse one.
+	switch {
+	case c.onFirst == Deny && c.onTaint == Ask:
 		return fail(fmt.Sprintf("tool %q: on_first_party: deny is stricter than on_taint: ask, which would ask for a destination a third party planted and deny the one the user's own records hold", name), "tools", name, "on_first_party")
-	}
-	c.onSelf = c.onFirst
-	switch cs.OnSelfPublished {
-	case "":
-	case "deny":
-		c.onSelf = Deny
-	case "ask":
-		c.onSelf = Ask
-	default:
-		return fail(fmt.Sprintf("tool %q: on_self_published must be deny or ask, not %q", name, cs.OnSelfPublished), "tools", name, "on_self_published")
-	}
-	if c.onSelf == Deny && c.onTaint == Ask {
-		// A site's own address denied while one a third party planted is
-		// asked would rank the safer case as the worse one.
+	case c.onSelf == Deny && c.onTaint == Ask:
 		return fail(fmt.Sprintf("tool %q: on_self_published: deny is stricter than on_taint: ask, which would ask for a destination a third party planted and deny the one its own site published", name), "tools", name, "on_self_published")
-	}
-	if c.onSelf == Deny && c.onFirst == Ask {
+	case c.onSelf == Deny && c.onFirst == Ask:
 		return fail(fmt.Sprintf("tool %q: on_self_published: deny is stricter than on_first_party: ask, which would ask for a destination in the user's own records and deny the one a site published itself", name), "tools", name, "on_self_published")
 	}
 	c.lists = cs.Lists
 	return nil
+}
+
+// tierVerdict reads a tier's verdict key: deny or ask, or the stronger
+// tier's verdict when unset.
+func tierVerdict(tool, key, v string, unset Verdict) (Verdict, *compileErr) {
+	switch v {
+	case "":
+		return unset, nil
+	case "deny":
+		return Deny, nil
+	case "ask":
+		return Ask, nil
+	}
+	return "", fail(fmt.Sprintf("tool %q: %s must be deny or ask, not %q", tool, key, v), "tools", tool, key)
 }
 
 // OriginOf is the origin of the output call c brings back: the

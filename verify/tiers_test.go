@@ -16,14 +16,7 @@ import (
 // a self-published ask forged into an allow is a verdict finding, and so
 // is a first-party ask whose tainting output is forged to another.
 func TestTierVerdictsVerify(t *testing.T) {
-	text, err := os.ReadFile("../fixtures/policies/tiers.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := engine.Load("tiers.yaml", text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tiersPolicy(t)
 	traces, _ := filepath.Glob("../fixtures/traces/tiers/*.jsonl")
 	if len(traces) < 6 {
 		t.Fatalf("only %d tier fixtures", len(traces))
@@ -89,14 +82,7 @@ func TestTierVerdictsVerify(t *testing.T) {
 // is the one the session record carries: a log whose record loses it no
 // longer recomputes the allow it recorded.
 func TestPrincipalAddressFromRecord(t *testing.T) {
-	text, err := os.ReadFile("../fixtures/policies/tiers.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := engine.Load("tiers.yaml", text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tiersPolicy(t)
 	data, ev := recordTrace(t, p, "../fixtures/traces/tiers/allow_rules_principal_own_address.jsonl")
 	if !bytes.Contains(data, []byte(`"email":"ana@corp.example"`)) {
 		t.Fatalf("the session record does not carry the principal's address")
@@ -132,4 +118,17 @@ func TestPrincipalAddressFromRecord(t *testing.T) {
 	if found != 1 {
 		t.Fatalf("without the address, %d allows found wrong, want 1: %+v", found, rep.Findings)
 	}
+}
+
+func tiersPolicy(t *testing.T) *engine.Policy {
+	t.Helper()
+	text, err := os.ReadFile("../fixtures/policies/tiers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Load("tiers.yaml", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
