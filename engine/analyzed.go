@@ -49,20 +49,14 @@ func (a *Analyzed) analyze() {
 		}
 	}
 	tokens(a.norm, keep)
-	// What add indexes beyond the tokens (addForms), so that a state fed
-	// Analyzed output decides as one fed the text.
-	ipv6Hosts(a.Text, func(h string) { a.hosts = append(a.hosts, h) })
-	fb := formBudget{n: a.norm, left: maxFormText(a.norm)}
-	outputForms(a.Text, func(x string) {
-		urlHosts(x, func(h string) { a.hosts = append(a.hosts, strings.Clone(h)) })
-		ipv6Hosts(x, func(h string) { a.hosts = append(a.hosts, h) })
-		nx := Normalize(x)
-		tokens(nx, keep)
-		if fb.take(nx) {
-			a.forms = append(a.forms, nx)
+	// What add indexes beyond the tokens, so that a state fed Analyzed
+	// output decides as one fed the text.
+	a.cut = readForms(a.Text, a.norm, func(h string, clone bool) {
+		if clone {
+			h = strings.Clone(h)
 		}
-	})
-	a.cut = fb.cut
+		a.hosts = append(a.hosts, h)
+	}, keep, func(nx string) { a.forms = append(a.forms, nx) })
 	a.done = true
 }
 

@@ -87,7 +87,7 @@ func lintNotGlobs(add func(int, string, string, string, ...any), root *yaml.Node
 		for _, key := range sortedKeys(sec.tools) {
 			for i, entry := range sec.tools[key].NotDestinations {
 				n, err := parseNotPath(entry)
-				if err != nil || !n.hasGlob() {
+				if err != nil || !n.glob {
 					continue
 				}
 				line := lineOf(root, append(sec.keys, key, "not_destinations", i)...)
@@ -118,13 +118,4 @@ func lintNotGlobs(add func(int, string, string, string, ...any), root *yaml.Node
 			}
 		}
 	}
-}
-
-func (n notPath) hasGlob() bool {
-	for _, s := range n.segs {
-		if s.glob || s.any {
-			return true
-		}
-	}
-	return false
 }

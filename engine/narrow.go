@@ -17,6 +17,7 @@ import (
 type notPath struct {
 	raw  string
 	segs []notSeg
+	glob bool // some segment is a glob or "**"
 }
 
 type notSeg struct {
@@ -76,6 +77,7 @@ func parseNotPath(s string) (notPath, error) {
 			}
 		}
 		n.segs = append(n.segs, ns)
+		n.glob = n.glob || ns.glob || ns.any
 	}
 	return n, nil
 }
@@ -163,16 +165,13 @@ func keyGlob(g, key string) bool {
 // plain paths narrow: a glob ("**[0]", "to.*", "**.address") would take
 // out a list or object sink whole under a name that does not say so.
 func (ct *contract) payload(segs []seg) bool {
-	inSink := -1 // unknown until a glob asks
+	checked, inSink := false, false
 	for _, n := range ct.not {
-		if n.hasGlob() {
-			if inSink < 0 {
-				inSink = 0
-				if ct.underSink(segs) {
-					inSink = 1
-				}
+		if n.glob {
+			if !checked {
+				checked, inSink = true, ct.underSink(segs)
 			}
-			if inSink == 1 {
+			if inSink {
 				continue
 			}
 		}

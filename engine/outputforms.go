@@ -181,20 +181,31 @@ func (ix *taintIndex) indexer(i int32) func(email, host string) {
 // from n, the normalized output) is output i's too, so a URL written in
 // entities is found whole, not only by its host.
 func (ix *taintIndex) addForms(i int32, text, n string) {
-	ipv6Hosts(text, func(h string) { ix.note(ix.hosts, h, i, false) })
-	fb := formBudget{n: n, left: maxFormText(n)}
-	outputForms(text, func(x string) {
-		urlHosts(x, func(h string) { ix.note(ix.hosts, h, i, true) })
-		ipv6Hosts(x, func(h string) { ix.note(ix.hosts, h, i, false) })
-		nx := Normalize(x)
-		tokens(nx, ix.indexer(i))
-		if fb.take(nx) {
-			ix.appendPiece(formSep + nx)
-		}
-	})
-	if fb.cut {
+	cut := readForms(text, n, func(h string, clone bool) { ix.note(ix.hosts, h, i, clone) }, ix.indexer(i),
+		func(nx string) { ix.appendPiece(formSep + nx) })
+	if cut {
 		ix.cut = append(ix.cut, i)
 	}
+}
+
+// readForms is what add and Analyzed both take from output text
+// (normalized n) beyond its tokens, so the two cannot index apart: each
+// host (clone, when it points into a larger string), each token of a
+// decoded form, and each form's text the budget keeps. It reports whether
+// the budget cut any.
+func readForms(text, n string, host func(h string, clone bool), token func(email, host string), form func(nx string)) (cut bool) {
+	ipv6Hosts(text, func(h string) { host(h, false) })
+	fb := formBudget{n: n, left: maxFormText(n)}
+	outputForms(text, func(x string) {
+		urlHosts(x, func(h string) { host(h, true) })
+		ipv6Hosts(x, func(h string) { host(h, false) })
+		nx := Normalize(x)
+		tokens(nx, token)
+		if fb.take(nx) {
+			form(nx)
+		}
+	})
+	return fb.cut
 }
 
 // maxFormText bounds the decoded forms' text an output of normalized text

@@ -59,11 +59,17 @@ func TestReaderVerdictsVerify(t *testing.T) {
 
 func mainPolicy(t *testing.T) *engine.Policy {
 	t.Helper()
-	pol, err := os.ReadFile("../fixtures/policies/main.yaml")
+	return loadPolicy(t, "../fixtures/policies/main.yaml")
+}
+
+// loadPolicy loads the policy file at path.
+func loadPolicy(t *testing.T, path string) *engine.Policy {
+	t.Helper()
+	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := engine.Load("main.yaml", pol)
+	p, err := engine.Load(filepath.Base(path), text)
 	if err != nil {
 		t.Fatal(err)
 	}

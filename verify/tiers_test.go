@@ -2,7 +2,6 @@ package verify
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,13 +121,5 @@ func TestPrincipalAddressFromRecord(t *testing.T) {
 
 func tiersPolicy(t *testing.T) *engine.Policy {
 	t.Helper()
-	text, err := os.ReadFile("../fixtures/policies/tiers.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := engine.Load("tiers.yaml", text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return loadPolicy(t, "../fixtures/policies/tiers.yaml")
 }
