@@ -224,14 +224,11 @@ func callRef(s *State, c *Call) ToolRef {
 // pinName is the name a call's tool is pinned under: in a session that
 // spans several servers, "<server>.<tool>".
 func pinName(s *State, c *Call) string {
-	if c.Server != "" && c.Server != s.Server {
-		return c.Server + "." + c.Tool
-	}
-	return c.Tool
+	return ToolRef{Server: c.Server, Name: c.Tool}.In(s.Server)
 }
 
 func pinning(s *State, c *Call) (Decision, bool) {
-	if c.Server != "" && c.Server != s.Server && strings.Contains(c.Server, ".") {
+	if ref := callRef(s, c); ref.Server != s.Server && !ref.Routable() {
 		// A gateway's pins are listed as "<server>.<tool>" and read back
 		// split at the first dot, so server "a.b" with tool "c" and server
 		// "a" with tool "b.c" would share one pin. Only the dotless reading

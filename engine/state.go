@@ -15,14 +15,6 @@ type Principal struct {
 	Email string `json:"email,omitempty"`
 }
 
-// ToolRef names one tool on one server. Budgets are counted per ToolRef,
-// so two servers behind one gateway that expose the same tool name never
-// spend each other's calls.
-type ToolRef struct {
-	Server string
-	Name   string
-}
-
 // Call is one tools/call as the engine sees it.
 type Call struct {
 	ID     string

@@ -72,3 +72,44 @@ func TestMayAccept(t *testing.T) {
 		}
 	}
 }
+
+// TestToolRefNames: the one reading of a gateway's tool names. A name
+// reads back at its first dot; a server name that holds a dot would be
+// read as another server's tool, so it is not routable and may not be
+// configured.
+func TestToolRefNames(t *testing.T) {
+	for _, tc := range []struct {
+		ref      ToolRef
+		session  string
+		listed   string
+		in       string
+		routable bool
+	}{
+		{ToolRef{"mail", "send"}, "gateway", "mail.send", "mail.send", true},
+		{ToolRef{"mail", "send"}, "mail", "mail.send", "send", true},
+		{ToolRef{"", "send"}, "mail", "send", "send", true},
+		{ToolRef{"a", "b.c"}, "gateway", "a.b.c", "a.b.c", true},
+		{ToolRef{"a.b", "c"}, "gateway", "a.b.c", "a.b.c", false},
+	} {
+		if got := tc.ref.String(); got != tc.listed {
+			t.Errorf("%#v.String() = %q, want %q", tc.ref, got, tc.listed)
+		}
+		if got := tc.ref.In(tc.session); got != tc.in {
+			t.Errorf("%#v.In(%q) = %q, want %q", tc.ref, tc.session, got, tc.in)
+		}
+		if got := tc.ref.Routable(); got != tc.routable {
+			t.Errorf("%#v.Routable() = %v, want %v", tc.ref, got, tc.routable)
+		}
+		if back, ok := ParseToolRef(tc.listed); tc.routable && tc.ref.Server != "" && (!ok || back != tc.ref) {
+			t.Errorf("ParseToolRef(%q) = %#v, %v; want %#v", tc.listed, back, ok, tc.ref)
+		}
+	}
+	if _, ok := ParseToolRef("send"); ok {
+		t.Error("a bare name read as naming a server")
+	}
+	for name, ok := range map[string]bool{"mail": true, "": false, "a.b": false, "a b": false, "a\tb": false, "a\nb": false, "files-2": true} {
+		if err := CheckServerName(name); (err == nil) != ok {
+			t.Errorf("CheckServerName(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}

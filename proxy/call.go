@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -262,11 +261,11 @@ func (p *Proxy) route(name string) (u *upstream, server, tool string) {
 	if !p.gateway {
 		return p.ups[0], p.opt.Server, name
 	}
-	server, tool, ok := strings.Cut(name, ".")
+	ref, ok := engine.ParseToolRef(name)
 	if !ok {
 		return nil, "", name
 	}
-	return p.byName[server], server, tool
+	return p.byName[ref.Server], ref.Server, ref.Name
 }
 
 // elicit asks the human through the client. The answer is bound to this

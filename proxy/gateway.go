@@ -8,7 +8,6 @@ import (
 	"io"
 	"os/exec"
 	"slices"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -62,7 +61,7 @@ func runGateway(ctx context.Context, p *Proxy, ups []Upstream) error {
 		}
 	}()
 	for _, u := range ups {
-		if u.Name == opt.Server || u.Name == "" || strings.ContainsAny(u.Name, ". \t") || p.byName[u.Name] != nil {
+		if u.Name == opt.Server || engine.CheckServerName(u.Name) != nil || p.byName[u.Name] != nil {
 			// The engine reads a call to the session's own server as
 			// unprefixed: "<that server>.<tool>" would take the pin (and
 			// what the schema fixes) of another server's tool.
@@ -279,7 +278,7 @@ func (p *Proxy) gatewayTools() []any {
 		for _, t := range kept {
 			// screen read each as an object with a string name.
 			tool := t.(map[string]any)
-			tool["name"] = u.name + "." + tool["name"].(string)
+			tool["name"] = engine.ToolRef{Server: u.name, Name: tool["name"].(string)}.String()
 			out = append(out, tool)
 		}
 	}

@@ -57,10 +57,7 @@ func (p *Proxy) askRepin(c *engine.Call) string {
 	if p.opt.Approvals == nil {
 		return ""
 	}
-	name := c.Tool
-	if p.gateway {
-		name = c.Server + "." + c.Tool
-	}
+	name := engine.ToolRef{Server: c.Server, Name: c.Tool}.In(p.opt.Server)
 	p.mu.Lock()
 	digest, changed := p.sess.State().Changed(name)
 	p.mu.Unlock()

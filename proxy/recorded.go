@@ -175,10 +175,7 @@ func recordedDefinitions(pending []Pending, sessions map[string]*logSession, out
 		if p.Kind != "definition" || s == nil {
 			continue
 		}
-		name := p.Tool
-		if p.Server != s.server {
-			name = p.Server + "." + p.Tool // a gateway's tool
-		}
+		name := engine.ToolRef{Server: p.Server, Name: p.Tool}.In(s.server)
 		digest, ok := s.tools[name]
 		if !ok || digest == "" {
 			continue

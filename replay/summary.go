@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"bailiff/chain"
@@ -146,8 +145,8 @@ func (s *Summary) session(ls LogSession) {
 				// lists each tool as "<server>.<tool>", read back at the
 				// first dot as the engine reads its pins: a server name
 				// with a dot is refused there.
-				if sv, tool, ok := strings.Cut(name, "."); ok {
-					on, name = sv, tool
+				if ref, ok := engine.ParseToolRef(name); ok {
+					on, name = ref.Server, ref.Name
 				}
 			}
 			s.sawServer(on, name)

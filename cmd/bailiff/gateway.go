@@ -76,8 +76,8 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 	}
 	for n, s := range c.Servers {
 		switch {
-		case n == "" || strings.ContainsAny(n, ". \t"):
-			return nil, usageErr(fmt.Errorf("%s: server name %q must be non-empty, with no dot or space: tools are routed on the first dot", name, n), "")
+		case engine.CheckServerName(n) != nil:
+			return nil, usageErr(fmt.Errorf("%s: %v", name, engine.CheckServerName(n)), "")
 		case n == "gateway":
 			return nil, usageErr(fmt.Errorf("%s: server name %q is the gateway's own: its tools could not be told apart from another server's", name, n), "")
 		case s == nil || (s.Command == "" && s.URL == ""):
