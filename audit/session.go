@@ -27,7 +27,6 @@ type Session struct {
 	state *engine.State
 	log   Log // nil for a session read back: nothing is written
 	calls map[string]*Pending
-	open  *Pending // an asked call still waiting for its answer
 }
 
 // Log is where a session's records go (a *chain.Writer). A result is
@@ -55,6 +54,11 @@ func (pc *Pending) Decision() engine.Decision { return pc.decision }
 
 // Waiting says the call was asked and no grant has settled it yet.
 func (pc *Pending) Waiting() bool { return pc.waiting }
+
+// answerable says a grant may settle the call: it waits for an answer,
+// and what it asked is known (an unevaluable ask rests on redacted
+// arguments).
+func (pc *Pending) answerable() bool { return pc.waiting && !pc.decision.Unevaluable }
 
 // Config is what a session is driven with.
 type Config struct {
@@ -177,12 +181,14 @@ func (s *Session) Call(now time.Time, c *engine.Call, d engine.Decision, body *C
 	}
 	if s.log != nil {
 		body.Decision = FromDecision(d)
+		// Only an asked call is put to the client: the mark is what lets
+		// an unsigned answer through the client settle it.
+		body.Elicit = body.Elicit && d.Verdict == engine.Ask
 		fault.At(fault.Record, c.Tool)
 		if err := s.write(now, chain.KindCall, body); err != nil {
 			return nil, err
 		}
 	}
-	s.open = nil
 	pc := &Pending{call: c}
 	s.calls[c.ID] = pc
 	s.commit(pc, d)
@@ -195,7 +201,7 @@ func (s *Session) commit(pc *Pending, d engine.Decision) {
 	case d.Unevaluable:
 		pc.waiting = d.Verdict == engine.Ask
 	case d.Verdict == engine.Ask:
-		s.open, pc.waiting = pc, true
+		pc.waiting = true
 	default:
 		s.state.Apply(s.p, pc.call, d)
 	}
@@ -218,26 +224,26 @@ func (s *Session) Lookup(id string) (*Pending, error) {
 	return pc, nil
 }
 
-// Answer is what grant g settles pc with, if pc is the ask waiting for an
-// answer now, the one the session's last call made: how a trace is read,
-// where a grant right after an ask answers it and a later one is for a
-// later identical call.
+// Answer is what grant g settles pc with, if pc was asked and nothing
+// has settled it yet, whatever came in between (asks are answered
+// concurrently with later calls). An ask that was unevaluable is not
+// settled: what it asked is not known. Which grants claim to settle
+// their call at all is the Driver's rule.
 func (s *Session) Answer(pc *Pending, g engine.Grant, now time.Time) (engine.Decision, bool) {
-	if s.open != pc {
+	if !pc.answerable() {
 		return engine.Decision{}, false
 	}
 	return engine.Answer(s.p, s.state, pc.call, pc.decision, g, now), true
 }
 
-// AnswerWaiting is what grant g settles pc with, if pc was asked and
-// nothing has settled it yet, whatever came in between: how the gateway
-// answers (asks are answered concurrently with later calls) and how an
-// audit log's grants are read.
-func (s *Session) AnswerWaiting(pc *Pending, g engine.Grant, now time.Time) (engine.Decision, bool) {
-	if !pc.waiting {
-		return engine.Decision{}, false
+// AnswerAs is what grant g settles pc with under policy p, had p asked
+// it as asked: how shadow answers a candidate's ask with the grant the
+// history holds. p shares the session's state, as for DecideAs.
+func (s *Session) AnswerAs(p *engine.Policy, pc *Pending, asked engine.Decision, g engine.Grant, now time.Time) engine.Decision {
+	if !s.p.SharesState(p) {
+		panic("audit: AnswerAs under a policy that does not share the session's state")
 	}
-	return engine.Answer(s.p, s.state, pc.call, pc.decision, g, now), true
+	return engine.Answer(p, s.state, pc.call, asked, g, now)
 }
 
 // Settle answers the asked call pc with decision d: with a log, body is
@@ -251,9 +257,6 @@ func (s *Session) Settle(now time.Time, pc *Pending, d engine.Decision, body *Gr
 		}
 	}
 	pc.decision, pc.waiting = d, false
-	if s.open == pc {
-		s.open = nil
-	}
 	s.state.Apply(s.p, pc.call, d)
 	return nil
 }
@@ -345,7 +348,6 @@ func (s *Session) Result(now time.Time, pos int, body *ResultBody, out *Output) 
 // End ends the session: with a log, body is written first. The session
 // is closed either way.
 func (s *Session) End(now time.Time, body *EndBody) error {
-	s.open = nil
 	s.Close()
 	return s.write(now, chain.KindEnd, body)
 }

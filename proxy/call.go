@@ -305,7 +305,7 @@ func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engi
 	if err != nil {
 		return refuse("the call is not one this session made")
 	}
-	d, waiting := p.sess.AnswerWaiting(pc, g, now)
+	d, waiting := p.sess.Answer(pc, g, now)
 	if !waiting {
 		return refuse("the call was already answered")
 	}

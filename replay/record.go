@@ -36,7 +36,11 @@ type Recorder struct {
 	Approvers map[string]string
 
 	seen map[string]bool // sessions recorded, across traces
-	cur  *audit.Session  // the session Step is in, nil between sessions
+	d    *audit.Driver   // the sessions Step is in
+	// ev is the event being stepped and elicit whether the one after it
+	// answers its call through the client.
+	ev     *Event
+	elicit bool
 	// clock is the file the last event came from and the line of its
 	// first event with "at" (timed) and without (untimed), 0 for none.
 	clock          string
@@ -71,9 +75,8 @@ func (r *Recorder) Record(file string, events []Event) error {
 // Close forgets the session Step is in, if it did not end, and gives its
 // spilled output back.
 func (r *Recorder) Close() {
-	if r.cur != nil {
-		r.cur.Close()
-		r.cur = nil
+	if r.d != nil {
+		r.d.Close()
 	}
 }
 
@@ -91,53 +94,64 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 	if err := r.forward(file, ev, fail); err != nil {
 		return err
 	}
-	s := r.cur
-	if ev.Start != nil {
-		if s != nil {
-			return fail("session %q starts before session %q ended", ev.Start.Session, s.ID())
-		}
-		st := ev.Start
-		if r.seen == nil {
-			r.seen = map[string]bool{}
-		}
-		if r.seen[st.Session] {
-			return fail("session %q is already in the log: session ids must be unique", st.Session)
-		}
-		r.seen[st.Session] = true
-		body := &audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools}
-		for _, name := range slices.Sorted(maps.Keys(r.Approvers)) {
-			pub, err := chain.PublicKey(r.Approvers[name])
-			if err != nil {
-				return fmt.Errorf("approver %s: %v", name, err)
-			}
-			body.Approvers = append(body.Approvers, pub)
-		}
-		cur, err := audit.Start(audit.Config{Policy: r.Policy, Log: r.Log, Spill: true}, r.time(ev), st.Session, body)
-		r.cur = cur
-		return err
+	if r.d == nil {
+		r.d = &audit.Driver{Config: audit.Config{Policy: r.Policy, Log: r.Log, Spill: true}, Observer: r}
 	}
-	if s == nil {
-		return fail("event before any start")
-	}
-	now := r.time(ev)
-	var err error
-	switch {
-	case ev.Call != nil:
-		elicit := next != nil && next.Grant != nil && next.Grant.Call == ev.Call.ID &&
-			next.Grant.Approver == chain.ElicitationApprover
-		err = r.call(s, ev, now, elicit, fail)
-	case ev.Grant != nil:
-		err = r.grant(s, ev.Grant, now, fail)
-	case ev.Output != nil:
-		err = r.output(s, ev.Output, now, fail)
-	case ev.Tools != nil:
-		err = s.Tools(now, &audit.ToolsBody{Tools: ev.Tools, Repin: ev.Repin})
-	case ev.End:
-		r.cur = nil
-		err = s.End(now, &audit.EndBody{})
-	}
-	return err
+	r.ev, r.elicit = ev, ev.Call != nil && next != nil && next.Grant != nil && next.Grant.Call == ev.Call.ID &&
+		next.Grant.Approver == chain.ElicitationApprover
+	step := ev.Step(r.time(ev))
+	return stepError(file, r.d.Step(&step))
 }
+
+// Prepare fills in what the log is written for the step: the recorder
+// is the driver's Preparer.
+func (r *Recorder) Prepare(s *audit.Session, step *audit.Event, g *engine.Grant) error {
+	ev := r.ev
+	fail := func(format string, a ...any) error {
+		return &SyntaxError{File: r.clock, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
+	}
+	switch {
+	case step.Start != nil:
+		return r.start(step.Start, fail)
+	case step.Call != nil:
+		return r.call(step.Call, fail)
+	case step.Grant != nil:
+		return r.grant(s, step.Grant, *g, step.At, fail)
+	case step.Result != nil:
+		return r.output(s, step.Result, fail)
+	}
+	return nil
+}
+
+func (r *Recorder) start(st *audit.StartStep, fail func(string, ...any) error) error {
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	if r.seen[st.ID] {
+		return fail("session %q is already in the log: session ids must be unique", st.ID)
+	}
+	r.seen[st.ID] = true
+	for _, name := range slices.Sorted(maps.Keys(r.Approvers)) {
+		pub, err := chain.PublicKey(r.Approvers[name])
+		if err != nil {
+			return fmt.Errorf("approver %s: %v", name, err)
+		}
+		st.Body.Approvers = append(st.Body.Approvers, pub)
+	}
+	return nil
+}
+
+// The recorder only prepares: what is written is the session's.
+func (r *Recorder) Started(*audit.Session, *audit.Event) error { return nil }
+func (r *Recorder) Called(*audit.Session, *audit.Event, engine.Decision, engine.Decision) error {
+	return nil
+}
+func (r *Recorder) Granted(*audit.Session, *audit.Event, *audit.Pending, engine.Grant, bool, engine.Decision, engine.Decision) error {
+	return nil
+}
+func (r *Recorder) Resulted(*audit.Session, *audit.Event, engine.Source) error { return nil }
+func (r *Recorder) ToolsListed(*audit.Session, *audit.Event) error             { return nil }
+func (r *Recorder) Ended(*audit.Session, *audit.Event) error                   { return nil }
 
 // checkClock refuses a trace whose events mix times with none: the ones
 // without "at" would be stamped from another clock (the epoch plus their
@@ -190,67 +204,51 @@ func (r *Recorder) forward(file string, ev *Event, fail func(string, ...any) err
 	return nil
 }
 
-func (r *Recorder) call(s *audit.Session, ev *Event, now time.Time, elicit bool, fail func(string, ...any) error) error {
-	c := ev.Call
+func (r *Recorder) call(cs *audit.CallStep, fail func(string, ...any) error) error {
+	c := cs.Call
 	if len(c.Redacted) > 0 {
 		return fail("call %q has redacted arguments: recording needs the full arguments (the policy's redact list decides what is written)", c.ID)
 	}
 	written, removed := engine.Redact(c.Args, r.Policy.Redact())
-	digest := engine.ArgsDigest(c.Args)
 	if len(removed) > 0 {
 		if len(r.Secret) == 0 {
 			return fail("call %q holds %s, which the policy redacts: a secret is needed to key its digest", c.ID, removed[0])
 		}
-		digest = engine.ArgsHMAC(r.Secret, c.Args)
+		c.Digest = engine.ArgsHMAC(r.Secret, c.Args)
 	}
-	call := &engine.Call{ID: c.ID, Server: s.State().Server, Tool: c.Tool, Args: c.Args, Digest: digest}
-	if s.Made(c.ID) {
-		return fail("call id %q used twice in session %q", c.ID, s.ID())
-	}
-	d := s.Decide(call, now)
-	if err := s.Err(); err != nil {
-		return err // the decision may rest on output that could not be read back
-	}
-	body := &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: digest, Elicit: elicit && d.Verdict == engine.Ask}
+	cs.Body = &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest, Elicit: r.elicit}
 	for _, p := range removed {
-		body.Redacted = append(body.Redacted, p.String())
+		cs.Body.Redacted = append(cs.Body.Redacted, p.String())
 	}
-	_, err := s.Call(now, call, d, body)
-	return err
+	return nil
 }
 
-func (r *Recorder) grant(s *audit.Session, g *GrantEvent, now time.Time, fail func(string, ...any) error) error {
-	pc, err := s.Lookup(g.Call)
-	if err != nil {
-		return fail("grant %v", err)
-	}
-	grant := GrantFor(s, pc, g, now)
+func (r *Recorder) grant(s *audit.Session, gs *audit.GrantStep, grant engine.Grant, now time.Time, fail func(string, ...any) error) error {
 	if err := chain.CheckTime(grant.Expires); err != nil {
-		return fail("grant %q expires at a time a log cannot hold: %v", g.ID, err)
+		return fail("grant %q expires at a time a log cannot hold: %v", gs.ID, err)
 	}
-	body := &audit.GrantBody{Grant: grant.ID, Call: g.Call, Tool: grant.Tool, Digest: grant.Digest,
+	body := &audit.GrantBody{Grant: grant.ID, Call: gs.Call, Tool: grant.Tool, Digest: grant.Digest,
 		Approver: grant.Approver, Answer: audit.Answer(grant.Approve), Expires: grant.Expires.UTC().Format(chain.TimeFormat)}
 	if grant.Approver != chain.ElicitationApprover {
 		skey, ok := r.Approvers[grant.Approver]
 		if !ok {
-			err := fail("grant %q by %q cannot be signed: recording needs %s's approver key", g.ID, grant.Approver, grant.Approver)
+			err := fail("grant %q by %q cannot be signed: recording needs %s's approver key", gs.ID, grant.Approver, grant.Approver)
 			err.(*SyntaxError).NeedsKey = grant.Approver
 			return err
 		}
 		sig, err := chain.SignApproval(chain.Approval{ID: grant.ID, Kind: chain.ApproveCall, Session: s.ID(), Server: grant.Server,
 			Tool: grant.Tool, Digest: grant.Digest, Answer: body.Answer, Time: now.UTC().Format(chain.TimeFormat)}, skey)
 		if err != nil {
-			return fail("grant %q: %v", g.ID, err)
+			return fail("grant %q: %v", gs.ID, err)
 		}
 		body.Signature = &sig
 	}
-	if d, settles := s.Answer(pc, grant, now); settles {
-		return s.Settle(now, pc, d, body)
-	}
-	return s.Grant(now, grant, body)
+	gs.Body = body
+	return nil
 }
 
-func (r *Recorder) output(s *audit.Session, o *Output, now time.Time, fail func(string, ...any) error) error {
+func (r *Recorder) output(s *audit.Session, rs *audit.ResultStep, fail func(string, ...any) error) error {
+	o := r.ev.Output
 	src, err := s.Source(o.Call, o.Server, o.Tool, 0)
 	if err != nil {
 		return fail("output %v", err)
@@ -259,8 +257,7 @@ func (r *Recorder) output(s *audit.Session, o *Output, now time.Time, fail func(
 	if err != nil {
 		return fmt.Errorf("evidence: %w", err)
 	}
-	body := &audit.ResultBody{Call: o.Call, Server: src.Server, Tool: src.Tool, Channel: o.Channel, Status: OutputStatus(o),
-		Content: digest, Size: int64(len(o.Evidence))}
-	_, err = s.Result(now, 0, body, &audit.Output{Text: o.Text})
-	return err
+	rs.Body.Server, rs.Body.Tool, rs.Body.Content, rs.Body.Size = src.Server, src.Tool, digest, int64(len(o.Evidence))
+	rs.Out = &audit.Output{Text: o.Text}
+	return nil
 }

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"fmt"
 	"time"
 
 	"bailiff/audit"
@@ -32,78 +31,47 @@ func (r Result) Verdict() string {
 // one result per call, in trace order. An asked call stays asked unless a
 // grant for it follows before the next call or the end of its session.
 func Run(p *engine.Policy, file string, events []Event) ([]Result, error) {
-	var out []Result
-	var s *audit.Session
-	defer func() {
-		if s != nil {
-			s.Close()
-		}
-	}()
-	index := map[*audit.Pending]int{}
+	r := &runner{file: file}
+	d := &audit.Driver{Config: audit.Config{Policy: p, Spill: true}, Observer: r}
+	defer d.Close()
 	for i := range events {
-		ev := &events[i]
-		fail := func(format string, a ...any) error {
-			return &SyntaxError{File: file, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
-		}
-		now := eventTime(ev)
-		if ev.Start != nil {
-			if s != nil {
-				return nil, fail("session %q starts before session %q ended", ev.Start.Session, s.ID())
-			}
-			st := ev.Start
-			s, _ = audit.Start(audit.Config{Policy: p, Spill: true}, now, st.Session,
-				&audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools})
-			continue
-		}
-		if s == nil {
-			return nil, fail("event before any start")
-		}
-		var err error
-		switch {
-		case ev.Call != nil:
-			c := ev.Call
-			call := &engine.Call{ID: c.ID, Server: s.State().Server, Tool: c.Tool, Args: c.Args,
-				Redacted: c.Redacted, Digest: engine.ArgsDigest(c.Args)}
-			if s.Made(c.ID) {
-				return nil, fail("call id %q used twice in session %q", c.ID, s.ID())
-			}
-			d := s.Decide(call, now)
-			if err := s.Err(); err != nil {
-				return nil, err
-			}
-			pc, _ := s.Call(now, call, d, nil)
-			out = append(out, Result{File: file, Session: s.ID(), Line: ev.Line, ID: c.ID, Tool: c.Tool, Label: c.Label, Decision: d})
-			index[pc] = len(out) - 1
-		case ev.Grant != nil:
-			pc, lerr := s.Lookup(ev.Grant.Call)
-			if lerr != nil {
-				return nil, fail("grant %v", lerr)
-			}
-			grant := GrantFor(s, pc, ev.Grant, now)
-			if d, settles := s.Answer(pc, grant, now); settles {
-				err = s.Settle(now, pc, d, nil)
-				out[index[pc]].Decision = d
-			} else {
-				err = s.Grant(now, grant, nil)
-			}
-		case ev.Output != nil:
-			o := ev.Output
-			body := &audit.ResultBody{Call: o.Call, Server: o.Server, Tool: o.Tool, Channel: o.Channel, Status: OutputStatus(o)}
-			if _, rerr := s.Result(now, ev.Line, body, Brought(o)); rerr != nil {
-				return nil, fail("output %v", rerr)
-			}
-		case ev.Tools != nil:
-			err = s.Tools(now, &audit.ToolsBody{Tools: ev.Tools, Repin: ev.Repin})
-		case ev.End:
-			err = s.End(now, nil)
-			s = nil
-		}
-		if err != nil {
-			return nil, err
+		ev := events[i].Step(eventTime(&events[i]))
+		if err := d.Step(&ev); err != nil {
+			return nil, stepError(file, err)
 		}
 	}
-	return out, nil
+	return r.out, nil
 }
+
+// runner observes a replay: one result per call, its final decision.
+type runner struct {
+	file  string
+	out   []Result
+	index map[string]int // the session's calls' results, by id
+}
+
+func (r *runner) Started(*audit.Session, *audit.Event) error {
+	r.index = map[string]int{}
+	return nil
+}
+
+func (r *runner) Called(s *audit.Session, ev *audit.Event, _, d engine.Decision) error {
+	c := ev.Call.Call
+	r.index[c.ID] = len(r.out)
+	r.out = append(r.out, Result{File: r.file, Session: s.ID(), Line: ev.Pos, ID: c.ID, Tool: c.Tool, Label: ev.Call.Label, Decision: d})
+	return nil
+}
+
+func (r *runner) Granted(_ *audit.Session, _ *audit.Event, pc *audit.Pending, _ engine.Grant, settles bool, _, d engine.Decision) error {
+	if settles {
+		r.out[r.index[pc.Call().ID]].Decision = d
+	}
+	return nil
+}
+
+func (r *runner) Resulted(*audit.Session, *audit.Event, engine.Source) error { return nil }
+func (r *runner) ToolsListed(*audit.Session, *audit.Event) error             { return nil }
+func (r *runner) Ended(*audit.Session, *audit.Event) error                   { return nil }
 
 func eventTime(ev *Event) time.Time {
 	if !ev.At.IsZero() {

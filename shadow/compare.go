@@ -1,9 +1,7 @@
 package shadow
 
 import (
-	"fmt"
 	"sync"
-	"time"
 
 	"bailiff/audit"
 	"bailiff/engine"
@@ -43,147 +41,68 @@ func CompareSession(base, cand *engine.Policy, file string, events []replay.Even
 // once, for all of them. fn is called with the candidate's index; a
 // session's pairs are handed on candidate by candidate, each in order.
 func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, events []replay.Event, fn func(int, Pair)) error {
-	cmp := &comparison{base: base, sd: newSides(cands, file, fn)}
+	cmp := &comparison{sd: newSides(cands, file, fn)}
+	d := &audit.Driver{Config: audit.Config{Policy: base, Spill: true}, Observer: cmp}
 	defer func() {
-		cmp.close()
+		d.Close()
 		cmp.sd.recycle()
 	}()
 	for i := range events {
-		ev := &events[i]
-		fail := func(format string, a ...any) error {
-			return &replay.SyntaxError{File: file, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
+		ev := events[i].Step(replay.EventTime(&events[i]))
+		if out := ev.Result; out != nil && out.Out != nil && !out.Out.Unknown {
+			// Every side takes the same text: analyze it once.
+			out.Out.Analyzed = &engine.Analyzed{Text: out.Out.Text}
 		}
-		if ev.Start != nil {
-			if cmp.b != nil {
-				return fail("session %q starts before session %q ended", ev.Start.Session, cmp.b.ID())
+		if err := d.Step(&ev); err != nil {
+			if se, ok := err.(*audit.StepError); ok {
+				return &replay.SyntaxError{File: file, Line: se.Pos, Reason: se.Reason}
 			}
-			st := ev.Start
-			body := &audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools}
-			now := replay.EventTime(ev)
-			cmp.b, _ = audit.Start(audit.Config{Policy: base, Spill: true}, now, st.Session, body)
-			cmp.sd.start(now, cmp.b, body)
-			continue
-		}
-		if cmp.b == nil {
-			return fail("event before any start")
-		}
-		if err := cmp.step(ev, fail); err != nil {
 			return err
 		}
 	}
-	cmp.flush()
-	return nil
-}
-
-// comparison is one session being compared: the baseline's side, which
-// makes the history, and the candidates' sides, which follow it.
-type comparison struct {
-	base *engine.Policy
-	b    *audit.Session
-	sd   *sides
-}
-
-// flush hands the session's pairs on and closes its sides.
-func (cmp *comparison) flush() {
 	cmp.sd.flush()
-	cmp.close()
-}
-
-func (cmp *comparison) close() {
-	if cmp.b != nil {
-		cmp.b.Close()
-	}
-	cmp.b = nil
-}
-
-func (cmp *comparison) step(ev *replay.Event, fail func(string, ...any) error) error {
-	b := cmp.b
-	now := replay.EventTime(ev)
-	switch {
-	case ev.Call != nil:
-		return cmp.call(ev, now, fail)
-	case ev.Grant != nil:
-		return cmp.grant(ev, now, fail)
-	case ev.Output != nil:
-		o := ev.Output
-		body := &audit.ResultBody{Call: o.Call, Server: o.Server, Tool: o.Tool, Channel: o.Channel, Status: replay.OutputStatus(o)}
-		out := replay.Brought(o)
-		if out != nil && !out.Unknown {
-			// Every side takes the same text: analyze it once.
-			out.Analyzed = &engine.Analyzed{Text: out.Text}
-		}
-		if _, err := b.Result(now, ev.Line, body, out); err != nil {
-			return fail("output %v", err)
-		}
-		cmp.sd.result(now, ev.Line, body, out)
-	case ev.Tools != nil:
-		// An acceptance the session may not take is history too:
-		// verify reports it, and no side applies it.
-		body := &audit.ToolsBody{Tools: ev.Tools, Repin: ev.Repin, Accept: ev.Accept, AcceptedBy: ev.AcceptedBy}
-		b.Tools(now, body)
-		cmp.sd.tools(now, body)
-	case ev.End:
-		cmp.flush()
-	}
 	return nil
 }
 
-func (cmp *comparison) call(ev *replay.Event, now time.Time, fail func(string, ...any) error) error {
-	b, e := cmp.b, ev.Call
-	digest := e.Digest
-	if digest == "" {
-		digest = engine.ArgsDigest(e.Args)
-	}
-	server := e.Server
-	if server == "" {
-		server = b.State().Server
-	}
-	call := &engine.Call{ID: e.ID, Server: server, Tool: e.Tool, Args: e.Args, Redacted: e.Redacted, Digest: digest}
-	if b.Made(e.ID) {
-		return fail("call id %q used twice in session %q", e.ID, b.ID())
-	}
-	var db engine.Decision
-	if e.Recorded != nil {
-		db = *e.Recorded
-	} else {
-		db = b.Decide(call, now)
-	}
-	if err := b.Err(); err != nil {
-		return err
-	}
-	if err := cmp.sd.call(now, ev.Line, e.Label, call, db); err != nil {
-		return err
-	}
-	b.Call(now, call, db, nil)
+// comparison observes one session being compared: the baseline's session,
+// which the driver keeps and which makes the history, and the candidates'
+// sides, which follow it.
+type comparison struct {
+	sd *sides
+}
+
+func (cmp *comparison) Started(s *audit.Session, ev *audit.Event) error {
+	cmp.sd.start(ev.At, s, ev.Start.Body)
 	return nil
 }
 
-func (cmp *comparison) grant(ev *replay.Event, now time.Time, fail func(string, ...any) error) error {
-	b, g := cmp.b, ev.Grant
-	pb, err := b.Lookup(g.Call)
-	if err != nil {
-		return fail("grant %v", err)
-	}
-	grant := replay.GrantFor(b, pb, g, now)
-	var db engine.Decision
-	var settles bool
-	switch {
-	case g.Recorded != nil:
-		db, settles = *g.Recorded, pb.Waiting()
-	case g.Settled:
-		db, settles = b.AnswerWaiting(pb, grant, now)
-	case !g.Logged:
-		db, settles = b.Answer(pb, grant, now)
-	}
+func (cmp *comparison) Called(_ *audit.Session, ev *audit.Event, _, db engine.Decision) error {
+	return cmp.sd.call(ev.At, ev.Pos, ev.Call.Label, ev.Call.Call, db)
+}
+
+func (cmp *comparison) Granted(_ *audit.Session, ev *audit.Event, _ *audit.Pending, g engine.Grant, settles bool, _, db engine.Decision) error {
 	if !settles {
-		b.Grant(now, grant, nil)
-		cmp.sd.grant(now, grant)
+		cmp.sd.grant(ev.At, g)
 		return nil
 	}
-	if err := cmp.sd.settle(now, g.Call, grant, db); err != nil {
-		return err
-	}
-	b.Settle(now, pb, db, nil)
+	return cmp.sd.settle(ev.At, ev.Grant.Call, g, db)
+}
+
+func (cmp *comparison) Resulted(_ *audit.Session, ev *audit.Event, _ engine.Source) error {
+	cmp.sd.result(ev.At, ev.Pos, ev.Result.Body, ev.Result.Out)
+	return nil
+}
+
+func (cmp *comparison) ToolsListed(_ *audit.Session, ev *audit.Event) error {
+	// An acceptance the session may not take is history too: verify
+	// reports it, and no side applies it.
+	cmp.sd.tools(ev.At, ev.Tools)
+	return nil
+}
+
+// Ended hands the session's pairs on and closes its sides.
+func (cmp *comparison) Ended(*audit.Session, *audit.Event) error {
+	cmp.sd.flush()
 	return nil
 }
 

@@ -117,7 +117,7 @@ func (sd *sides) settle(now time.Time, call string, g engine.Grant, db engine.De
 		p := &sd.pairs[i][at]
 		p.Baseline = db
 		if p.Candidate.Verdict == engine.Ask && !p.Candidate.Unevaluable {
-			p.Candidate = engine.Answer(cand, s.State(), pc.Call(), p.Candidate, g, now)
+			p.Candidate = s.AnswerAs(cand, pc, p.Candidate, g, now)
 		}
 		if sd.own[i] != nil {
 			if err := s.Settle(now, pc, db, nil); err != nil {

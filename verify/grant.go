@@ -61,7 +61,7 @@ func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
 		}
 		return nil
 	}
-	d, settles := vs.s.AnswerWaiting(pc, g, rec.TS)
+	d, settles := vs.s.Answer(pc, g, rec.TS)
 	if !settles {
 		set.find(rec, b.Call, FindGrant, summary(*b.Decision), "no decision",
 			fmt.Sprintf("the grant records a decision, but call %q was not waiting for an answer", b.Call))

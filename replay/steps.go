@@ -1,0 +1,48 @@
+package replay
+
+import (
+	"time"
+
+	"bailiff/audit"
+	"bailiff/engine"
+)
+
+// Step is the trace event ev as audit's driver takes it, at time at. A
+// call's digest, unless a log recorded one, is its arguments' digest.
+func (ev *Event) Step(at time.Time) audit.Event {
+	e := audit.Event{At: at, Pos: ev.Line}
+	switch {
+	case ev.Start != nil:
+		st := ev.Start
+		e.Start = &audit.StartStep{ID: st.Session, Body: &audit.SessionBody{Server: st.Server, Principal: st.Principal, Tools: st.Tools}}
+	case ev.Call != nil:
+		c := ev.Call
+		digest := c.Digest
+		if digest == "" {
+			digest = engine.ArgsDigest(c.Args)
+		}
+		e.Call = &audit.CallStep{Label: c.Label, Recorded: c.Recorded,
+			Call: &engine.Call{ID: c.ID, Server: c.Server, Tool: c.Tool, Args: c.Args, Redacted: c.Redacted, Digest: digest}}
+	case ev.Grant != nil:
+		g := ev.Grant
+		e.Grant = &audit.GrantStep{Call: g.Call, ID: g.ID, Approver: g.Approver, Approve: g.Approve, Expires: g.Expires,
+			Logged: g.Logged, Recorded: g.Recorded}
+	case ev.Output != nil:
+		o := ev.Output
+		e.Result = &audit.ResultStep{Out: Brought(o),
+			Body: &audit.ResultBody{Call: o.Call, Server: o.Server, Tool: o.Tool, Channel: o.Channel, Status: OutputStatus(o)}}
+	case ev.Tools != nil:
+		e.Tools = &audit.ToolsBody{Tools: ev.Tools, Repin: ev.Repin, Accept: ev.Accept, AcceptedBy: ev.AcceptedBy}
+	case ev.End:
+		e.End = &audit.EndBody{}
+	}
+	return e
+}
+
+// stepError is a step the driver refused, as a trace's syntax error.
+func stepError(file string, err error) error {
+	if se, ok := err.(*audit.StepError); ok {
+		return &SyntaxError{File: file, Line: se.Pos, Reason: se.Reason}
+	}
+	return err
+}
