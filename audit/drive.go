@@ -8,128 +8,92 @@ import (
 	"bailiff/engine"
 )
 
-// Event is one step of a session, from wherever the session is read: a
-// trace's line, an audit log's record, a request on the wire. Exactly one
-// of the step fields is set. A driver only says where its events come
-// from and what it observes; Driver applies them, under one set of rules.
-type Event struct {
-	At  time.Time
-	Pos int // where it was read (a trace's line, a record's seq): errors and positions name it
-
-	Start  *StartStep
-	Call   *CallStep
-	Grant  *GrantStep
-	Result *ResultStep
-	Tools  *ToolsBody
-	End    *EndBody
-}
-
-// StartStep opens session ID as Body says.
-type StartStep struct {
-	ID   string
-	Body *SessionBody
-}
-
-// CallStep is one tools/call.
-type CallStep struct {
-	Call  *engine.Call
-	Label string // a trace's label for the call (attack, benign), for reports
-	// Recorded is the decision a log holds for the call: it is what is
-	// committed, and the engine's own is not asked for unless the driver
-	// recomputes. Nil for a call the engine decides.
-	Recorded *engine.Decision
-	// Body is the call record written, with a log.
-	Body *CallBody
-}
-
-// GrantStep is a human's answer to an asked call.
-type GrantStep struct {
-	Call     string // the call it answers
-	ID       string
-	Approver string
-	Approve  bool
-	Expires  time.Time // zero: the policy's approval TTL from the event's time
-	// Logged marks a grant read from a log, which claims to settle its
-	// call when it records the decision it settled with (Recorded). A
-	// trace's grant claims to settle its call when it follows it, with
-	// no other call between.
-	Logged   bool
-	Recorded *engine.Decision
-	// Body is the grant record written, with a log.
-	Body *GrantBody
-}
-
-// ResultStep is what came back for a call, as Body records it, with Out
-// its output (nil for none).
-type ResultStep struct {
-	Body *ResultBody
-	Out  *Output
-}
-
-// Observer is told each step as the driver takes it, as OPA's query
-// tracer is told each step of an evaluation: printing, recording,
-// comparing and verifying are observers of one loop. A step's hook comes
-// before the step is committed to the session, so an observer deciding
-// on the same history (a candidate policy) sees the state the call was
-// decided on; an error from a hook stops the drive.
-type Observer interface {
-	// Started is told a session has started.
-	Started(s *Session, ev *Event) error
-	// Called is told the decision the engine made on a call (the zero
-	// Decision when it was not asked: a recorded call, not recomputed)
-	// and the decision committed.
-	Called(s *Session, ev *Event, decided, committed engine.Decision) error
-	// Granted is told a grant: settling its call pc with decided (the
-	// engine's answer, zero when not asked) and committed, or, when
-	// settles is false, kept for a later identical call.
-	Granted(s *Session, ev *Event, pc *Pending, g engine.Grant, settles bool, decided, committed engine.Decision) error
-	// Resulted is told what a call brought, once the session has it.
-	Resulted(s *Session, ev *Event, src engine.Source) error
-	// ToolsListed is told a tools record, once applied.
-	ToolsListed(s *Session, ev *Event) error
-	// Ended is told a session ended, before it is closed.
-	Ended(s *Session, ev *Event) error
-}
-
-// Preparer is an observer that fills in what a log is written before a
-// step is taken: the recorder's bodies, keyed digests and signatures.
-// The grant it is given carries the call's server, tool and digest.
-type Preparer interface {
-	Prepare(s *Session, ev *Event, g *engine.Grant) error
-}
-
 // StepError is an event the session's rules refuse: a session that
-// starts before the last ended, an event before any start, a call id
-// used twice, an answer or result for a call never made.
+// starts before the last ended (or twice), an event before its session
+// starts or after it ended, a call id used twice, an answer or result for
+// a call never made. Step names the step refused ("grant", "output")
+// when it is one of a call's, for a reader that words it its own way.
 type StepError struct {
 	Pos    int
+	Step   string
 	Reason string
 }
 
-func (e *StepError) Error() string { return e.Reason }
+func (e *StepError) Error() string {
+	if e.Step != "" {
+		return e.Step + " " + e.Reason
+	}
+	return e.Reason
+}
 
-// Driver walks the sessions of one stream of events, one after another,
-// under the rules every driver shares. Config says what the sessions are
-// decided under and where their records go.
+// ErrUnjudged is a step of a session started Unjudged: it is its
+// session's, and no rule takes it.
+var ErrUnjudged = errors.New("the session is not judged")
+
+// Driver walks the sessions of one stream of events under the rules
+// every driver shares. Config says what the sessions are decided under
+// and where their records go.
 type Driver struct {
 	Config Config
 	// Recompute has the engine decide recorded calls and grants too, for
 	// an observer that compares the two.
 	Recompute bool
-	Observer  Observer
+	// Interleaved reads an audit log, whose sessions' records interleave
+	// and each name their session; a trace's sessions come one after
+	// another.
+	Interleaved bool
+	Observer    Observer
 
-	s    *Session
-	last string // the id of the session's last call: a trace's grant right after it answers it
+	cur      *driven            // the session a trace is in
+	sessions map[string]*driven // a log's, ended ones kept to refuse records after the end
 }
 
-// Session is the session being driven, nil between sessions.
-func (d *Driver) Session() *Session { return d.s }
+// driven is one session being driven.
+type driven struct {
+	id       string
+	s        *Session
+	last     string // the id of its last call: a trace's grant right after it answers it
+	ended    bool
+	unjudged bool
+}
 
-// Close closes a session that did not end and gives back its spill.
+// Session is the session being driven: a trace's current one, or a
+// log's session id (nil when it is not open).
+func (d *Driver) Session(id string) *Session {
+	dv := d.cur
+	if d.Interleaved {
+		dv = d.sessions[id]
+	}
+	if dv == nil {
+		return nil
+	}
+	return dv.s
+}
+
+// Close closes the sessions that did not end and gives back their spill.
 func (d *Driver) Close() {
-	if d.s != nil {
-		d.s.Close()
-		d.s = nil
+	if d.cur != nil && d.cur.s != nil {
+		d.cur.s.Close()
+	}
+	d.cur = nil
+	for _, dv := range d.sessions {
+		if dv.s != nil {
+			dv.s.Close()
+			dv.s = nil
+		}
+	}
+}
+
+// Open calls fn with each session that has not ended, in no order: what
+// a reader must close at the end of a log.
+func (d *Driver) Open(fn func(*Session)) {
+	for _, dv := range d.sessions {
+		if dv.s != nil {
+			fn(dv.s)
+		}
+	}
+	if d.cur != nil && d.cur.s != nil {
+		fn(d.cur.s)
 	}
 }
 
@@ -147,18 +111,70 @@ func refuse(ev *Event, format string, a ...any) error {
 	return &StepError{Pos: ev.Pos, Reason: fmt.Sprintf(format, a...)}
 }
 
+// kind names an event's step as a log's record kind.
+func (ev *Event) kind() string {
+	switch {
+	case ev.Start != nil:
+		return "session"
+	case ev.Call != nil:
+		return "call"
+	case ev.Grant != nil:
+		return "grant"
+	case ev.Result != nil:
+		return "result"
+	case ev.Tools != nil:
+		return "tools"
+	}
+	return "end"
+}
+
+// route finds the session an event is of, nil for a start, under the
+// rules for where a session's events may come.
+func (d *Driver) route(ev *Event) (*driven, error) {
+	if !d.Interleaved {
+		switch {
+		case ev.Start != nil && d.cur != nil:
+			return nil, refuse(ev, "session %q starts before session %q ended", ev.Start.ID, d.cur.id)
+		case ev.Start == nil && d.cur == nil:
+			return nil, refuse(ev, "event before any start")
+		case ev.Start == nil && d.cur.unjudged:
+			return nil, ErrUnjudged
+		}
+		return d.cur, nil
+	}
+	dv := d.sessions[ev.Session]
+	switch {
+	case ev.Start != nil && dv != nil:
+		return nil, refuse(ev, "session %q starts twice", ev.Session)
+	case ev.Start != nil:
+		return nil, nil
+	case dv == nil:
+		return nil, refuse(ev, "%s record for session %q, which has no session record before it", ev.kind(), ev.Session)
+	case dv.ended:
+		return nil, refuse(ev, "%s record after session %q ended", ev.kind(), ev.Session)
+	case dv.unjudged:
+		return nil, ErrUnjudged
+	}
+	return dv, nil
+}
+
+// Check tells whether the rules let ev be taken now, without taking it:
+// a reader that counts or reports records by their session asks first.
+func (d *Driver) Check(ev *Event) error {
+	_, err := d.route(ev)
+	return err
+}
+
 // Step takes one event.
 func (d *Driver) Step(ev *Event) error {
+	dv, err := d.route(ev)
+	if err != nil {
+		return err
+	}
 	if ev.Start != nil {
-		if d.s != nil {
-			return refuse(ev, "session %q starts before session %q ended", ev.Start.ID, d.s.ID())
-		}
 		return d.start(ev)
 	}
-	s := d.s
-	if s == nil {
-		return refuse(ev, "event before any start")
-	}
+	s := dv.s
 	if ev.Call != nil && s.Made(ev.Call.Call.ID) {
 		return refuse(ev, "call id %q used twice in session %q", ev.Call.Call.ID, s.ID())
 	}
@@ -169,53 +185,82 @@ func (d *Driver) Step(ev *Event) error {
 	}
 	switch {
 	case ev.Call != nil:
-		return d.call(s, ev)
+		return d.call(dv, ev)
 	case ev.Grant != nil:
-		return d.grant(s, ev)
+		return d.grant(dv, ev)
 	case ev.Result != nil:
 		src, err := s.Result(ev.At, ev.Pos, ev.Result.Body, ev.Result.Out)
 		if err != nil {
-			return refuse(ev, "output %v", err)
+			return &StepError{Pos: ev.Pos, Step: "output", Reason: err.Error()}
 		}
 		return d.Observer.Resulted(s, ev, src)
 	case ev.Tools != nil:
 		err := s.Tools(ev.At, ev.Tools)
-		if errors.Is(err, ErrAcceptRefused) && s.log == nil {
+		refused := errors.Is(err, ErrAcceptRefused) && s.log == nil
+		if refused {
 			// Read back, an acceptance the session may not take is
-			// history: it is not applied, and verify reports it.
+			// history: it is not applied, and the observer is told.
 			err = nil
 		}
 		if err != nil {
 			return err
 		}
-		return d.Observer.ToolsListed(s, ev)
-	case ev.End != nil:
-		err := d.Observer.Ended(s, ev)
-		d.s = nil
-		if eerr := s.End(ev.At, ev.End); err == nil {
-			err = eerr
-		}
-		return err
+		return d.Observer.ToolsListed(s, ev, refused)
 	}
-	return nil
+	return d.end(dv, ev)
 }
 
 func (d *Driver) start(ev *Event) error {
+	st := ev.Start
+	if d.Interleaved && d.sessions == nil {
+		d.sessions = map[string]*driven{}
+	}
+	if st.Unjudged {
+		d.enter(st.ID, &driven{id: st.ID, unjudged: true})
+		return nil
+	}
 	if p, ok := d.Observer.(Preparer); ok {
 		if err := p.Prepare(nil, ev, nil); err != nil {
 			return err
 		}
 	}
-	s, err := Start(d.Config, ev.At, ev.Start.ID, ev.Start.Body)
+	cfg := d.Config
+	if st.Policy != nil {
+		cfg.Policy = st.Policy
+	}
+	s, err := Start(cfg, ev.At, st.ID, st.Body)
 	if err != nil {
 		return err
 	}
-	d.s, d.last = s, ""
+	d.enter(st.ID, &driven{id: st.ID, s: s})
 	return d.Observer.Started(s, ev)
 }
 
-func (d *Driver) call(s *Session, ev *Event) error {
-	c := ev.Call.Call
+func (d *Driver) enter(id string, dv *driven) {
+	if d.Interleaved {
+		d.sessions[id] = dv
+	} else {
+		d.cur = dv
+	}
+}
+
+// end ends a session: the observer is told before it is closed. A log's
+// ended session is kept, without its state, to refuse records after it.
+func (d *Driver) end(dv *driven, ev *Event) error {
+	s := dv.s
+	err := d.Observer.Ended(s, ev)
+	dv.s, dv.ended = nil, true
+	if d.cur == dv {
+		d.cur = nil
+	}
+	if eerr := s.End(ev.At, ev.End); err == nil {
+		err = eerr
+	}
+	return err
+}
+
+func (d *Driver) call(dv *driven, ev *Event) error {
+	s, c := dv.s, ev.Call.Call
 	if c.Server == "" {
 		c.Server = s.State().Server
 	}
@@ -233,20 +278,20 @@ func (d *Driver) call(s *Session, ev *Event) error {
 	if err := d.Observer.Called(s, ev, decided, committed); err != nil {
 		return err
 	}
-	d.last = c.ID
+	dv.last = c.ID
 	_, err := s.Call(ev.At, c, committed, ev.Call.Body)
 	return err
 }
 
 // grant applies the one rule for answers: a grant settles its call when
 // it claims to (a log's that recorded a decision, a trace's right after
-// its call) and the call is waiting for an answer; otherwise it is kept
-// for a later identical call.
-func (d *Driver) grant(s *Session, ev *Event) error {
-	gs := ev.Grant
+// its call) and the call is waiting for an answer it can take; otherwise
+// it is kept for a later identical call.
+func (d *Driver) grant(dv *driven, ev *Event) error {
+	s, gs := dv.s, ev.Grant
 	pc, err := s.Lookup(gs.Call)
 	if err != nil {
-		return refuse(ev, "grant %v", err)
+		return &StepError{Pos: ev.Pos, Step: "grant", Reason: err.Error()}
 	}
 	g := grantFor(s, pc, gs, ev.At)
 	if p, ok := d.Observer.(Preparer); ok {
@@ -256,10 +301,9 @@ func (d *Driver) grant(s *Session, ev *Event) error {
 	}
 	claims := gs.Recorded != nil
 	if !gs.Logged {
-		claims = gs.Call == d.last
+		claims = gs.Call == dv.last
 	}
-	settles := claims && pc.answerable()
-	if !settles {
+	if !claims || !pc.answerable() {
 		if err := d.Observer.Granted(s, ev, pc, g, false, engine.Decision{}, engine.Decision{}); err != nil {
 			return err
 		}
@@ -279,19 +323,23 @@ func (d *Driver) grant(s *Session, ev *Event) error {
 	return s.Settle(ev.At, pc, committed, gs.Body)
 }
 
-// grantFor is the grant a step gives: bound to its call's server, tool
-// and digest, and expiring, unless it says when, the policy's approval
+// grantFor is the grant a step gives: a log's bound to what its record
+// names, a trace's to the call it answers, on the session's server when
+// none is named; expiring, unless it says when, the policy's approval
 // TTL after it is given.
 func grantFor(s *Session, pc *Pending, gs *GrantStep, now time.Time) engine.Grant {
 	exp := gs.Expires
-	if exp.IsZero() {
+	if exp.IsZero() && !gs.Logged { // a log's grant expires as written, whatever it says
 		exp = now.Add(s.Policy().ApprovalTTL())
 	}
-	c := pc.Call()
-	server := c.Server
+	server, tool, digest := gs.Server, gs.Tool, gs.Digest
+	if !gs.Logged {
+		c := pc.Call()
+		server, tool, digest = c.Server, c.Tool, c.Digest
+	}
 	if server == "" {
 		server = s.State().Server
 	}
-	return engine.Grant{ID: gs.ID, Server: server, Tool: c.Tool, Digest: c.Digest,
+	return engine.Grant{ID: gs.ID, Server: server, Tool: tool, Digest: digest,
 		Approver: gs.Approver, Approve: gs.Approve, Expires: exp}
 }

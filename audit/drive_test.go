@@ -35,7 +35,7 @@ func (o *tally) Granted(_ *Session, _ *Event, pc *Pending, g engine.Grant, settl
 	return nil
 }
 func (o *tally) Resulted(*Session, *Event, engine.Source) error { return nil }
-func (o *tally) ToolsListed(*Session, *Event) error             { return nil }
+func (o *tally) ToolsListed(*Session, *Event, bool) error       { return nil }
 func (o *tally) Ended(*Session, *Event) error                   { return nil }
 
 func driver(t *testing.T) (*Driver, *tally) {
@@ -98,7 +98,7 @@ func TestDriverRules(t *testing.T) {
 			tc.evs(&ss)
 			err := d.Drive(ss)
 			var se *StepError
-			if !errors.As(err, &se) || se.Pos != tc.pos || !strings.Contains(se.Reason, tc.want) {
+			if !errors.As(err, &se) || se.Pos != tc.pos || !strings.Contains(se.Error(), tc.want) {
 				t.Fatalf("got %v, want a step error at %d containing %q", err, tc.pos, tc.want)
 			}
 		})
@@ -136,7 +136,7 @@ func TestDriverSettlesByOneRule(t *testing.T) {
 	if strings.Join(o.kept, " ") != "g2 g3" {
 		t.Errorf("kept %v, want g2 g3", o.kept)
 	}
-	if d.Session() != nil {
+	if d.Session("a") != nil {
 		t.Error("the session is still open after its end")
 	}
 }
@@ -185,7 +185,55 @@ func TestDriverObserverStops(t *testing.T) {
 	if err := d.Drive(ss); err != o.fail {
 		t.Fatalf("got %v, want the observer's error", err)
 	}
-	if d.Session().Made("c1") {
+	if d.Session("a").Made("c1") {
 		t.Error("a call was committed after its observer failed")
+	}
+}
+
+// TestDriverLogRules: a log's sessions interleave, each record naming
+// its own; a session starts once, and no record comes before its start
+// or after its end. A session started unjudged takes its records, and
+// judges none.
+func TestDriverLogRules(t *testing.T) {
+	d, o := driver(t)
+	d.Interleaved = true
+	defer d.Close()
+	var ss steps
+	of := func(session string, ev Event) Event {
+		ev.Session = session
+		if ev.Start != nil {
+			ev.Start.ID = session
+		}
+		return ev
+	}
+	ss.add(of("a", startStep("")))
+	ss.add(of("b", startStep("")))
+	ss.add(of("a", callStep("c1", "pay")))
+	ss.add(of("b", callStep("c1", "send")))                                       // the same id in another session
+	ss.add(of("a", Event{Grant: &GrantStep{ID: "g1", Call: "c1", Logged: true}})) // no decision recorded: kept
+	ss.add(of("a", Event{End: &EndBody{}}))
+	ss.add(of("x", Event{Start: &StartStep{Unjudged: true}}))
+	if err := d.Drive(ss); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.decided) != 2 || len(o.kept) != 1 || d.Session("b") == nil || d.Session("a") != nil {
+		t.Fatalf("decided %v kept %v: the sessions did not interleave", o.decided, o.kept)
+	}
+	for _, tc := range []struct {
+		ev   Event
+		want string
+	}{
+		{of("b", startStep("")), `session "b" starts twice`},
+		{of("z", callStep("c9", "send")), `call record for session "z", which has no session record before it`},
+		{of("a", callStep("c9", "send")), `call record after session "a" ended`},
+	} {
+		err := d.Step(&tc.ev)
+		var se *StepError
+		if !errors.As(err, &se) || se.Error() != tc.want {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+	if err := d.Step(&Event{Session: "x", Call: callStep("c1", "send").Call}); err != ErrUnjudged {
+		t.Errorf("a call of an unjudged session: %v, want ErrUnjudged", err)
 	}
 }

@@ -147,7 +147,8 @@ func event(v *audit.Cache, rec chain.Record) (Event, error) {
 		if err != nil {
 			return e, err
 		}
-		g := &GrantEvent{ID: b.Grant, Call: b.Call, Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp, Logged: true}
+		g := &GrantEvent{ID: b.Grant, Call: b.Call, Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp, Logged: true,
+			Server: b.Server, Tool: b.Tool, Digest: b.Digest}
 		if b.Decision != nil {
 			d := audit.ToDecision(*b.Decision)
 			g.Recorded, g.Settled = &d, true

@@ -150,7 +150,7 @@ func (r *Recorder) Granted(*audit.Session, *audit.Event, *audit.Pending, engine.
 	return nil
 }
 func (r *Recorder) Resulted(*audit.Session, *audit.Event, engine.Source) error { return nil }
-func (r *Recorder) ToolsListed(*audit.Session, *audit.Event) error             { return nil }
+func (r *Recorder) ToolsListed(*audit.Session, *audit.Event, bool) error       { return nil }
 func (r *Recorder) Ended(*audit.Session, *audit.Event) error                   { return nil }
 
 // checkClock refuses a trace whose events mix times with none: the ones

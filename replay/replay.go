@@ -70,7 +70,7 @@ func (r *runner) Granted(_ *audit.Session, _ *audit.Event, pc *audit.Pending, _ 
 }
 
 func (r *runner) Resulted(*audit.Session, *audit.Event, engine.Source) error { return nil }
-func (r *runner) ToolsListed(*audit.Session, *audit.Event) error             { return nil }
+func (r *runner) ToolsListed(*audit.Session, *audit.Event, bool) error       { return nil }
 func (r *runner) Ended(*audit.Session, *audit.Event) error                   { return nil }
 
 func eventTime(ev *Event) time.Time {

@@ -118,6 +118,8 @@ type GrantEvent struct {
 	Logged   bool
 	Settled  bool
 	Recorded *engine.Decision
+	// Server, Tool and Digest are what a logged grant is bound to.
+	Server, Tool, Digest string
 }
 
 // SyntaxError is a trace line that cannot be read.

@@ -55,7 +55,7 @@ func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, e
 		}
 		if err := d.Step(&ev); err != nil {
 			if se, ok := err.(*audit.StepError); ok {
-				return &replay.SyntaxError{File: file, Line: se.Pos, Reason: se.Reason}
+				return &replay.SyntaxError{File: file, Line: se.Pos, Reason: se.Error()}
 			}
 			return err
 		}
@@ -93,7 +93,7 @@ func (cmp *comparison) Resulted(_ *audit.Session, ev *audit.Event, _ engine.Sour
 	return nil
 }
 
-func (cmp *comparison) ToolsListed(_ *audit.Session, ev *audit.Event) error {
+func (cmp *comparison) ToolsListed(_ *audit.Session, ev *audit.Event, _ bool) error {
 	// An acceptance the session may not take is history too: verify
 	// reports it, and no side applies it.
 	cmp.sd.tools(ev.At, ev.Tools)

@@ -3,7 +3,6 @@ package verify
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,44 +11,30 @@ import (
 	"bailiff/engine"
 )
 
-func (set *sessionSet) call(vs *vsession, rec chain.Record) error {
-	var b audit.CallBody
-	if err := chain.DecodeBody(rec.Body, &b); err != nil {
-		return err
-	}
-	if b.Args == nil {
-		return errors.New(`"args" must be an object`)
-	}
-	call := &engine.Call{ID: b.Call, Server: orDefault(b.Server, vs.s.State().Server), Tool: b.Tool, Args: b.Args, Digest: b.Digest}
-	for _, r := range b.Redacted {
-		p, err := engine.ParsePath(r)
-		if err != nil {
-			return fmt.Errorf("redacted: %v", err)
-		}
-		call.Redacted = append(call.Redacted, p)
-	}
-	if len(call.Redacted) == 0 {
+// checkCall checks a call record's digest against its arguments, and
+// notes when it was asked and whether it was put to the client.
+func (set *sessionSet) checkCall(cs *audit.CallStep) {
+	rec, b := set.rec, cs.Body
+	if len(cs.Call.Redacted) == 0 {
 		if want := argsDigest(rec.Body, b.Args); want != b.Digest {
 			set.find(rec, b.Call, FindRecord, b.Digest, want, "the call's digest is not the digest of its arguments: the arguments or the digest were edited")
 		}
 	} else if !strings.HasPrefix(b.Digest, "hmac-sha256:") {
 		set.find(rec, b.Call, FindRecord, b.Digest, "hmac-sha256:…", "a call with redacted arguments must bind grants to a keyed digest")
 	}
-	if vs.s.Made(b.Call) {
-		return fmt.Errorf("call id %q used twice in session %q", b.Call, vs.s.ID())
-	}
-	vs.asked[b.Call] = rec.TS
+	set.vs.asked[b.Call] = rec.TS
 	if b.Elicit {
-		vs.elicited[b.Call] = true
+		set.vs.elicited[b.Call] = true
 	}
-	d := vs.s.Decide(call, rec.TS)
-	set.compare(vs, rec, b.Call, b.Tool, b.Decision, d)
-	recorded := audit.ToDecision(b.Decision)
+}
+
+// Called compares the recorded decision with the recomputed one; the
+// recorded one is what the session goes on from.
+func (set *sessionSet) Called(_ *audit.Session, ev *audit.Event, decided, recorded engine.Decision) error {
+	vs, b := set.vs, ev.Call.Body
+	set.compare(vs, set.rec, b.Call, b.Tool, b.Decision, decided)
 	if vs.f != nil {
-		vs.f.Call(rec.TS, rec.Seq, call, recorded)
-	}
-	if _, err := vs.s.Call(rec.TS, call, recorded, nil); err != nil {
-		return err
+		vs.f.Call(ev.At, set.rec.Seq, ev.Call.Call, recorded)
 	}
 	vs.spend(b.Decision.Grant, b.Call)
 	return nil

@@ -11,106 +11,75 @@ import (
 	"bailiff/engine"
 )
 
-func (set *sessionSet) grant(vs *vsession, rec chain.Record) error {
-	var b audit.GrantBody
-	if err := chain.DecodeBody(rec.Body, &b); err != nil {
-		return err
-	}
-	exp, err := time.Parse(chain.TimeFormat, b.Expires)
-	if err != nil {
-		return fmt.Errorf("expires %q is not %s", b.Expires, chain.TimeFormat)
-	}
-	if b.Answer != "approve" && b.Answer != "decline" {
-		return fmt.Errorf("answer %q is not approve or decline", b.Answer)
-	}
-	pc, err := vs.s.Lookup(b.Call)
-	if err != nil {
-		set.find(rec, b.Call, FindGrant, "", "", "grant "+err.Error())
-		return nil
-	}
+// checkGrant checks a grant record before the driver takes it: that it
+// lives no longer than the policy allows, and that it is an authentic
+// answer. One that is not approves nothing: the finding says why, and
+// the call it answers is recomputed as declined (a grant for a later
+// call is not given at all).
+func (set *sessionSet) checkGrant(s *audit.Session, gs *audit.GrantStep, g *engine.Grant) error {
+	rec, vs, b := set.rec, set.vs, gs.Body
 	vs.given[b.Grant] = b.Call
-	g := engine.Grant{ID: b.Grant, Server: orDefault(b.Server, vs.s.State().Server), Tool: b.Tool, Digest: b.Digest,
-		Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp}
 	// The expiry is not under the approver's signature: an approval that
 	// outlives the policy's TTL is an edited one, and it counts only for
 	// as long as the policy lets it.
-	if limit := grantLimit(vs.s.Policy(), rec.TS); exp.After(limit) {
+	if limit := grantLimit(s.Policy(), rec.TS); g.Expires.After(limit) {
 		set.find(rec, b.Call, FindGrant, "expires "+b.Expires, "expires by "+limit.UTC().Format(chain.TimeFormat),
 			fmt.Sprintf("grant %s expires at %s, later than its record's time plus the policy's approval TTL (%s): an approval lives no longer than the policy allows",
-				b.Grant, b.Expires, vs.s.Policy().ApprovalTTL()))
+				b.Grant, b.Expires, s.Policy().ApprovalTTL()))
 		g.Expires = limit
 	}
-	// An answer that is not authentic approves nothing: the finding says
-	// why, and the call it answers is recomputed as declined (a grant for
-	// a later call is not given at all).
-	if problem := vs.grantProblem(rec, &b); problem != "" {
+	if problem := vs.grantProblem(s, rec, b, g.Server); problem != "" {
 		set.find(rec, b.Call, FindGrant, b.Approver+" "+b.Answer, "not approved", problem)
 		vs.refused[b.Grant] = problem
 		if b.Decision == nil {
-			return nil
+			return errSkip
 		}
 		g.Approve = false
 	}
-	// A grant that records a decision claims to have settled its call:
-	// that call must have been asked and not settled since. One without
-	// is for a later identical call.
-	if b.Decision == nil {
-		vs.s.Grant(rec.TS, g, nil)
-		if vs.f != nil {
-			vs.f.Grant(rec.TS, g)
-		}
-		return nil
-	}
-	d, settles := vs.s.Answer(pc, g, rec.TS)
-	if !settles {
-		set.find(rec, b.Call, FindGrant, summary(*b.Decision), "no decision",
-			fmt.Sprintf("the grant records a decision, but call %q was not waiting for an answer", b.Call))
-		vs.s.Grant(rec.TS, g, nil)
-		return nil
-	}
-	set.compare(vs, rec, b.Call, pc.Call().Tool, *b.Decision, d)
-	recorded := audit.ToDecision(*b.Decision)
-	if vs.f != nil {
-		vs.f.Settle(rec.TS, b.Call, g, recorded)
-	}
-	vs.s.Settle(rec.TS, pc, recorded, nil)
-	vs.spend(b.Decision.Grant, b.Call)
 	return nil
 }
 
-func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
-	var b audit.ResultBody
-	if err := chain.DecodeBody(rec.Body, &b); err != nil {
-		return err
-	}
-	if b.Content != "" {
-		set.contents++
-	}
-	switch b.Status {
-	case audit.StatusOK, audit.StatusError, audit.StatusFailed:
+// Granted compares a settling grant's recorded decision with the
+// recomputed one. A grant that records a decision claims to have settled
+// its call: that call must have been asked and not settled since. One
+// without is for a later identical call.
+func (set *sessionSet) Granted(_ *audit.Session, ev *audit.Event, pc *audit.Pending, g engine.Grant, settles bool, decided, recorded engine.Decision) error {
+	rec, vs, b := set.rec, set.vs, ev.Grant.Body
+	switch {
+	case !settles && b.Decision != nil:
+		set.find(rec, b.Call, FindGrant, summary(*b.Decision), "no decision",
+			fmt.Sprintf("the grant records a decision, but call %q was not waiting for an answer", b.Call))
+	case !settles:
+		if vs.f != nil {
+			vs.f.Grant(ev.At, g)
+		}
 	default:
-		return fmt.Errorf("status %q is not ok, error or failed", b.Status)
+		set.compare(vs, rec, b.Call, pc.Call().Tool, *b.Decision, decided)
+		if vs.f != nil {
+			vs.f.Settle(ev.At, b.Call, g, recorded)
+		}
+		vs.spend(b.Decision.Grant, b.Call)
 	}
-	if err := audit.CheckChannel(b); err != nil {
-		return err
-	}
-	src, err := vs.s.Source(b.Call, b.Server, b.Tool, int(rec.Seq))
+	return nil
+}
+
+// loadResult reads a result's output from the evidence store: what is
+// missing or altered is reported, and the session counts it unknown.
+func (set *sessionSet) loadResult(s *audit.Session, rs *audit.ResultStep) error {
+	rec, vs, b := set.rec, set.vs, rs.Body
+	src, err := s.Source(b.Call, b.Server, b.Tool, int(rec.Seq))
 	if err != nil {
 		set.find(rec, b.Call, FindRecord, "", "", "result "+err.Error())
-		return nil
+		return errSkip
 	}
 	if b.Content == "" {
-		_, err := vs.s.Result(rec.TS, src.Pos, &b, nil)
-		if err == nil && vs.f != nil {
-			vs.f.Result(rec.TS, src.Pos, &b, nil)
-		}
-		return err
+		return nil
 	}
 	n := min(max(b.Size, 1), maxInFlight)
 	if err := inFlight.Acquire(context.Background(), n); err != nil {
 		return err
 	}
-	defer inFlight.Release(n)
+	set.held = n
 	text, err := set.v.cache.Evidence(b.Content)
 	out := &audit.Output{Text: text}
 	switch {
@@ -138,10 +107,8 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 		// once.
 		out.Analyzed = &engine.Analyzed{Text: out.Text}
 	}
-	if _, err = vs.s.Result(rec.TS, src.Pos, &b, out); err == nil && vs.f != nil {
-		vs.f.Result(rec.TS, src.Pos, &b, out)
-	}
-	return err
+	rs.Out = out
+	return nil
 }
 
 // grantProblem says why a grant record is not an authentic answer, or
@@ -150,7 +117,7 @@ func (set *sessionSet) result(vs *vsession, rec chain.Record) error {
 // after the call was asked and not after the grant was recorded. Only an
 // elicitation grant is unsigned, and it must settle a call the gateway
 // marked as put to the client (elicit), with the id the gateway gives it.
-func (vs *vsession) grantProblem(rec chain.Record, b *audit.GrantBody) string {
+func (vs *vsession) grantProblem(s *audit.Session, rec chain.Record, b *audit.GrantBody, server string) string {
 	if b.Signature == nil {
 		switch {
 		case b.Approver != chain.ElicitationApprover:
@@ -160,27 +127,27 @@ func (vs *vsession) grantProblem(rec chain.Record, b *audit.GrantBody) string {
 		}
 		return ""
 	}
-	ap := chain.Approval{ID: b.Grant, Kind: chain.ApproveCall, Session: rec.Session, Server: orDefault(b.Server, vs.s.State().Server),
+	ap := chain.Approval{ID: b.Grant, Kind: chain.ApproveCall, Session: rec.Session, Server: server,
 		Tool: b.Tool, Digest: b.Digest, Answer: b.Answer}
-	return vs.signatureProblem(rec, "grant "+b.Grant, ap, *b.Signature, b.Approver, vs.asked[b.Call])
+	return vs.signatureProblem(s, rec, "grant "+b.Grant, ap, *b.Signature, b.Approver, vs.asked[b.Call])
 }
 
 // acceptProblem is grantProblem for a tools record accepting a changed
 // definition: one definition, signed as a "definition" approval.
-func (vs *vsession) acceptProblem(rec chain.Record, b *audit.ToolsBody) string {
+func (vs *vsession) acceptProblem(s *audit.Session, rec chain.Record, b *audit.ToolsBody) string {
 	if b.AcceptSignature == nil {
 		return fmt.Sprintf("the acceptance by %q is not signed", b.AcceptedBy)
 	}
 	if len(b.Accept) != 1 {
 		return fmt.Sprintf("a signed acceptance is for one definition, not %d", len(b.Accept))
 	}
-	ap := chain.Approval{ID: b.AcceptID, Kind: chain.ApproveDefinition, Session: rec.Session, Server: vs.s.State().Server,
+	ap := chain.Approval{ID: b.AcceptID, Kind: chain.ApproveDefinition, Session: rec.Session, Server: s.State().Server,
 		Tool: b.Accept[0].Name, Digest: b.Accept[0].Digest, Answer: "approve"}
-	return vs.signatureProblem(rec, "the acceptance "+b.AcceptID, ap, *b.AcceptSignature, b.AcceptedBy, time.Time{})
+	return vs.signatureProblem(s, rec, "the acceptance "+b.AcceptID, ap, *b.AcceptSignature, b.AcceptedBy, time.Time{})
 }
 
-func (vs *vsession) signatureProblem(rec chain.Record, what string, ap chain.Approval, sig chain.Signature, approver string, asked time.Time) string {
-	name, err := chain.TrustedApprover(ap, sig, vs.approvers, vs.s.State().Principal.Subject)
+func (vs *vsession) signatureProblem(s *audit.Session, rec chain.Record, what string, ap chain.Approval, sig chain.Signature, approver string, asked time.Time) string {
+	name, err := chain.TrustedApprover(ap, sig, vs.approvers, s.State().Principal.Subject)
 	if err != nil {
 		return fmt.Sprintf("%s: %v", what, err)
 	}

@@ -40,7 +40,7 @@ func startPool(v *verifier, workers int) *pool {
 		queued: semaphore.NewWeighted(queueBytes)}
 	for i := range p.chans {
 		p.chans[i] = make(chan chain.Record, queueLen)
-		p.results[i] = &sessionSet{v: v, sessions: map[string]*vsession{}}
+		p.results[i] = newSessionSet(v)
 		p.wg.Add(1)
 		go p.work(p.chans[i], p.results[i])
 	}
@@ -116,7 +116,7 @@ func (p *pool) merge(rep *Report) {
 	for _, set := range p.results {
 		rep.Findings = append(rep.Findings, set.findings...)
 		rep.Unevaluable = append(rep.Unevaluable, set.unevaluable...)
-		rep.Sessions += len(set.sessions)
+		rep.Sessions += set.started
 		rep.Calls += set.calls
 		rep.Contents += set.contents
 	}

@@ -11,10 +11,14 @@ import (
 	"bailiff/engine"
 )
 
-// sessionSet is the sessions one worker verifies.
+// sessionSet is the sessions one worker verifies: audit's driver walks
+// them, recomputing every recorded decision, and the set observes it,
+// reporting what does not hold.
 type sessionSet struct {
 	v           *verifier
-	sessions    map[string]*vsession
+	d           *audit.Driver
+	sessions    map[string]*vsession // the sessions open, by id
+	started     int                  // sessions with a session record, judged or not
 	findings    []Finding
 	unevaluable []Unevaluable
 	calls       int
@@ -23,21 +27,32 @@ type sessionSet struct {
 	// fatal is a spill file that failed: decisions after it cannot be
 	// trusted either way, so the log cannot be verified.
 	fatal error
+
+	dec  audit.Decoder
+	rec  chain.Record // the record being stepped
+	vs   *vsession    // its session's
+	held int64        // evidence bytes held in flight for it
 }
+
+func newSessionSet(v *verifier) *sessionSet {
+	set := &sessionSet{v: v, sessions: map[string]*vsession{}}
+	set.d = &audit.Driver{Config: audit.Config{Spill: true}, Interleaved: true, Recompute: true, Observer: set}
+	return set
+}
+
+// errSkip is a record the set reported and the driver must not take.
+var errSkip = errors.New("skipped")
 
 // close gives back the spilled output of the sessions that never ended.
 func (set *sessionSet) close() {
-	for _, vs := range set.sessions {
-		if vs.s != nil {
-			vs.s.Close()
-			vs.s = nil
-		}
+	set.d.Close()
+	for id, vs := range set.sessions {
 		if vs.f != nil {
 			if err := safeEnd(vs.f); err != nil && set.failed == nil {
 				set.failed = err
 			}
-			vs.f = nil
 		}
+		delete(set.sessions, id)
 	}
 }
 
@@ -66,10 +81,7 @@ func safeEnd(f Follower) (err error) {
 }
 
 type vsession struct {
-	s      *audit.Session // nil when the session record was unusable
-	f      Follower       // nil when nothing follows it
-	ended  bool
-	broken bool // its policy could not be loaded: its calls cannot be judged
+	f Follower // nil when nothing follows it
 	// given and used are the session's grants by id: the call each was
 	// given for and the call a recorded decision used it on.
 	given map[string]string
@@ -101,96 +113,99 @@ func (set *sessionSet) find(rec chain.Record, call, kind, recorded, recomputed, 
 		Kind: kind, Recorded: recorded, Recomputed: recomputed, Reason: reason})
 }
 
+// record has the driver take one record, and reports what it refuses.
 func (set *sessionSet) record(rec chain.Record) {
 	if set.fatal != nil {
 		return
 	}
-	vs := set.sessions[rec.Session]
-	if rec.Kind == chain.KindSession {
-		if vs != nil {
-			set.find(rec, "", FindRecord, "", "", fmt.Sprintf("session %q starts twice", rec.Session))
-			return
-		}
-		set.sessions[rec.Session] = set.open(rec)
+	ev, err := set.dec.Decode(rec)
+	if errors.Is(err, audit.ErrNoStep) {
 		return
+	}
+	set.rec, set.vs = rec, set.sessions[rec.Session]
+	if cerr := set.d.Check(ev); cerr != nil {
+		var se *audit.StepError
+		switch {
+		case errors.Is(cerr, audit.ErrUnjudged) && ev.Call != nil:
+			set.calls++ // the session's one finding says why: its calls are counted, not judged
+		case errors.As(cerr, &se):
+			set.find(rec, "", FindRecord, "", "", se.Error())
+		}
+		return
+	}
+	if ev.Start != nil {
+		set.started++
+	}
+	if ev.Call != nil {
+		set.calls++
+	}
+	if ev.Result != nil && ev.Result.Body.Content != "" {
+		set.contents++
 	}
 	switch {
-	case vs == nil:
-		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("%s record for session %q, which has no session record before it", rec.Kind, rec.Session))
-		return
-	case vs.ended:
-		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("%s record after session %q ended", rec.Kind, rec.Session))
-		return
-	case vs.broken:
-		// The session's one finding says why; its calls are counted, not
-		// judged.
-		if rec.Kind == chain.KindCall {
-			set.calls++
-		}
-		return
-	}
-	var err error
-	switch rec.Kind {
-	case chain.KindTools:
-		var b audit.ToolsBody
-		if err = chain.DecodeBody(rec.Body, &b); err == nil {
-			if len(b.Accept) > 0 && vs.s.State().MayAccept(b.AcceptedBy) {
-				if problem := vs.acceptProblem(rec, &b); problem != "" {
-					set.find(rec, "", FindGrant, b.AcceptedBy, "not accepted", problem+": not applied")
-					b.Accept = nil
-				}
-			}
-			if errors.Is(vs.s.Tools(rec.TS, &b), audit.ErrAcceptRefused) {
-				set.find(rec, "", FindGrant, b.AcceptedBy, "", "changed tool definitions were accepted by nobody, or by the principal itself: not applied")
-			}
-			if vs.f != nil {
-				vs.f.Tools(rec.TS, &b)
-			}
-		}
-	case chain.KindCall:
-		set.calls++
-		err = set.call(vs, rec)
-	case chain.KindGrant:
-		err = set.grant(vs, rec)
-	case chain.KindResult:
-		err = set.result(vs, rec)
-	case chain.KindEnd:
-		var b audit.EndBody
-		err = chain.DecodeBody(rec.Body, &b)
-		// Keep the entry, to catch records after the end, but not the
-		// state: a long log must not hold every session's output.
-		vs.s.End(rec.TS, &b)
-		if vs.f != nil {
-			vs.f.End()
-		}
-		vs.ended, vs.s, vs.f, vs.given, vs.used = true, nil, nil, nil, nil
-		vs.elicited, vs.asked, vs.refused = nil, nil, nil
-	}
-	if vs.s != nil && vs.s.Err() != nil {
-		set.fatal = vs.s.Err()
-	}
-	if err != nil {
+	case err != nil && ev.Start != nil:
+		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("session record: %v", err))
+		err = set.d.Step(&audit.Event{Session: rec.Session, Start: &audit.StartStep{ID: rec.Session, Unjudged: true}})
+	case err != nil && ev.End != nil:
+		// An end whose body cannot be read still ends its session.
 		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("%s record: %v", rec.Kind, err))
+		err = set.d.Step(ev)
+	case err != nil:
+		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("%s record: %v", rec.Kind, err))
+		return
+	case ev.Start != nil:
+		err = set.start(ev)
+	default:
+		err = set.d.Step(ev)
+	}
+	if set.held > 0 {
+		inFlight.Release(set.held)
+		set.held = 0
+	}
+	if s := set.d.Session(rec.Session); s != nil && s.Err() != nil {
+		set.fatal = s.Err()
+	}
+	set.refused(ev, err)
+}
+
+// refused reports a record the driver did not take.
+func (set *sessionSet) refused(ev *audit.Event, err error) {
+	var se *audit.StepError
+	switch {
+	case err == nil, errors.Is(err, errSkip), errors.Is(err, audit.ErrUnjudged):
+	case errors.As(err, &se) && se.Step == "grant":
+		set.find(set.rec, ev.Grant.Call, FindGrant, "", "", se.Error())
+	default:
+		set.find(set.rec, "", FindRecord, "", "", fmt.Sprintf("%s record: %v", set.rec.Kind, err))
 	}
 }
 
-func (set *sessionSet) open(rec chain.Record) *vsession {
-	var b audit.SessionBody
-	if err := chain.DecodeBody(rec.Body, &b); err != nil {
-		set.find(rec, "", FindRecord, "", "", fmt.Sprintf("session record: %v", err))
-		return &vsession{broken: true}
+// start starts a session as its record says, unjudged when its engine or
+// policy is not the one it was decided under.
+func (set *sessionSet) start(ev *audit.Event) error {
+	rec, b := set.rec, ev.Start.Body
+	unjudged := func() error {
+		return set.d.Step(&audit.Event{Session: rec.Session, Start: &audit.StartStep{ID: rec.Session, Unjudged: true}})
 	}
 	if b.Engine != engine.Version {
 		// Recomputing under other semantics proves nothing either way.
 		set.find(rec, "", FindPolicy, b.Engine, engine.Version,
 			fmt.Sprintf("the session was decided by engine %q and this is %q: its verdicts are not recomputed", b.Engine, engine.Version))
-		return &vsession{broken: true}
+		return unjudged()
 	}
 	p, problem := set.v.cache.Policy(b.Policy, b.PolicyVersion)
 	if problem != "" {
 		set.find(rec, "", FindPolicy, b.PolicyVersion, "", problem)
-		return &vsession{broken: true}
+		return unjudged()
 	}
+	ev.Start.Policy = p
+	return set.d.Step(ev)
+}
+
+// Started opens verify's side of a session: the approver keys it trusts,
+// and its follower.
+func (set *sessionSet) Started(s *audit.Session, ev *audit.Event) error {
+	rec, b := set.rec, ev.Start.Body
 	approvers := b.Approvers
 	if set.v.approvers != nil {
 		approvers = nil
@@ -202,19 +217,60 @@ func (set *sessionSet) open(rec chain.Record) *vsession {
 			set.find(rec, "", FindGrant, k, "", fmt.Sprintf("the session trusts approver key %s, which is not one of the keys verify was given: it approves nothing", k))
 		}
 	}
-	s, _ := audit.Start(audit.Config{Policy: p, Spill: true}, rec.TS, rec.Session, &b)
 	var f Follower
 	if set.v.follow != nil {
-		f = set.v.follow(s, rec.TS, &b)
+		f = set.v.follow(s, rec.TS, b)
 	}
-	return &vsession{s: s, f: f,
+	set.sessions[rec.Session] = &vsession{f: f,
 		given: map[string]string{}, used: map[string]string{}, approvers: approvers,
 		elicited: map[string]bool{}, asked: map[string]time.Time{}, refused: map[string]string{}}
+	return nil
 }
 
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
+// Prepare checks what a record claims before the driver takes it.
+func (set *sessionSet) Prepare(s *audit.Session, ev *audit.Event, g *engine.Grant) error {
+	switch {
+	case ev.Call != nil:
+		set.checkCall(ev.Call)
+	case ev.Grant != nil:
+		return set.checkGrant(s, ev.Grant, g)
+	case ev.Result != nil:
+		return set.loadResult(s, ev.Result)
+	case ev.Tools != nil:
+		b := ev.Tools
+		if len(b.Accept) > 0 && s.State().MayAccept(b.AcceptedBy) {
+			if problem := set.vs.acceptProblem(s, set.rec, b); problem != "" {
+				set.find(set.rec, "", FindGrant, b.AcceptedBy, "not accepted", problem+": not applied")
+				b.Accept = nil
+			}
+		}
 	}
-	return s
+	return nil
+}
+
+func (set *sessionSet) ToolsListed(_ *audit.Session, ev *audit.Event, refused bool) error {
+	if refused {
+		set.find(set.rec, "", FindGrant, ev.Tools.AcceptedBy, "", "changed tool definitions were accepted by nobody, or by the principal itself: not applied")
+	}
+	if f := set.vs.f; f != nil {
+		f.Tools(ev.At, ev.Tools)
+	}
+	return nil
+}
+
+func (set *sessionSet) Resulted(_ *audit.Session, ev *audit.Event, src engine.Source) error {
+	if f := set.vs.f; f != nil {
+		f.Result(ev.At, src.Pos, ev.Result.Body, ev.Result.Out)
+	}
+	return nil
+}
+
+// Ended keeps nothing of the session: a long log must not hold every
+// session's state.
+func (set *sessionSet) Ended(s *audit.Session, _ *audit.Event) error {
+	if f := set.vs.f; f != nil {
+		f.End()
+	}
+	delete(set.sessions, s.ID())
+	return nil
 }
