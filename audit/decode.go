@@ -171,7 +171,7 @@ func (dec *Decoder) decodeGrant(rec chain.Record) error {
 		Logged: true, Server: b.Server, Tool: b.Tool, Digest: b.Digest, Body: b}
 	if b.Decision != nil {
 		dec.recorded = ToDecision(*b.Decision)
-		dec.grant.Recorded = &dec.recorded
+		dec.grant.Recorded, dec.grant.Settled = &dec.recorded, true
 	}
 	return nil
 }

@@ -299,7 +299,7 @@ func (d *Driver) grant(dv *driven, ev *Event) error {
 			return err
 		}
 	}
-	claims := gs.Recorded != nil
+	claims := gs.Settled
 	if !gs.Logged {
 		claims = gs.Call == dv.last
 	}

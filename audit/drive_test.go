@@ -124,14 +124,21 @@ func TestDriverSettlesByOneRule(t *testing.T) {
 	ss.add(callStep("c5", "send"))
 	declined := engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval}
 	logged := grantStep("g4", "c4")
-	logged.Grant.Logged, logged.Grant.Recorded = true, &declined
+	logged.Grant.Logged, logged.Grant.Settled, logged.Grant.Recorded = true, true, &declined
 	ss.add(logged) // a log's answer, recorded: settles as recorded
+	ss.add(callStep("c6", "pay"))
+	ss.add(callStep("c7", "send"))
+	decided := grantStep("g5", "c6")
+	decided.Grant.Logged, decided.Grant.Settled = true, true
+	decided.Grant.Server, decided.Grant.Tool, decided.Grant.Digest = "srv", "pay", call("c6", "pay").Digest
+	decided.Grant.Expires = t0.Add(time.Hour)
+	ss.add(decided) // a log's answer whose decision the reader dropped: settles as the engine decides
 	ss.add(Event{End: &EndBody{}})
 	if err := d.Drive(ss); err != nil {
 		t.Fatal(err)
 	}
-	if o.settled["c1"] != engine.Allow || o.settled["c4"] != engine.Deny || len(o.settled) != 2 {
-		t.Errorf("settled %v, want c1 allow and c4 deny (as recorded)", o.settled)
+	if o.settled["c1"] != engine.Allow || o.settled["c4"] != engine.Deny || o.settled["c6"] != engine.Allow || len(o.settled) != 3 {
+		t.Errorf("settled %v, want c1 allow, c4 deny (as recorded) and c6 allow (as the engine decides)", o.settled)
 	}
 	if strings.Join(o.kept, " ") != "g2 g3" {
 		t.Errorf("kept %v, want g2 g3", o.kept)

@@ -56,10 +56,13 @@ type GrantStep struct {
 	Approve  bool
 	Expires  time.Time // zero: the policy's approval TTL from the event's time
 	// Logged marks a grant read from a log, which claims to settle its
-	// call when it records the decision it settled with (Recorded). A
-	// trace's grant claims to settle its call when it follows it, with
-	// no other call between.
-	Logged   bool
+	// call when its record says it settled it (Settled). A trace's grant
+	// claims to settle its call when it follows it, with no other call
+	// between.
+	Logged, Settled bool
+	// Recorded is the decision a log's settling grant holds: it is what
+	// is committed, unless the reader drops it to have the engine decide
+	// (a baseline policy of the reader's own).
 	Recorded *engine.Decision
 	// Server, Tool and Digest are what a log's grant names; a trace's
 	// grant is bound to the call it answers.

@@ -26,7 +26,7 @@ func (ev *Event) Step(at time.Time) audit.Event {
 	case ev.Grant != nil:
 		g := ev.Grant
 		e.Grant = &audit.GrantStep{Call: g.Call, ID: g.ID, Approver: g.Approver, Approve: g.Approve, Expires: g.Expires,
-			Logged: g.Logged, Recorded: g.Recorded, Server: g.Server, Tool: g.Tool, Digest: g.Digest}
+			Logged: g.Logged, Settled: g.Settled, Recorded: g.Recorded, Server: g.Server, Tool: g.Tool, Digest: g.Digest}
 	case ev.Output != nil:
 		o := ev.Output
 		e.Result = &audit.ResultStep{Out: Brought(o),

@@ -230,3 +230,47 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestBaselinePolicyOverALogIsTheRecord: a log's own policy given as the
+// baseline recomputes exactly what the log records, grants settling
+// their asks included: the baseline's pass drops the recorded decisions,
+// not the record of which grant settled which ask.
+func TestBaselinePolicyOverALogIsTheRecord(t *testing.T) {
+	skey, _, err := chain.GenerateKey(rand.Reader, "lee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := loadFixturePolicy(t, "main")
+	files, _ := filepath.Glob(filepath.Join("..", "fixtures", "traces", "main", "*.jsonl"))
+	settled := 0
+	for _, file := range files {
+		path := recordFixture(t, pol, file, skey)
+		if path == "" {
+			continue
+		}
+		recorded := collect(t, Input{Name: path}, []Candidate{Fixed(pol)})
+		var recomputed []indexed
+		if err := CompareEach([]Input{{Name: path}}, pol, []Candidate{Fixed(pol)}, func(i int, p Pair) {
+			recomputed = append(recomputed, indexed{i, p})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		sort.Slice(recomputed, func(i, j int) bool { return recomputed[i].Pos < recomputed[j].Pos })
+		if len(recorded) != len(recomputed) {
+			t.Fatalf("%s: %d pairs recorded, %d recomputed", file, len(recorded), len(recomputed))
+		}
+		for i := range recorded {
+			r, c := recorded[i].Baseline, recomputed[i].Baseline
+			if r.Verdict != c.Verdict || r.Check != c.Check || r.Grant != c.Grant {
+				t.Errorf("%s: call %s recorded %s by %s (grant %q), recomputed %s by %s (grant %q)", file, recorded[i].ID,
+					r.Verdict, r.Check, r.Grant, c.Verdict, c.Check, c.Grant)
+			}
+			if r.Check == engine.CheckApproval {
+				settled++
+			}
+		}
+	}
+	if settled < 5 {
+		t.Errorf("only %d calls settled by a grant: too few to stand for the fixtures", settled)
+	}
+}
