@@ -143,19 +143,29 @@ func (d *Driver) route(ev *Event) (*driven, error) {
 		return d.cur, nil
 	}
 	dv := d.sessions[ev.Session]
-	switch {
-	case ev.Start != nil && dv != nil:
-		return nil, refuse(ev, "session %q starts twice", ev.Session)
-	case ev.Start != nil:
-		return nil, nil
-	case dv == nil:
-		return nil, refuse(ev, "%s record for session %q, which has no session record before it", ev.kind(), ev.Session)
-	case dv.ended:
-		return nil, refuse(ev, "%s record after session %q ended", ev.kind(), ev.Session)
-	case dv.unjudged:
+	if err := logRule(ev, dv != nil && !dv.ended, dv != nil && dv.ended); err != nil {
+		return nil, err
+	}
+	if dv != nil && dv.unjudged {
 		return nil, ErrUnjudged
 	}
 	return dv, nil
+}
+
+// logRule is where an audit log's records may come: a session starts
+// once, and no record of it comes before its start or after its end.
+func logRule(ev *Event, started, ended bool) error {
+	switch {
+	case ev.Start != nil && (started || ended):
+		return refuse(ev, "session %q starts twice", ev.Session)
+	case ev.Start != nil:
+		return nil
+	case ended:
+		return refuse(ev, "%s record after session %q ended", ev.kind(), ev.Session)
+	case !started:
+		return refuse(ev, "%s record for session %q, which has no session record before it", ev.kind(), ev.Session)
+	}
+	return nil
 }
 
 // Check tells whether the rules let ev be taken now, without taking it:

@@ -76,6 +76,10 @@ type GrantStep struct {
 type ResultStep struct {
 	Body *ResultBody
 	Out  *Output
+	// Load, for a result read from a log whose evidence is read only
+	// when the step is taken, reads its output: the reader sets Out from
+	// it, and clears it after, so a session's events hold no output.
+	Load func() *Output
 }
 
 // Observer is told each step as the driver takes it, as OPA's query

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 )
@@ -82,14 +83,14 @@ func (s *Summary) Add(name string, r io.Reader, ev chain.EvidenceStore) (LogRead
 	var read LogRead
 	var dup error
 	rd := chain.NewReader(r)
-	read.Err = logSessions(name, rd, ev, func(ls LogSession) error {
+	read.Err = audit.ReadSessions(name, rd, ev, func(ls audit.LogSession) error {
 		s.Read++
 		if prev, ok := s.sessionIn[ls.ID()]; ok && prev != name && dup == nil {
 			dup = fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", ls.ID(), prev, name)
 		}
 		s.sessionIn[ls.ID()] = name
 		for _, e := range ls.Events {
-			read.HasOutput = read.HasOutput || e.Output != nil
+			read.HasOutput = read.HasOutput || e.Result != nil
 		}
 		s.session(ls)
 		return nil
@@ -110,7 +111,7 @@ func (s *Summary) sawServer(server, tool string) {
 }
 
 // session counts one session, if it has a record in range.
-func (s *Summary) session(ls LogSession) {
+func (s *Summary) session(ls audit.LogSession) {
 	inside := s.Since.IsZero() && s.Until.IsZero()
 	var start time.Time
 	for _, e := range ls.Events {
@@ -135,7 +136,7 @@ func (s *Summary) session(ls LogSession) {
 	s.Policies[ls.Policy.Version()] = ls.Policy
 	server := ""
 	if len(ls.Events) > 0 && ls.Events[0].Start != nil {
-		st := ls.Events[0].Start
+		st := ls.Events[0].Start.Body
 		server = st.Server
 		multi := spansServers(server, ls.Events)
 		for _, t := range st.Tools {
@@ -186,7 +187,7 @@ type asked struct {
 // call's verdict is its final one, as replay and shadow show it: the
 // answer that settles it moves it from ask. Its check stays the one that
 // asked; approval counts the answer.
-func (s *Summary) events(server string, events []Event) {
+func (s *Summary) events(server string, events []audit.Event) {
 	open := map[string]asked{}
 	oob := map[string]bool{} // asked calls answered out of band: approved?
 	for _, e := range events {
@@ -213,9 +214,9 @@ func (s *Summary) events(server string, events []Event) {
 				day, at = e.At.UTC().Format("2006-01-02"), e.At
 				s.Over.add(at, string(e.Call.Recorded.Verdict), 1)
 			}
-			s.call(server, day, e.Call)
+			s.call(server, day, e.Call.Call, *e.Call.Recorded)
 			if e.Call.Recorded.Verdict == engine.Ask {
-				open[e.Call.ID] = asked{e.Call.Tool, day, at}
+				open[e.Call.Call.ID] = asked{e.Call.Call.Tool, day, at}
 			}
 		case e.Grant != nil && e.Grant.Recorded == nil && open[e.Grant.Call] != (asked{}):
 			// An answer given out of band (bailiff approve) settles no
@@ -258,8 +259,7 @@ func (s *Summary) events(server string, events []Event) {
 	s.Asks["unanswered"] += len(open)
 }
 
-func (s *Summary) call(server, day string, c *Call) {
-	d := c.Recorded
+func (s *Summary) call(server, day string, c *engine.Call, d engine.Decision) {
 	s.Calls++
 	if c.Server != "" {
 		// A gateway's session fronts several servers: each call names
@@ -335,9 +335,9 @@ var quotedDest = regexp.MustCompile(`^destination \S+ ("(?:[^"\\]|\\.)*")`)
 
 // spansServers tells whether a session's calls go to servers other than
 // its own: a gateway's session, whose tools are listed by server.
-func spansServers(server string, events []Event) bool {
+func spansServers(server string, events []audit.Event) bool {
 	for _, e := range events {
-		if e.Call != nil && e.Call.Server != "" && e.Call.Server != server {
+		if e.Call != nil && e.Call.Call.Server != "" && e.Call.Call.Server != server {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 )
@@ -74,9 +75,10 @@ func TestSummaryFixed(t *testing.T) {
 	}
 	s := NewSummary(time.Time{}, time.Time{})
 	fixed := map[string][]string{"channel": {"a"}, "cc[*]": {"b"}}
-	s.session(LogSession{Policy: pol, Events: []Event{
-		{Start: &Start{Session: "s", Server: "gateway", Tools: []engine.ToolDef{{Name: "shop.refund", Fixed: fixed}, {Name: "mail.send"}}}},
-		{Call: &Call{ID: "c", Server: "shop", Tool: "refund"}},
+	allow := engine.Decision{Verdict: engine.Allow, Check: engine.CheckRules}
+	s.session(audit.LogSession{Policy: pol, Events: []audit.Event{
+		{Start: &audit.StartStep{ID: "s", Body: &audit.SessionBody{Server: "gateway", Tools: []engine.ToolDef{{Name: "shop.refund", Fixed: fixed}, {Name: "mail.send"}}}}},
+		{Call: &audit.CallStep{Call: &engine.Call{ID: "c", Server: "shop", Tool: "refund"}, Recorded: &allow}},
 	}})
 	if got := s.Fixed["refund"]["shop"]; !reflect.DeepEqual(got, fixed) {
 		t.Errorf("fixed paths of refund: %v", got)
@@ -96,10 +98,10 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 	allow := engine.Decision{Verdict: engine.Allow, Check: engine.CheckApproval, Rule: "send-asks", Grant: "g1"}
 	for _, approve := range []bool{true, false} {
 		s := NewSummary(time.Time{}, time.Time{})
-		s.events("mail", []Event{
-			{At: at, Call: &Call{ID: "c1", Tool: "send", Recorded: &ask}},
-			{At: at.Add(time.Second), Grant: &GrantEvent{ID: "g1", Call: "c1", Approve: approve, Logged: true, Expires: at.Add(time.Hour)}},
-			{At: at.Add(2 * time.Second), Call: &Call{ID: "c2", Tool: "send", Recorded: &allow}},
+		s.events("mail", []audit.Event{
+			{At: at, Call: &audit.CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &ask}},
+			{At: at.Add(time.Second), Grant: &audit.GrantStep{ID: "g1", Call: "c1", Approve: approve, Logged: true, Expires: at.Add(time.Hour)}},
+			{At: at.Add(2 * time.Second), Call: &audit.CallStep{Call: &engine.Call{ID: "c2", Tool: "send"}, Recorded: &allow}},
 		})
 		want := map[string]int{"approved": 1, "unanswered": 0}
 		if !approve {
@@ -115,20 +117,20 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 	// The last answer counts (a decline, then an approval the retry
 	// used), and one recorded after its expiry approves nothing.
 	for name, c := range map[string]struct {
-		grants []GrantEvent
+		grants []audit.GrantStep
 		want   map[string]int
 	}{
-		"declined, then approved": {[]GrantEvent{{ID: "g0", Call: "c1", Approve: false}, {ID: "g1", Call: "c1", Approve: true}}, map[string]int{"approved": 1, "unanswered": 0}},
-		"approved after expiry":   {[]GrantEvent{{ID: "g1", Call: "c1", Approve: true, Expires: at}}, map[string]int{"declined": 1, "unanswered": 0}},
+		"declined, then approved": {[]audit.GrantStep{{ID: "g0", Call: "c1", Approve: false}, {ID: "g1", Call: "c1", Approve: true}}, map[string]int{"approved": 1, "unanswered": 0}},
+		"approved after expiry":   {[]audit.GrantStep{{ID: "g1", Call: "c1", Approve: true, Expires: at}}, map[string]int{"declined": 1, "unanswered": 0}},
 	} {
-		events := []Event{{At: at, Call: &Call{ID: "c1", Tool: "send", Recorded: &ask}}}
+		events := []audit.Event{{At: at, Call: &audit.CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &ask}}}
 		for i := range c.grants {
 			g := c.grants[i]
 			if g.Expires.IsZero() {
 				g.Expires = at.Add(time.Hour)
 			}
 			g.Logged = true
-			events = append(events, Event{At: at.Add(time.Duration(i+1) * time.Second), Grant: &g})
+			events = append(events, audit.Event{At: at.Add(time.Duration(i+1) * time.Second), Grant: &g})
 		}
 		s := NewSummary(time.Time{}, time.Time{})
 		s.events("mail", events)

@@ -1,6 +1,5 @@
-// Package replay reads hand-written session traces (and, later, audit
-// logs) back into per-session event streams and drives the engine over
-// them, rebuilding each session's state step by step.
+// Package replay reads hand-written session traces into per-session
+// event streams, which audit's driver takes step by step.
 //
 // A trace is JSONL: one event per line, each a JSON object with exactly
 // one key naming its kind (start, output, call, grant, tools, end). The
@@ -38,14 +37,9 @@ type Event struct {
 	// ToolValues are the tools of a tools event as written.
 	ToolValues []any
 	// Repin is a tools event's "repin" (tools new to the session are
-	// pinned, as the live gateway's relist does); Accept, read from audit
-	// logs only, is a tools record's.
-	Repin  bool
-	Accept []engine.ToolDef
-	// AcceptedBy is who accepted Accept; it is applied only if
-	// engine.State.MayAccept allows that approver.
-	AcceptedBy string
-	End        bool
+	// pinned, as the live gateway's relist does).
+	Repin bool
+	End   bool
 }
 
 // Start opens a session.
@@ -72,22 +66,6 @@ type Output struct {
 	// Evidence is the output as an audit log's evidence store keeps it
 	// (engine.OutputJSON).
 	Evidence []byte
-	// Purged, read from audit logs only, means the text is not known;
-	// NoContent, a result that refers to no content (a failure).
-	Purged, NoContent bool
-	// load, for output read from an audit log, reads the text from the
-	// evidence store when it is needed rather than when the log is read,
-	// so a session's events do not hold all its output at once.
-	load func() (string, bool)
-}
-
-// Content is the output's text and whether it is known (not purged),
-// read from the evidence store if the output came from an audit log.
-func (o *Output) Content() (string, bool) {
-	if o.load != nil {
-		return o.load()
-	}
-	return o.Text, !o.Purged
 }
 
 // Call is a tools/call.
@@ -97,12 +75,6 @@ type Call struct {
 	Args     map[string]any
 	Redacted []engine.Path
 	Label    string
-
-	// Read from audit logs only: the server of a gateway's call, the
-	// recorded argument digest, and the recorded decision.
-	Server   string
-	Digest   string
-	Recorded *engine.Decision
 }
 
 // GrantEvent is a human's answer to an asked call.
@@ -112,14 +84,6 @@ type GrantEvent struct {
 	Approver string
 	Approve  bool
 	Expires  time.Time // zero: the policy's approval TTL from the event time
-	// Read from audit logs only: Logged marks a grant from a log, Settled
-	// one that settled its call, and Recorded the decision it settled
-	// with (a logged grant that did not settle is for a later call).
-	Logged   bool
-	Settled  bool
-	Recorded *engine.Decision
-	// Server, Tool and Digest are what a logged grant is bound to.
-	Server, Tool, Digest string
 }
 
 // SyntaxError is a trace line that cannot be read.

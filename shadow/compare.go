@@ -32,7 +32,7 @@ type Pair struct {
 // same history (its own trusted sources decide what taints it), the way a
 // policy in shadow mode would have been. A call a recorded log holds
 // keeps its recorded verdict as the baseline.
-func CompareSession(base, cand *engine.Policy, file string, events []replay.Event, fn func(Pair)) error {
+func CompareSession(base, cand *engine.Policy, file string, events []audit.Event, fn func(Pair)) error {
 	return CompareSessions(base, []*engine.Policy{cand}, file, events, func(_ int, p Pair) { fn(p) })
 }
 
@@ -40,7 +40,9 @@ func CompareSession(base, cand *engine.Policy, file string, events []replay.Even
 // one baseline: the history is applied once, and each output analyzed
 // once, for all of them. fn is called with the candidate's index; a
 // session's pairs are handed on candidate by candidate, each in order.
-func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, events []replay.Event, fn func(int, Pair)) error {
+// The events are not changed: an output read from a log is read when its
+// step is taken, and let go after.
+func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, events []audit.Event, fn func(int, Pair)) error {
 	cmp := &comparison{sd: newSides(cands, file, fn)}
 	d := &audit.Driver{Config: audit.Config{Policy: base, Spill: true}, Observer: cmp}
 	defer func() {
@@ -48,10 +50,17 @@ func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, e
 		cmp.sd.recycle()
 	}()
 	for i := range events {
-		ev := events[i].Step(replay.EventTime(&events[i]))
-		if out := ev.Result; out != nil && out.Out != nil && !out.Out.Unknown {
-			// Every side takes the same text: analyze it once.
-			out.Out.Analyzed = &engine.Analyzed{Text: out.Out.Text}
+		ev := events[i]
+		if rs := ev.Result; rs != nil {
+			step := *rs
+			if step.Load != nil {
+				step.Out = step.Load()
+			}
+			if out := step.Out; out != nil && !out.Unknown {
+				// Every side takes the same text: analyze it once.
+				step.Out = &audit.Output{Text: out.Text, Analyzed: &engine.Analyzed{Text: out.Text}}
+			}
+			ev.Result = &step
 		}
 		if err := d.Step(&ev); err != nil {
 			if se, ok := err.(*audit.StepError); ok {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -126,7 +127,7 @@ func CompareEach(inputs []Input, base *engine.Policy, cands []Candidate, fn func
 				if err != nil {
 					return err
 				}
-				if err := CompareSession(base, c, in.Name, in.Trace, func(p Pair) { fn(i, p) }); err != nil {
+				if err := CompareSession(base, c, in.Name, replay.Steps(in.Trace), func(p Pair) { fn(i, p) }); err != nil {
 					return err
 				}
 			}
@@ -146,7 +147,7 @@ func CompareEach(inputs []Input, base *engine.Policy, cands []Candidate, fn func
 }
 
 // forget drops recorded decisions, so a baseline policy decides instead.
-func forget(events []replay.Event) {
+func forget(events []audit.Event) {
 	for i := range events {
 		if events[i].Call != nil {
 			events[i].Call.Recorded = nil
@@ -181,14 +182,14 @@ func compareLog(in Input, base *engine.Policy, cands []Candidate, seen map[strin
 		fn(i, p)
 		mu.Unlock()
 	}
-	work := make(chan replay.LogSession, runtime.GOMAXPROCS(0))
+	work := make(chan audit.LogSession, runtime.GOMAXPROCS(0))
 	for i := 0; i < runtime.GOMAXPROCS(0); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for s := range work {
 				err := compareSafely(name, base, cands, s, emit)
-				replay.Recycle(s.Events)
+				audit.Recycle(s.Events)
 				if err != nil {
 					mu.Lock()
 					if first == nil {
@@ -199,7 +200,7 @@ func compareLog(in Input, base *engine.Policy, cands []Candidate, seen map[strin
 			}
 		}()
 	}
-	err = replay.LogSessions(name, bufio.NewReaderSize(r, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, func(s replay.LogSession) error {
+	err = audit.LogSessions(name, bufio.NewReaderSize(r, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, func(s audit.LogSession) error {
 		if prev, ok := seen[s.ID()]; ok && prev != name {
 			return fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", s.ID(), prev, name)
 		}
@@ -217,7 +218,7 @@ func compareLog(in Input, base *engine.Policy, cands []Candidate, seen map[strin
 
 // compareSafely compares one session, turning a panic into an error that
 // fails the run: a table that silently lost a session would be a lie.
-func compareSafely(name string, base *engine.Policy, cands []Candidate, s replay.LogSession, emit func(int, Pair)) (err error) {
+func compareSafely(name string, base *engine.Policy, cands []Candidate, s audit.LogSession, emit func(int, Pair)) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: internal error: %v", name, r)

@@ -50,13 +50,13 @@ func TestCompareSessionsIsEachCompared(t *testing.T) {
 			want := make([][]Pair, len(cands))
 			for i, c := range cands {
 				evs, _ := replay.ParseTrace(file, mustOpen(t, file))
-				if err := CompareSession(base, c, file, evs, func(p Pair) { want[i] = append(want[i], p) }); err != nil {
+				if err := CompareSession(base, c, file, replay.Steps(evs), func(p Pair) { want[i] = append(want[i], p) }); err != nil {
 					t.Fatal(err)
 				}
 			}
 			got := make([][]Pair, len(cands))
 			var order []int
-			if err := CompareSessions(base, cands, file, events, func(i int, p Pair) {
+			if err := CompareSessions(base, cands, file, replay.Steps(events), func(i int, p Pair) {
 				got[i] = append(got[i], p)
 				order = append(order, i)
 			}); err != nil {

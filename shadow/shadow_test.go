@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -46,7 +47,7 @@ func TestSamePolicyChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			i := 0
-			err = CompareSession(pol, pol, tr, events, func(p Pair) {
+			err = CompareSession(pol, pol, tr, replay.Steps(events), func(p Pair) {
 				total++
 				if c := Category(p); c != Unchanged && c != Unevaluable {
 					t.Errorf("%s call %s: %s (%s vs %s)", tr, p.ID, c, p.Baseline.Verdict, p.Candidate.Verdict)
@@ -71,7 +72,7 @@ func TestSamePolicyChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		uneval := 0
-		err = replay.LogSessions(name, f, chain.Evidence{Dir: chain.EvidenceDir(name)}, func(s replay.LogSession) error {
+		err = audit.LogSessions(name, f, chain.Evidence{Dir: chain.EvidenceDir(name)}, func(s audit.LogSession) error {
 			return CompareSession(s.Policy, s.Policy, name, s.Events, func(p Pair) {
 				total++
 				switch Category(p) {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
 	"bailiff/shadow"
 )
 
@@ -37,10 +37,10 @@ func TestChannelOutputVerifies(t *testing.T) {
 	// Shadow and ablate read the log as events: the channel comes back,
 	// and a candidate judged on that history sees the same taint.
 	var channels []string
-	err = replay.LogSessions("audit", bytes.NewReader(data), ev, func(ls replay.LogSession) error {
+	err = audit.LogSessions("audit", bytes.NewReader(data), ev, func(ls audit.LogSession) error {
 		for _, e := range ls.Events {
-			if e.Output != nil && e.Output.Channel != "" {
-				channels = append(channels, e.Output.Channel+"/"+e.Output.Tool)
+			if e.Result != nil && e.Result.Body.Channel != "" {
+				channels = append(channels, e.Result.Body.Channel+"/"+e.Result.Body.Tool)
 			}
 		}
 		return shadow.CompareSession(ls.Policy, ls.Policy, "audit", ls.Events, func(pr shadow.Pair) {

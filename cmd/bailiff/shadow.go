@@ -233,8 +233,8 @@ func comparable(in shadow.Input) error {
 		return err
 	}
 	defer f.Close()
-	return replay.LogSessions(in.Name, bufio.NewReaderSize(f, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.File())},
-		func(replay.LogSession) error { return nil })
+	return audit.LogSessions(in.Name, bufio.NewReaderSize(f, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.File())},
+		func(audit.LogSession) error { return nil })
 }
 
 // oneLine keeps a reason taken from a log on the one line an error has.
