@@ -40,8 +40,8 @@ type ToolsBody struct {
 	AcceptedBy string           `json:"accepted_by,omitempty"`
 	// AcceptID and AcceptSignature are the approval the acceptance answered
 	// and the approver's signature over it (see Approval).
-	AcceptID        string           `json:"accept_id,omitempty"`
-	AcceptSignature *chain.Signature `json:"accept_signature,omitempty"`
+	AcceptID        string     `json:"accept_id,omitempty"`
+	AcceptSignature *Signature `json:"accept_signature,omitempty"`
 }
 
 // MalformedBody is a request that could not be read as a tools/call: only
@@ -104,16 +104,16 @@ type CallBody struct {
 // Grant, its kind "call"); only an elicitation grant, answered in band,
 // has none.
 type GrantBody struct {
-	Grant     string           `json:"grant"`
-	Call      string           `json:"call"`
-	Server    string           `json:"server,omitempty"` // as in CallBody
-	Tool      string           `json:"tool"`
-	Digest    string           `json:"digest"`
-	Approver  string           `json:"approver"`
-	Answer    string           `json:"answer"`
-	Expires   string           `json:"expires"`
-	Signature *chain.Signature `json:"signature,omitempty"`
-	Decision  *Decision        `json:"decision,omitempty"`
+	Grant     string     `json:"grant"`
+	Call      string     `json:"call"`
+	Server    string     `json:"server,omitempty"` // as in CallBody
+	Tool      string     `json:"tool"`
+	Digest    string     `json:"digest"`
+	Approver  string     `json:"approver"`
+	Answer    string     `json:"answer"`
+	Expires   string     `json:"expires"`
+	Signature *Signature `json:"signature,omitempty"`
+	Decision  *Decision  `json:"decision,omitempty"`
 }
 
 // The result statuses.

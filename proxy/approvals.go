@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/internal/jsontext"
 )
@@ -24,7 +25,7 @@ import (
 //
 // Nothing in the directory is trusted. An answer counts only when it is
 // signed by an approver key the gateway was configured with, over the
-// ask as the gateway itself recorded it (chain.Approval); a pending file
+// ask as the gateway itself recorded it (audit.Approval); a pending file
 // is a notice for the human, and `bailiff approvals` shows the call from
 // the audit log, not from it.
 type Approvals struct {
@@ -76,7 +77,7 @@ type AnswerFile struct {
 	// Approver is the signing key's name, for whoever reads the file; the
 	// proxy takes the name from the key, never from here.
 	Approver  string          `json:"approver"`
-	Signature chain.Signature `json:"signature"`
+	Signature audit.Signature `json:"signature"`
 }
 
 func validID(id string) error {
@@ -149,7 +150,7 @@ func (a *Approvals) List() ([]Pending, error) {
 // records it, with the answer and the time) with the approver's private
 // key skey and writes the answer. It refuses an id that is not pending,
 // and a second answer. It returns the approver's name, the key's.
-func (a *Approvals) Decide(ap chain.Approval, skey string) (string, error) {
+func (a *Approvals) Decide(ap audit.Approval, skey string) (string, error) {
 	if err := validID(ap.ID); err != nil {
 		return "", err
 	}
@@ -162,7 +163,7 @@ func (a *Approvals) Decide(ap chain.Approval, skey string) (string, error) {
 	if ap.Answer != "approve" && ap.Answer != "decline" {
 		return "", fmt.Errorf("answer %q is not approve or decline", ap.Answer)
 	}
-	sig, err := chain.SignApproval(ap, skey)
+	sig, err := audit.SignApproval(ap, skey)
 	if err != nil {
 		return "", err
 	}

@@ -179,22 +179,24 @@ func (p *Proxy) decide(c *engine.Call, resolved map[string]string, httpAsk bool)
 	p.calls++
 	c.ID = "c" + strconv.Itoa(p.calls)
 	p.collectGrants()
-	now := p.opt.Now()
-	d = p.sess.Decide(c, now)
 	body := &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest}
 	if p.gateway {
 		body.Server = c.Server
 	}
-	// Whether this ask goes to the human in band: verify accepts an
-	// unsigned elicitation grant only for a call marked so.
+	// Whether an ask goes to the human in band: verify accepts an
+	// unsigned elicitation grant only for a call marked so (the session
+	// marks only a call it asks).
 	canElicit = p.canElicit || httpAsk
-	body.Elicit = d.Verdict == engine.Ask && canElicit
+	body.Elicit = canElicit
 	for _, r := range removed {
 		body.Redacted = append(body.Redacted, r.String())
 	}
 	body.Resolved = recordedResolved(resolved, written)
-	if _, err := p.sess.Call(now, c, d, body); err != nil {
-		return d, nil, false, err
+	p.obs.decided = engine.Decision{}
+	err = p.step(audit.Event{Call: &audit.CallStep{Call: c, Body: body}})
+	d = p.obs.decided
+	if err != nil {
+		return d, nil, false, err // the caller denies: nothing is forwarded unrecorded
 	}
 	return d, written, canElicit, nil
 }
@@ -301,22 +303,24 @@ func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engi
 	refuse := func(why string) engine.Decision {
 		return engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval, Rule: asked.Rule, Reason: why}
 	}
-	pc, err := p.sess.Lookup(c.ID)
-	if err != nil {
-		return refuse("the call is not one this session made")
-	}
-	d, waiting := p.sess.Answer(pc, g, now)
-	if !waiting {
-		return refuse("the call was already answered")
-	}
 	body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
 		Answer: audit.Answer(approve), Expires: g.Expires.UTC().Format(chain.TimeFormat)}
 	if p.gateway {
 		body.Server = c.Server
 	}
-	if err := p.sess.Settle(now, pc, d, body); err != nil {
+	// The gateway's answer claims to settle its call: the driver settles
+	// it only if the call still waits for one.
+	err := p.step(audit.Event{At: now, Grant: &audit.GrantStep{Call: c.ID, ID: g.ID, Approver: g.Approver, Approve: approve,
+		Expires: g.Expires, Logged: true, Settled: true, Server: g.Server, Tool: g.Tool, Digest: g.Digest, Body: body}})
+	var se *audit.StepError
+	switch {
+	case errors.As(err, &se):
+		return refuse("the call is not one this session made")
+	case errors.Is(err, errAnswered):
+		return refuse("the call was already answered")
+	case err != nil:
 		p.logf("cannot write the audit log: %v", err)
 		return refuse("the audit log cannot be written")
 	}
-	return d
+	return p.obs.decided
 }

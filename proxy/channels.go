@@ -181,7 +181,7 @@ func (p *Proxy) flushEarly() {
 // with p.mu held, so records and the state see outputs in one order.
 func (p *Proxy) output(e early) {
 	body := &audit.ResultBody{Server: e.server, Tool: e.channel, Channel: e.channel, Status: e.status, Content: e.digest, Size: e.size}
-	if _, err := p.sess.Result(p.opt.Now(), 0, body, &audit.Output{Text: e.text}); err != nil {
+	if err := p.step(audit.Event{Result: &audit.ResultStep{Body: body, Out: &audit.Output{Text: e.text}}}); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/replay"
 )
@@ -59,7 +60,7 @@ func (d *diffRun) live() (recorded, string) {
 	clock := &diffClock{}
 	elicit := false
 	for i := range d.events {
-		if g := d.events[i].Grant; g != nil && g.Approver == chain.ElicitationApprover {
+		if g := d.events[i].Grant; g != nil && g.Approver == audit.ElicitationApprover {
 			elicit = true
 		}
 	}
@@ -139,7 +140,7 @@ func (d *diffRun) session(i int, w *chain.Writer, logPath string, ev chain.Evide
 			c.request(e.Call.ID, "tools/call", map[string]any{"name": e.Call.Tool, "arguments": e.Call.Args})
 			c.wait(e.Call.ID, func(m map[string]any) map[string]any {
 				g := &d.events[j+1]
-				if g.Grant == nil || g.Grant.Call != e.Call.ID || g.Grant.Approver != chain.ElicitationApprover {
+				if g.Grant == nil || g.Grant.Call != e.Call.ID || g.Grant.Approver != audit.ElicitationApprover {
 					t.Fatalf("the gateway elicited an answer to %s, which the trace answers otherwise", e.Call.ID)
 				}
 				clock.set(at(g))
@@ -148,7 +149,7 @@ func (d *diffRun) session(i int, w *chain.Writer, logPath string, ev chain.Evide
 				}
 				return map[string]any{"action": "decline"}
 			})
-		case e.Grant != nil && e.Grant.Approver != chain.ElicitationApprover:
+		case e.Grant != nil && e.Grant.Approver != audit.ElicitationApprover:
 			clock.set(at(e))
 			d.answer(opt, e, logPath)
 		case e.Output != nil && e.Output.Channel == "resources/read":
@@ -204,7 +205,7 @@ func (d *diffRun) answer(opt Options, e *replay.Event, logPath string) {
 	if g.Approve {
 		answer = "approve"
 	}
-	ap := chain.Approval{ID: g.ID, Kind: chain.ApproveCall, Session: opt.Session, Server: opt.Server, Tool: tool,
+	ap := audit.Approval{ID: g.ID, Kind: audit.ApproveCall, Session: opt.Session, Server: opt.Server, Tool: tool,
 		Digest: digest, Answer: answer, Time: at(e).UTC().Format(chain.TimeFormat)}
 	if _, err := opt.Approvals.Decide(ap, d.skey); err != nil {
 		d.t.Fatalf("answer %s: %v", g.ID, err)

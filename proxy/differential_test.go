@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -272,7 +273,7 @@ func (d *diffRun) shape(raw []byte) string {
 			call := ids[str(body, "call")]
 			body["call"] = call
 			if k, prev := event(out[len(out)-1]); k == "call" && str(prev, "id") == call {
-				body["approver"], body["id"] = chain.ElicitationApprover, "elicit-"+call
+				body["approver"], body["id"] = audit.ElicitationApprover, "elicit-"+call
 			} else {
 				body["id"] = session + "-" + call
 			}
@@ -412,7 +413,7 @@ func (d *diffRun) complete(first recorded) string {
 			if !asked[call] || answered[call] {
 				return "an answer to a call that is not waiting for one"
 			}
-			if str(body, "approver") == chain.ElicitationApprover {
+			if str(body, "approver") == audit.ElicitationApprover {
 				answered[call], elicits = true, true
 			} else if !d.callFollows(i) {
 				return "an out-of-band answer is taken at the next call, and none follows"
@@ -440,7 +441,7 @@ func (d *diffRun) complete(first recorded) string {
 			continue
 		}
 		if kind == "call" && i+1 < len(d.lines) {
-			if k, next := event(d.lines[i+1]); k == "grant" && str(next, "call") == call && str(next, "approver") == chain.ElicitationApprover {
+			if k, next := event(d.lines[i+1]); k == "grant" && str(next, "call") == call && str(next, "approver") == audit.ElicitationApprover {
 				continue
 			}
 		}
@@ -493,7 +494,7 @@ func (d *diffRun) compare(rec, live recorded) string {
 		if i < len(rec.lines) {
 			r := rec.lines[i]
 			ts := r["ts"]
-			if str(r, "kind") == "grant" && str(r, "approver") != chain.ElicitationApprover {
+			if str(r, "kind") == "grant" && str(r, "approver") != audit.ElicitationApprover {
 				ts = nil // no later record of its session: no time it could be read at
 				for _, n := range rec.lines[i+1:] {
 					if str(n, "session") == str(r, "session") {

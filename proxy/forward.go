@@ -131,7 +131,7 @@ func (p *Proxy) record(c *engine.Call, status string, evidence []byte, text stri
 	if evidence != nil {
 		out = &audit.Output{Text: text}
 	}
-	if _, err := p.sess.Result(p.opt.Now(), 0, body, out); err != nil {
+	if err := p.step(audit.Event{Result: &audit.ResultStep{Body: body, Out: out}}); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
 }

@@ -107,13 +107,13 @@ const clockSkew = time.Minute
 // exactly this ask, after it was asked. An answer that fails is removed
 // (the ask stays pending for a real approver) and reported on stderr.
 // Called with p.mu held.
-func (p *Proxy) takeAnswer(ap chain.Approval) (ans AnswerFile, approver string, ok bool) {
+func (p *Proxy) takeAnswer(ap audit.Approval) (ans AnswerFile, approver string, ok bool) {
 	ans, ok = p.opt.Approvals.Answer(ap.ID)
 	if !ok {
 		return ans, "", false
 	}
 	ap.Answer = ans.Answer
-	name, err := chain.TrustedApprover(ap, ans.Signature, p.opt.ApproverKeys, p.opt.Principal.Subject)
+	name, err := audit.TrustedApprover(ap, ans.Signature, p.opt.ApproverKeys, p.opt.Principal.Subject)
 	if err == nil {
 		var signed time.Time
 		signed, err = time.Parse(chain.TimeFormat, ans.Signature.Time)
@@ -152,7 +152,7 @@ func (p *Proxy) collectGrants() {
 	for aid, def := range p.repins {
 		// A definition is named as the session pins it ("<server>.<tool>"
 		// in a gateway), under the session's server: what verify sees.
-		ap := chain.Approval{ID: aid, Kind: chain.ApproveDefinition, Session: p.opt.Session, Server: p.opt.Server, Tool: def.Name, Digest: def.Digest}
+		ap := audit.Approval{ID: aid, Kind: audit.ApproveDefinition, Session: p.opt.Session, Server: p.opt.Server, Tool: def.Name, Digest: def.Digest}
 		a, approver, ok := p.takeAnswer(ap)
 		if !ok {
 			continue
@@ -166,13 +166,13 @@ func (p *Proxy) collectGrants() {
 		sig := a.Signature
 		body := &audit.ToolsBody{Tools: p.defs, Accept: []engine.ToolDef{def}, AcceptedBy: approver,
 			AcceptID: aid, AcceptSignature: &sig}
-		if err := p.sess.Tools(p.opt.Now(), body); err != nil {
+		if err := p.step(audit.Event{Tools: body}); err != nil {
 			p.logf("cannot write the audit log: %v", err)
 			continue
 		}
 	}
 	for aid, c := range p.waiting {
-		ap := chain.Approval{ID: aid, Kind: chain.ApproveCall, Session: p.opt.Session, Server: c.Server, Tool: c.Tool, Digest: c.Digest}
+		ap := audit.Approval{ID: aid, Kind: audit.ApproveCall, Session: p.opt.Session, Server: c.Server, Tool: c.Tool, Digest: c.Digest}
 		a, approver, ok := p.takeAnswer(ap)
 		if !ok {
 			continue
@@ -196,7 +196,10 @@ func (p *Proxy) collectGrants() {
 		if p.gateway {
 			body.Server = c.Server
 		}
-		if err := p.sess.Grant(now, g, body); err != nil {
+		// An answer out of band settles nothing: it is kept for the
+		// call's retry.
+		if err := p.step(audit.Event{At: now, Grant: &audit.GrantStep{Call: c.ID, ID: g.ID, Approver: g.Approver, Approve: g.Approve,
+			Expires: g.Expires, Logged: true, Server: g.Server, Tool: g.Tool, Digest: g.Digest, Body: body}}); err != nil {
 			p.logf("cannot write the audit log: %v", err)
 			continue
 		}

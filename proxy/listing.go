@@ -41,7 +41,7 @@ func (p *Proxy) listTools(ctx context.Context, u *upstream) ([]engine.ToolDef, [
 				continue
 			}
 			if p.gateway {
-				def.Name = u.name + "." + def.Name
+				def.Name = engine.ToolRef{Server: u.name, Name: def.Name}.String()
 			}
 			defs = append(defs, def)
 			raws = append(raws, t)
@@ -87,13 +87,13 @@ func (p *Proxy) pin(ctx context.Context) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		body := &audit.SessionBody{Server: p.opt.Server, Principal: p.opt.Principal, Tools: defs, Approvers: p.opt.ApproverKeys}
-		sess, err := audit.Start(audit.Config{Policy: p.opt.Policy, Log: p.opt.Log}, p.opt.Now(), p.opt.Session, body)
-		if err != nil {
+		p.drv = &audit.Driver{Config: audit.Config{Policy: p.opt.Policy, Log: p.opt.Log}, Observer: &p.obs}
+		if err := p.step(audit.Event{Start: &audit.StartStep{ID: p.opt.Session, Body: body}}); err != nil {
 			p.pinErr = fmt.Errorf("cannot write the audit log: %v", err)
 			p.logf("%v: every call will be denied", p.pinErr)
 			return
 		}
-		p.sess = sess
+		p.sess = p.drv.Session(p.opt.Session)
 		p.defs = defs
 		p.flushEarly()
 	})
@@ -137,13 +137,13 @@ func (p *Proxy) relist(ctx context.Context, u *upstream) {
 		for _, t := range o.tools {
 			if def, err := engine.ParseTool(t); err == nil {
 				if p.gateway {
-					def.Name = o.name + "." + def.Name
+					def.Name = engine.ToolRef{Server: o.name, Name: def.Name}.String()
 				}
 				all = append(all, def)
 			}
 		}
 	}
-	err = p.sess.Tools(p.opt.Now(), &audit.ToolsBody{Tools: all, Repin: true})
+	err = p.step(audit.Event{Tools: &audit.ToolsBody{Tools: all, Repin: true}})
 	if err == nil {
 		p.defs = all
 	}

@@ -85,7 +85,7 @@ func (p *Proxy) ownListing(u *upstream) map[[2]string]any {
 		}
 		if def, err := engine.ToolFromValue(v); err == nil {
 			if p.gateway {
-				def.Name = u.name + "." + def.Name
+				def.Name = engine.ToolRef{Server: u.name, Name: def.Name}.String()
 			}
 			own[[2]string{def.Name, def.Digest}] = v
 		}
@@ -133,7 +133,7 @@ func (p *Proxy) screen(u *upstream, tools []any) (kept []any, unseen []engine.To
 			continue
 		}
 		if p.gateway {
-			def.Name = u.name + "." + def.Name
+			def.Name = engine.ToolRef{Server: u.name, Name: def.Name}.String()
 		}
 		pin, pinned := p.sess.State().Pinned(def.Name)
 		if pinned && pin != "" && pin == def.Digest {
@@ -175,7 +175,7 @@ func (p *Proxy) recordSeen(seen []engine.ToolDef) {
 		at[d.Name] = len(merged)
 		merged = append(merged, d)
 	}
-	if err := p.sess.Tools(p.opt.Now(), &audit.ToolsBody{Tools: merged}); err != nil {
+	if err := p.step(audit.Event{Tools: &audit.ToolsBody{Tools: merged}}); err != nil {
 		// The tools stay withheld; only the record of why is missing.
 		p.logf("cannot write the audit log: %v", err)
 		return

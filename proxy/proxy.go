@@ -109,6 +109,8 @@ type Proxy struct {
 
 	mu        sync.Mutex     // guards everything below, and each upstream's maps
 	sess      *audit.Session // nil until the session record is written
+	drv       *audit.Driver  // drives sess, one step at a time under mu
+	obs       sessionObserver
 	calls     int
 	ownDown   map[string]chan *jsonrpc.Response // our requests to the client
 	canElicit bool
@@ -348,7 +350,7 @@ func (p *Proxy) end() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.sess.End(p.opt.Now(), &audit.EndBody{}); err != nil {
+	if err := p.step(audit.Event{End: &audit.EndBody{}}); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"bailiff/audit"
 	"bailiff/chain"
 )
 
@@ -206,7 +207,7 @@ func (s *session) answer(id, answer, skey string) {
 }
 
 // recorded is the pending ask id as the audit log records it.
-func (s *session) recorded(id string) chain.Approval {
+func (s *session) recorded(id string) audit.Approval {
 	s.t.Helper()
 	list, err := s.options.Approvals.List()
 	if err != nil {
@@ -289,8 +290,8 @@ tools:
 	}
 	ap := s.recorded(id)
 	ap.Answer, ap.Time = "approve", time.Now().UTC().Format(chain.TimeFormat)
-	sign := func(ap chain.Approval, skey string) chain.Signature {
-		sig, err := chain.SignApproval(ap, skey)
+	sign := func(ap audit.Approval, skey string) audit.Signature {
+		sig, err := audit.SignApproval(ap, skey)
 		if err != nil {
 			t.Fatal(err)
 		}

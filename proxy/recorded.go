@@ -17,7 +17,7 @@ import (
 // human should read and sign, whatever the pending file says.
 type Recorded struct {
 	Found     bool
-	Approval  chain.Approval // the ask to sign, Answer and Time unset
+	Approval  audit.Approval // the ask to sign, Answer and Time unset
 	Args      map[string]any // the call's arguments as logged (after redaction)
 	Redacted  []string
 	Verdict   string // the call's recorded verdict
@@ -141,7 +141,7 @@ type logSession struct {
 func recordedAsk(p Pending, rec chain.Record, b audit.CallBody, s *logSession) Recorded {
 	r := Recorded{Found: true, Args: b.Args, Redacted: b.Redacted, Verdict: b.Verdict, Reason: b.Reason, Asked: rec.TS,
 		Principal: s.principal, Approvers: s.approvers,
-		Approval: chain.Approval{ID: p.ID, Kind: chain.ApproveCall, Session: rec.Session, Server: orServer(b.Server, s.server), Tool: b.Tool, Digest: b.Digest}}
+		Approval: audit.Approval{ID: p.ID, Kind: audit.ApproveCall, Session: rec.Session, Server: orServer(b.Server, s.server), Tool: b.Tool, Digest: b.Digest}}
 	var diff []string
 	if p.Server != r.Approval.Server {
 		diff = append(diff, "server")
@@ -182,7 +182,7 @@ func recordedDefinitions(pending []Pending, sessions map[string]*logSession, out
 		}
 		r := Recorded{Found: true, Asked: s.at[name], Principal: s.principal, Approvers: s.approvers,
 			Reason:   "the tool's definition changed since the session pinned it",
-			Approval: chain.Approval{ID: p.ID, Kind: chain.ApproveDefinition, Session: p.Session, Server: s.server, Tool: name, Digest: digest}}
+			Approval: audit.Approval{ID: p.ID, Kind: audit.ApproveDefinition, Session: p.Session, Server: s.server, Tool: name, Digest: digest}}
 		if p.Digest != digest {
 			r.Differs = "digest"
 		}

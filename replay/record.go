@@ -98,7 +98,7 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 		r.d = &audit.Driver{Config: audit.Config{Policy: r.Policy, Log: r.Log, Spill: true}, Observer: r}
 	}
 	r.ev, r.elicit = ev, ev.Call != nil && next != nil && next.Grant != nil && next.Grant.Call == ev.Call.ID &&
-		next.Grant.Approver == chain.ElicitationApprover
+		next.Grant.Approver == audit.ElicitationApprover
 	step := ev.Step(r.time(ev))
 	return stepError(file, r.d.Step(&step))
 }
@@ -229,14 +229,14 @@ func (r *Recorder) grant(s *audit.Session, gs *audit.GrantStep, grant engine.Gra
 	}
 	body := &audit.GrantBody{Grant: grant.ID, Call: gs.Call, Tool: grant.Tool, Digest: grant.Digest,
 		Approver: grant.Approver, Answer: audit.Answer(grant.Approve), Expires: grant.Expires.UTC().Format(chain.TimeFormat)}
-	if grant.Approver != chain.ElicitationApprover {
+	if grant.Approver != audit.ElicitationApprover {
 		skey, ok := r.Approvers[grant.Approver]
 		if !ok {
 			err := fail("grant %q by %q cannot be signed: recording needs %s's approver key", gs.ID, grant.Approver, grant.Approver)
 			err.(*SyntaxError).NeedsKey = grant.Approver
 			return err
 		}
-		sig, err := chain.SignApproval(chain.Approval{ID: grant.ID, Kind: chain.ApproveCall, Session: s.ID(), Server: grant.Server,
+		sig, err := audit.SignApproval(audit.Approval{ID: grant.ID, Kind: audit.ApproveCall, Session: s.ID(), Server: grant.Server,
 			Tool: grant.Tool, Digest: grant.Digest, Answer: body.Answer, Time: now.UTC().Format(chain.TimeFormat)}, skey)
 		if err != nil {
 			return fail("grant %q: %v", gs.ID, err)

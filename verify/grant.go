@@ -120,14 +120,14 @@ func (set *sessionSet) loadResult(s *audit.Session, rs *audit.ResultStep) error 
 func (vs *vsession) grantProblem(s *audit.Session, rec chain.Record, b *audit.GrantBody, server string) string {
 	if b.Signature == nil {
 		switch {
-		case b.Approver != chain.ElicitationApprover:
+		case b.Approver != audit.ElicitationApprover:
 			return fmt.Sprintf("grant %s by %q is not signed: an out-of-band answer counts only signed by an approver key", b.Grant, b.Approver)
 		case b.Decision == nil || !vs.elicited[b.Call] || b.Grant != "elicit-"+b.Call:
 			return fmt.Sprintf("grant %s claims to be an answer through the client, but call %s was not put to the client (or the grant does not settle it)", b.Grant, b.Call)
 		}
 		return ""
 	}
-	ap := chain.Approval{ID: b.Grant, Kind: chain.ApproveCall, Session: rec.Session, Server: server,
+	ap := audit.Approval{ID: b.Grant, Kind: audit.ApproveCall, Session: rec.Session, Server: server,
 		Tool: b.Tool, Digest: b.Digest, Answer: b.Answer}
 	return vs.signatureProblem(s, rec, "grant "+b.Grant, ap, *b.Signature, b.Approver, vs.asked[b.Call])
 }
@@ -141,13 +141,13 @@ func (vs *vsession) acceptProblem(s *audit.Session, rec chain.Record, b *audit.T
 	if len(b.Accept) != 1 {
 		return fmt.Sprintf("a signed acceptance is for one definition, not %d", len(b.Accept))
 	}
-	ap := chain.Approval{ID: b.AcceptID, Kind: chain.ApproveDefinition, Session: rec.Session, Server: s.State().Server,
+	ap := audit.Approval{ID: b.AcceptID, Kind: audit.ApproveDefinition, Session: rec.Session, Server: s.State().Server,
 		Tool: b.Accept[0].Name, Digest: b.Accept[0].Digest, Answer: "approve"}
 	return vs.signatureProblem(s, rec, "the acceptance "+b.AcceptID, ap, *b.AcceptSignature, b.AcceptedBy, time.Time{})
 }
 
-func (vs *vsession) signatureProblem(s *audit.Session, rec chain.Record, what string, ap chain.Approval, sig chain.Signature, approver string, asked time.Time) string {
-	name, err := chain.TrustedApprover(ap, sig, vs.approvers, s.State().Principal.Subject)
+func (vs *vsession) signatureProblem(s *audit.Session, rec chain.Record, what string, ap audit.Approval, sig audit.Signature, approver string, asked time.Time) string {
+	name, err := audit.TrustedApprover(ap, sig, vs.approvers, s.State().Principal.Subject)
 	if err != nil {
 		return fmt.Sprintf("%s: %v", what, err)
 	}

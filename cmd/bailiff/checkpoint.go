@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"bailiff/audit"
 	"bailiff/chain"
 )
 
@@ -93,7 +94,7 @@ func runKeygen(stderr io.Writer, p keygenParams) error {
 // approver key without -o goes to the approver directory, made here.
 func keygenTarget(p keygenParams) (name, out string, err error) {
 	name, out = p.name, p.out
-	if p.approver == chain.ElicitationApprover {
+	if p.approver == audit.ElicitationApprover {
 		// The gateway refuses every key with this name: a key
 		// made with it could never approve anything.
 		return "", "", usageErr(fmt.Errorf("approver name %q is reserved for answers given through the client", p.approver), "choose another name")

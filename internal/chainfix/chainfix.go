@@ -198,7 +198,7 @@ func Generate(dir string) error {
 	resign := func(skey string) func(rec *chain.Record, body any) {
 		return func(rec *chain.Record, body any) {
 			if b, ok := body.(*audit.GrantBody); ok && b.Grant == "g-c4" {
-				sig, err := chain.SignApproval(chain.Approval{ID: b.Grant, Kind: chain.ApproveCall, Session: rec.Session, Server: "mail",
+				sig, err := audit.SignApproval(audit.Approval{ID: b.Grant, Kind: audit.ApproveCall, Session: rec.Session, Server: "mail",
 					Tool: b.Tool, Digest: b.Digest, Answer: b.Answer, Time: b.Signature.Time}, skey)
 				if err != nil {
 					panic(err)
@@ -227,7 +227,7 @@ func Generate(dir string) error {
 	if err != nil {
 		return err
 	}
-	var d1 *chain.Signature
+	var d1 *audit.Signature
 	for _, rec := range records(mail) {
 		var b audit.GrantBody
 		if rec.Kind == chain.KindGrant && chain.DecodeBody(rec.Body, &b) == nil && b.Grant == "g-d1" {
@@ -244,7 +244,7 @@ func Generate(dir string) error {
 	}
 	out["fail_grant_fake_elicitation"], err = rewrite(mail, func(rec *chain.Record, body any) {
 		if b, ok := body.(*audit.GrantBody); ok && b.Grant == "g-c4" {
-			b.Grant, b.Approver, b.Signature = "elicit-c4", chain.ElicitationApprover, nil
+			b.Grant, b.Approver, b.Signature = "elicit-c4", audit.ElicitationApprover, nil
 			b.Decision.Reason, b.Decision.Grant = "approved by elicitation (grant elicit-c4)", "elicit-c4"
 		}
 	})

@@ -1,19 +1,21 @@
-package chain
+package audit
 
 import (
 	"crypto/rand"
 	"strings"
 	"testing"
+
+	"bailiff/chain"
 )
 
 // TestApprovalSignature: a signature verifies over exactly the approval it
 // was made for, and over nothing else.
 func TestApprovalSignature(t *testing.T) {
-	skey, vkey, err := GenerateKey(rand.Reader, "lee")
+	skey, vkey, err := chain.GenerateKey(rand.Reader, "lee")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := PublicKey(skey)
+	pub, err := chain.PublicKey(skey)
 	if err != nil || pub != vkey {
 		t.Fatalf("PublicKey = %q, %v; want %q", pub, err, vkey)
 	}
@@ -50,7 +52,7 @@ func TestApprovalSignature(t *testing.T) {
 	if _, err := TrustedApprover(a, sig, []string{vkey}, "lee"); err == nil || !strings.Contains(err.Error(), "principal") {
 		t.Errorf("the principal's key: %v", err)
 	}
-	eskey, evkey, _ := GenerateKey(rand.Reader, ElicitationApprover)
+	eskey, evkey, _ := chain.GenerateKey(rand.Reader, ElicitationApprover)
 	esig, _ := SignApproval(a, eskey)
 	if _, err := TrustedApprover(a, esig, []string{evkey}, "ana"); err == nil {
 		t.Error("a key named elicitation was trusted")
