@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
 	"bailiff/verify"
@@ -31,8 +30,9 @@ type PackInput struct {
 	Since       time.Time
 	Until       time.Time
 	GeneratedAt string // the date line; default the last record's day
-	// Checkpoint, when set, is a verified checkpoint of the one log.
-	Checkpoint *chain.Checkpoint
+	// Checkpoint, when set, is the verified checkpoint the one log was
+	// checked against.
+	Checkpoint *Checkpoint
 }
 
 // PackLog is one audit log as verified for a pack.

@@ -5,6 +5,13 @@ import (
 	"strings"
 )
 
+// Checkpoint is what the pack says of a signed checkpoint a log was
+// verified against: how many records it covers, and whose it is.
+type Checkpoint struct {
+	Size   int64
+	Origin string
+}
+
 // status is the pack's conclusion, in one word: "tampered" when a log
 // fails verify (it is not what the gateway wrote, or its verdicts do not
 // recompute), "findings" when something else needs a look, or "clean".

@@ -135,9 +135,12 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 	if err := p.period(&in); err != nil {
 		return err
 	}
-	var key string
-	if in.Checkpoint, key, err = p.readCheckpoint(stdin, len(logs)); err != nil {
+	ckpt, key, err := p.readCheckpoint(stdin, len(logs))
+	if err != nil {
 		return err
+	}
+	if ckpt != nil {
+		in.Checkpoint = &report.Checkpoint{Size: ckpt.Size, Origin: ckpt.Origin}
 	}
 	sized := slices.Clone(logs)
 	if stdinFile != "" {
@@ -151,7 +154,7 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 		bar.Done()
 		return usageErr(err, "")
 	}
-	opt := verify.Options{Workers: 1, Checkpoint: in.Checkpoint, Key: key}
+	opt := verify.Options{Workers: 1, Checkpoint: ckpt, Key: key}
 	in.Logs, in.Summary, err = packLogs(logs, stdinFile, in.Since, in.Until, opt, bar)
 	var pack *report.Pack
 	if err == nil {

@@ -121,6 +121,8 @@ func TestLayers(t *testing.T) {
 				t.Errorf("engine imports %s: the engine stands alone", to)
 			case ours && from == "chain" && to == "engine":
 				t.Errorf("chain imports engine: the log knows nothing of decisions")
+			case ours && from == "report" && to == "chain":
+				t.Errorf("report imports chain: it renders the results it is given, and reads no log")
 			}
 		}
 	}
@@ -173,4 +175,38 @@ func owner(imp string) (who string, known bool) {
 		}
 	}
 	return "", false
+}
+
+// TestOneDriver: audit's driver is the only code that asks the engine
+// for a decision or an answer; every other package drives a session
+// through it, so no driver can decide under rules of its own.
+func TestOneDriver(t *testing.T) {
+	call := regexp.MustCompile(`\bengine\.(Decide|Answer)\(`)
+	err := filepath.WalkDir(root(t), func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(root(t), path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() || !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") ||
+			strings.HasPrefix(rel, "engine/") || strings.HasPrefix(rel, "audit/") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if call.MatchString(line) {
+				t.Errorf("%s:%d calls the engine directly: drive the session through audit", rel, i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
