@@ -70,6 +70,7 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 	ended := map[string]bool{}
 	out := map[string]Recorded{}
 	rd := chain.NewReader(log)
+	var dec audit.Decoder
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
@@ -83,41 +84,37 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 			return nil, fmt.Errorf("the audit log does not verify: %v", err)
 		}
 		s := sessions[rec.Session]
-		switch rec.Kind {
-		case chain.KindEnd:
-			ended[rec.Session] = true
-		case chain.KindSession:
-			var b audit.SessionBody
-			if chain.DecodeBody(rec.Body, &b) != nil {
-				continue
+		if rec.Kind == chain.KindCall {
+			if _, ok := want[rec.Session][callID(rec.Body)]; !ok || s == nil {
+				continue // not a pending ask's: not worth decoding
 			}
+		}
+		ev, err := dec.Decode(rec)
+		if err != nil {
+			continue // a record the gateway did not write: verify reports it
+		}
+		switch {
+		case ev.End != nil:
+			ended[rec.Session] = true
+		case ev.Start != nil:
+			b := ev.Start.Body
 			s = &logSession{server: b.Server, principal: b.Principal.Subject, approvers: b.Approvers, tools: map[string]string{}, at: map[string]time.Time{}}
 			for _, t := range b.Tools {
 				s.tools[t.Name] = t.Digest
 				s.at[t.Name] = rec.TS
 			}
 			sessions[rec.Session] = s
-		case chain.KindTools:
-			var b audit.ToolsBody
-			if s == nil || chain.DecodeBody(rec.Body, &b) != nil {
-				continue
-			}
-			for _, t := range b.Tools {
+		case ev.Tools != nil && s != nil:
+			for _, t := range ev.Tools.Tools {
 				if s.tools[t.Name] != t.Digest {
 					s.at[t.Name] = rec.TS
 				}
 				s.tools[t.Name] = t.Digest
 			}
-		case chain.KindCall:
-			i, ok := want[rec.Session][callID(rec.Body)]
-			if s == nil || !ok {
-				continue
+		case ev.Call != nil && ev.Call.Recorded.Verdict == engine.Ask:
+			if i, ok := want[rec.Session][ev.Call.Body.Call]; ok {
+				out[pending[i].ID] = recordedAsk(pending[i], rec, *ev.Call.Body, s)
 			}
-			var b audit.CallBody
-			if chain.DecodeBody(rec.Body, &b) != nil || b.Verdict != "ask" {
-				continue // not an ask: nothing to approve
-			}
-			out[pending[i].ID] = recordedAsk(pending[i], rec, b, s)
 		}
 	}
 	recordedDefinitions(pending, sessions, out)
