@@ -10,28 +10,14 @@ cd "$(dirname "$0")/.."
 base=${1:?usage: bench/refactor.sh BASE-REVISION [bytes]}
 size=${2:-268435456}
 dir=bench/out
-log=$dir/audit-$size.jsonl
-mkdir -p "$dir"
+. bench/common.sh
+mklog "$size"
+mkcandidate
 tree=$(mktemp -d)
 trap 'git worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"' EXIT
 git worktree add --detach "$tree" "$base" >/dev/null 2>&1
 (cd "$tree" && go build -o "$OLDPWD/$dir/bailiff-base" ./cmd/bailiff)
 go build -o "$dir/bailiff-head" ./cmd/bailiff
-if [ ! -f "$log" ]; then
-  echo "generating a log of $size bytes in $log ..."
-  rm -rf "$log.evidence"
-  go run ./bench/genlog -size "$size" -o "$log"
-fi
-cat > "$dir/candidate.yaml" <<'YAML'
-version: 1
-rules:
-  - {id: read, tool: get_recent_messages, action: allow}
-  - {id: send, tool: send_email, action: allow}
-tools:
-  send_email:
-    exfiltrating: true
-    sink_params: [to, cc]
-YAML
 cat "$log" > /dev/null
 
 # secs CMD...: wall seconds of the best of three runs.
@@ -45,7 +31,7 @@ secs() {
   echo "$best"
 }
 
-printf 'log: %s bytes; base %s, head %s\n\n' "$(stat -c %s "$log")" "$(git rev-parse --short "$base")" "$(git rev-parse --short HEAD)"
+printf 'log: %s bytes; base %s, head %s%s\n\n' "$(stat -c %s "$log")" "$(git rev-parse --short "$base")" "$(git rev-parse --short HEAD)" "$(git diff --quiet HEAD || echo " with uncommitted changes")"
 printf '%-16s %12s %12s %12s\n' run "base s" "head s" "head/base"
 for job in verify shadow; do
   case $job in

@@ -8,25 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-1073741824}
 dir=bench/out
-log=$dir/audit-$size.jsonl
-mkdir -p "$dir"
+. bench/common.sh
+mklog "$size"
+mkcandidate
 go build -o "$dir/bailiff" ./cmd/bailiff
-if [ ! -f "$log" ]; then
-  echo "generating a log of $size bytes in $log ..."
-  rm -rf "$log.evidence"
-  go run ./bench/genlog -size "$size" -o "$log"
-fi
-# The candidate no longer trusts the corporate domain: every send asks.
-cat > "$dir/candidate.yaml" <<'YAML'
-version: 1
-rules:
-  - {id: read, tool: get_recent_messages, action: allow}
-  - {id: send, tool: send_email, action: allow}
-tools:
-  send_email:
-    exfiltrating: true
-    sink_params: [to, cc]
-YAML
 calls=$(grep -c '"kind":"call"' "$log")
 
 # run NAME CMD...: wall seconds and peak RSS of one run.

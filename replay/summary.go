@@ -92,7 +92,11 @@ func (s *Summary) Add(name string, r io.Reader, ev chain.EvidenceStore) (LogRead
 		for _, e := range ls.Events {
 			read.HasOutput = read.HasOutput || e.Result != nil
 		}
-		s.session(ls)
+		if err := s.session(ls); err != nil {
+			// A summary that silently lost part of a session would be
+			// believed: it fails instead.
+			return fmt.Errorf("%s: session %s: %v", name, ls.ID(), err)
+		}
 		return nil
 	})
 	read.Records, read.Root = rd.Count(), rd.Root()
@@ -111,7 +115,7 @@ func (s *Summary) sawServer(server, tool string) {
 }
 
 // session counts one session, if it has a record in range.
-func (s *Summary) session(ls audit.LogSession) {
+func (s *Summary) session(ls audit.LogSession) error {
 	inside := s.Since.IsZero() && s.Until.IsZero()
 	var start time.Time
 	for _, e := range ls.Events {
@@ -130,7 +134,7 @@ func (s *Summary) session(ls audit.LogSession) {
 		inside = inside || s.inRange(e.At)
 	}
 	if !inside {
-		return
+		return nil
 	}
 	s.Sessions++
 	s.Policies[ls.Policy.Version()] = ls.Policy
@@ -174,89 +178,7 @@ func (s *Summary) session(ls audit.LogSession) {
 	} else if s.lastAt.IsZero() {
 		s.LastPolicy = ls.Policy.Version()
 	}
-	s.events(server, ls.Events)
-}
-
-// asked is a call waiting for its answer.
-type asked struct {
-	tool, day string
-	at        time.Time // zero: no real time
-}
-
-// events counts one session's calls and answers in range. An asked
-// call's verdict is its final one, as replay and shadow show it: the
-// answer that settles it moves it from ask. Its check stays the one that
-// asked; approval counts the answer.
-func (s *Summary) events(server string, events []audit.Event) {
-	open := map[string]asked{}
-	oob := map[string]bool{} // asked calls answered out of band: approved?
-	for _, e := range events {
-		if !RealTime(e.At) {
-			// No time to place it in a period: counted, never dated.
-			s.Untimed++
-			if !s.Since.IsZero() || !s.Until.IsZero() {
-				continue
-			}
-		} else if !s.inRange(e.At) {
-			continue
-		} else {
-			if s.First.IsZero() || e.At.Before(s.First) {
-				s.First = e.At
-			}
-			if e.At.After(s.Last) {
-				s.Last = e.At
-			}
-		}
-		switch {
-		case e.Call != nil && e.Call.Recorded != nil:
-			day, at := "(no time)", time.Time{}
-			if RealTime(e.At) {
-				day, at = e.At.UTC().Format("2006-01-02"), e.At
-				s.Over.add(at, string(e.Call.Recorded.Verdict), 1)
-			}
-			s.call(server, day, e.Call.Call, *e.Call.Recorded)
-			if e.Call.Recorded.Verdict == engine.Ask {
-				open[e.Call.Call.ID] = asked{e.Call.Call.Tool, day, at}
-			}
-		case e.Grant != nil && e.Grant.Recorded == nil && open[e.Grant.Call] != (asked{}):
-			// An answer given out of band (bailiff approve) settles no
-			// call: the asked call stays held, and a retry uses the
-			// grant. The ask was answered all the same, by the last
-			// answer given; one that had expired when it was recorded
-			// approves nothing, as the gateway counts it in band.
-			oob[e.Grant.Call] = e.Grant.Approve && !e.At.After(e.Grant.Expires)
-		case e.Grant != nil && e.Grant.Recorded != nil && open[e.Grant.Call] != (asked{}):
-			a := open[e.Grant.Call]
-			delete(open, e.Grant.Call)
-			v := string(e.Grant.Recorded.Verdict)
-			s.ByTool[a.tool][string(engine.Ask)]--
-			s.ByTool[a.tool][v]++
-			s.ByDay[a.day][string(engine.Ask)]--
-			s.ByDay[a.day][v]++
-			s.Settled++
-			if !a.at.IsZero() {
-				s.Over.add(a.at, string(engine.Ask), -1)
-				s.Over.add(a.at, v, 1)
-			}
-			if e.Grant.Recorded.Verdict == engine.Allow {
-				s.Asks["approved"]++
-			} else {
-				s.Asks["declined"]++
-			}
-		}
-	}
-	for call, approved := range oob {
-		if _, ok := open[call]; !ok {
-			continue // settled in band after all
-		}
-		delete(open, call)
-		if approved {
-			s.Asks["approved"]++
-		} else {
-			s.Asks["declined"]++
-		}
-	}
-	s.Asks["unanswered"] += len(open)
+	return s.events(ls.Policy, server, ls.Events)
 }
 
 func (s *Summary) call(server, day string, c *engine.Call, d engine.Decision) {

@@ -76,10 +76,13 @@ func TestSummaryFixed(t *testing.T) {
 	s := NewSummary(time.Time{}, time.Time{})
 	fixed := map[string][]string{"channel": {"a"}, "cc[*]": {"b"}}
 	allow := engine.Decision{Verdict: engine.Allow, Check: engine.CheckRules}
-	s.session(audit.LogSession{Policy: pol, Events: []audit.Event{
+	err = s.session(audit.LogSession{Policy: pol, Events: []audit.Event{
 		{Start: &audit.StartStep{ID: "s", Body: &audit.SessionBody{Server: "gateway", Tools: []engine.ToolDef{{Name: "shop.refund", Fixed: fixed}, {Name: "mail.send"}}}}},
 		{Call: &audit.CallStep{Call: &engine.Call{ID: "c", Server: "shop", Tool: "refund"}, Recorded: &allow}},
 	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := s.Fixed["refund"]["shop"]; !reflect.DeepEqual(got, fixed) {
 		t.Errorf("fixed paths of refund: %v", got)
 	}
@@ -96,9 +99,20 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
 	ask := engine.Decision{Verdict: engine.Ask, Check: engine.CheckRules, Rule: "send-asks"}
 	allow := engine.Decision{Verdict: engine.Allow, Check: engine.CheckApproval, Rule: "send-asks", Grant: "g1"}
+	pol, err := engine.Load("p.yaml", []byte("version: 1\nrules: [{id: send-asks, tool: send, action: ask}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := audit.Event{At: at, Start: &audit.StartStep{ID: "s", Body: &audit.SessionBody{Server: "mail", Tools: []engine.ToolDef{{Name: "send"}}}}}
+	drive := func(s *Summary, events []audit.Event) {
+		t.Helper()
+		if err := s.events(pol, "mail", append([]audit.Event{start}, events...)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, approve := range []bool{true, false} {
 		s := NewSummary(time.Time{}, time.Time{})
-		s.events("mail", []audit.Event{
+		drive(s, []audit.Event{
 			{At: at, Call: &audit.CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &ask}},
 			{At: at.Add(time.Second), Grant: &audit.GrantStep{ID: "g1", Call: "c1", Approve: approve, Logged: true, Expires: at.Add(time.Hour)}},
 			{At: at.Add(2 * time.Second), Call: &audit.CallStep{Call: &engine.Call{ID: "c2", Tool: "send"}, Recorded: &allow}},
@@ -133,9 +147,31 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 			events = append(events, audit.Event{At: at.Add(time.Duration(i+1) * time.Second), Grant: &g})
 		}
 		s := NewSummary(time.Time{}, time.Time{})
-		s.events("mail", events)
+		drive(s, events)
 		if !reflect.DeepEqual(s.Asks, c.want) {
 			t.Errorf("%s: asks = %v, want %v", name, s.Asks, c.want)
 		}
+	}
+}
+
+// TestSummaryRefusesWhatTheDriverRefuses: a session the driver cannot
+// take to its end (a call id used twice) is not counted as if it were
+// whole: the summary says so.
+func TestSummaryRefusesWhatTheDriverRefuses(t *testing.T) {
+	pol, err := engine.Load("p.yaml", []byte("version: 1\nrules: [{id: send, tool: send, action: allow}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow := engine.Decision{Verdict: engine.Allow, Check: engine.CheckRules, Rule: "send"}
+	call := func() audit.Event {
+		return audit.Event{Pos: 2, Call: &audit.CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &allow}}
+	}
+	s := NewSummary(time.Time{}, time.Time{})
+	err = s.session(audit.LogSession{Policy: pol, Events: []audit.Event{
+		{Pos: 1, Start: &audit.StartStep{ID: "s", Body: &audit.SessionBody{Server: "mail", Tools: []engine.ToolDef{{Name: "send"}}}}},
+		call(), call(),
+	}})
+	if err == nil || !strings.Contains(err.Error(), "used twice") {
+		t.Errorf("a call id used twice: %v, want the driver's refusal", err)
 	}
 }

@@ -1,0 +1,135 @@
+package replay
+
+import (
+	"time"
+
+	"bailiff/audit"
+	"bailiff/engine"
+)
+
+// asked is a call waiting for its answer.
+type asked struct {
+	tool, day string
+	at        time.Time // zero: no real time
+}
+
+// events counts one session's calls and answers in range, as audit's
+// driver applies them under the session's policy p: which answer settles
+// which ask is the driver's rule, not the summary's. An asked call's
+// verdict is its final one, as replay and shadow show it: the answer that
+// settles it moves it from ask. Its check stays the one that asked;
+// approval counts the answer. A session the driver refuses is counted as
+// far as it went, and the error says why.
+func (s *Summary) events(p *engine.Policy, server string, events []audit.Event) error {
+	c := &askCounter{s: s, server: server, open: map[string]asked{}, oob: map[string]bool{}}
+	d := &audit.Driver{Config: audit.Config{Policy: p}, Observer: c}
+	defer d.Close()
+	var err error
+	for i := range events {
+		c.in = s.place(events[i].At)
+		if err = d.Step(&events[i]); err != nil {
+			break
+		}
+	}
+	c.finish()
+	return err
+}
+
+// place counts an event's time into the period and tells whether the
+// event is in range.
+func (s *Summary) place(at time.Time) bool {
+	switch {
+	case !RealTime(at):
+		// No time to place it in a period: counted, never dated.
+		s.Untimed++
+		return s.Since.IsZero() && s.Until.IsZero()
+	case !s.inRange(at):
+		return false
+	}
+	if s.First.IsZero() || at.Before(s.First) {
+		s.First = at
+	}
+	if at.After(s.Last) {
+		s.Last = at
+	}
+	return true
+}
+
+// askCounter observes one session's drive for the summary.
+type askCounter struct {
+	s      *Summary
+	server string
+	in     bool             // the step being taken is in range
+	open   map[string]asked // asked calls in range, not settled
+	oob    map[string]bool  // asked calls answered out of band: approved?
+}
+
+func (c *askCounter) Called(_ *audit.Session, ev *audit.Event, _, d engine.Decision) error {
+	if !c.in {
+		return nil
+	}
+	call := ev.Call.Call
+	day, at := "(no time)", time.Time{}
+	if RealTime(ev.At) {
+		day, at = ev.At.UTC().Format("2006-01-02"), ev.At
+		c.s.Over.add(at, string(d.Verdict), 1)
+	}
+	c.s.call(c.server, day, call, d)
+	if d.Verdict == engine.Ask {
+		c.open[call.ID] = asked{call.Tool, day, at}
+	}
+	return nil
+}
+
+func (c *askCounter) Granted(_ *audit.Session, ev *audit.Event, pc *audit.Pending, g engine.Grant, settles bool, _, d engine.Decision) error {
+	a, ok := c.open[ev.Grant.Call]
+	switch {
+	case !c.in || !ok:
+	case !settles && pc.Waiting():
+		// An answer given out of band (bailiff approve) settles no
+		// call: the asked call stays held, and a retry uses the grant.
+		// The ask was answered all the same, by the last answer given;
+		// one that had expired when it was recorded approves nothing,
+		// as the gateway counts it in band.
+		c.oob[ev.Grant.Call] = g.Approve && !ev.At.After(g.Expires)
+	case settles:
+		delete(c.open, ev.Grant.Call)
+		s, v := c.s, string(d.Verdict)
+		s.ByTool[a.tool][string(engine.Ask)]--
+		s.ByTool[a.tool][v]++
+		s.ByDay[a.day][string(engine.Ask)]--
+		s.ByDay[a.day][v]++
+		s.Settled++
+		if !a.at.IsZero() {
+			s.Over.add(a.at, string(engine.Ask), -1)
+			s.Over.add(a.at, v, 1)
+		}
+		if d.Verdict == engine.Allow {
+			s.Asks["approved"]++
+		} else {
+			s.Asks["declined"]++
+		}
+	}
+	return nil
+}
+
+// finish counts the asks answered out of band and those never answered.
+func (c *askCounter) finish() {
+	for call, approved := range c.oob {
+		if _, ok := c.open[call]; !ok {
+			continue // settled in band after all
+		}
+		delete(c.open, call)
+		if approved {
+			c.s.Asks["approved"]++
+		} else {
+			c.s.Asks["declined"]++
+		}
+	}
+	c.s.Asks["unanswered"] += len(c.open)
+}
+
+func (c *askCounter) Started(*audit.Session, *audit.Event) error                 { return nil }
+func (c *askCounter) Resulted(*audit.Session, *audit.Event, engine.Source) error { return nil }
+func (c *askCounter) ToolsListed(*audit.Session, *audit.Event, bool) error       { return nil }
+func (c *askCounter) Ended(*audit.Session, *audit.Event) error                   { return nil }
