@@ -11,14 +11,21 @@ func FuzzResults(f *testing.F) {
 		`{"type":"example","category":"newly-denied","session":"demo","call":"c8","tool":"send_email","baseline":"allow","candidate":"deny","reason":"r"}`))
 	f.Add([]byte(`{"type":"policy","calls":1,"attacks":1,"attacks_stopped":1,"block_rate":1e309}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _, _ = parseShadow(data)
-		if ex := packExamples(data); len(ex) > maxExamples {
-			t.Fatalf("%d examples", len(ex))
+		if r, err := readShadow(data); err == nil {
+			sum := 0
+			for _, n := range r.summary.Counts {
+				sum += n
+			}
+			if len(r.examples) > maxExamples || sum != r.summary.Calls || r.summary.Verified == nil {
+				t.Fatalf("accepted a shadow result that does not add up: %+v", r)
+			}
 		}
-		_, _, _ = resultVerified(data, "policy")
-		_, tot, err := parseAblate(data)
-		if err == nil && (tot.AttacksStopped > tot.Attacks || tot.BenignStopped > tot.Benign || tot.Attacks+tot.Benign > tot.Calls) {
-			t.Fatalf("accepted totals that do not add up: %+v", tot)
+		r, err := readAblation(data)
+		if err == nil {
+			tot := r.totals
+			if tot.AttacksStopped > tot.Attacks || tot.BenignStopped > tot.Benign || tot.Attacks+tot.Benign > tot.Calls || tot.Verified == nil {
+				t.Fatalf("accepted totals that do not add up: %+v", tot)
+			}
 		}
 	})
 }

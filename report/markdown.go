@@ -134,19 +134,19 @@ func (p *Pack) mdFindings(b *mdWriter) {
 
 // mdResults writes the shadow and ablation results, when given.
 func (p *Pack) mdResults(b *mdWriter) {
-	if p.In.Shadow != nil {
+	if r := p.In.shadow; r != nil {
 		b.w("## Policy change (shadow)\n\n")
-		if ok, notes, _ := resultVerified(p.In.Shadow, "summary"); !ok {
+		if ok, notes := r.summary.verified(); !ok {
 			b.w("> **UNVERIFIED**: this shadow result was run with --allow-unverified over logs that fail verify: %s\n\n", mdEscape(strings.Join(notes, "; ")))
 		}
-		rows := [][]string{{fmt.Sprint(p.shadowCalls)}}
+		rows := [][]string{{fmt.Sprint(r.summary.Calls)}}
 		head := []string{"CALLS"}
 		for _, c := range []string{"unchanged", "newly-denied", "newly-asked", "newly-allowed", "unevaluable"} {
 			head = append(head, strings.ToUpper(c))
-			rows[0] = append(rows[0], fmt.Sprint(p.shadowCounts[c]))
+			rows[0] = append(rows[0], fmt.Sprint(r.summary.Counts[c]))
 		}
 		b.table(head, rows)
-		if ex := packExamples(p.In.Shadow); len(ex) > 0 {
+		if ex := r.examples; len(ex) > 0 {
 			rows = nil
 			for _, e := range ex {
 				rows = append(rows, []string{e.Category, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, e.Reason})
@@ -154,13 +154,14 @@ func (p *Pack) mdResults(b *mdWriter) {
 			b.table([]string{"CHANGED", "SESSION", "CALL", "TOOL", "RECORDED", "CANDIDATE", "WHY"}, rows)
 		}
 	}
-	if tot := p.abl; tot != nil {
+	if r := p.In.ablation; r != nil {
+		tot := &r.totals
 		b.w("## Ablation\n\n")
-		if ok, notes, _ := resultVerified(p.In.Ablate, "policy"); !ok {
+		if ok, notes := tot.verified(); !ok {
 			b.w("> **UNVERIFIED**: this ablation result was run with --allow-unverified over logs that fail verify: %s\n\n", mdEscape(strings.Join(notes, "; ")))
 		}
 		var rows [][]string
-		for _, l := range p.ablLines {
+		for _, l := range r.checks {
 			dead := "-"
 			if l.Dead {
 				dead = "dead"

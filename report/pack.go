@@ -33,6 +33,10 @@ type PackInput struct {
 	// Checkpoint, when set, is the verified checkpoint the one log was
 	// checked against.
 	Checkpoint *Checkpoint
+
+	// shadow and ablation are Shadow and Ablate read, once.
+	shadow   *shadowResult
+	ablation *ablationResult
 }
 
 // PackLog is one audit log as verified for a pack.
@@ -86,13 +90,8 @@ type Pack struct {
 	// Candidate is a --policy no session was decided under.
 	Candidate *engine.Policy
 	refs      []InputRef // the logs read, as results name their inputs
-	// The --shadow and --ablate results, read once (readResults).
-	shadowCounts map[string]int
-	shadowCalls  int
-	ablLines     []ablationLine
-	abl          *ablationTotals
-	Logs         []LogStatus
-	Versions     []string
+	Logs      []LogStatus
+	Versions  []string
 	*replay.Summary
 	Findings  []PackFinding
 	ToolNames []string
@@ -101,8 +100,9 @@ type Pack struct {
 }
 
 // CheckInputs refuses a --policy, --shadow or --ablate BuildPack would
-// refuse, so a caller can before it reads any log.
-func CheckInputs(in PackInput) error {
+// refuse, so a caller can before it reads any log; the results it reads
+// are kept in in, for BuildPack.
+func CheckInputs(in *PackInput) error {
 	_, _, err := checkInputs(in)
 	return err
 }
@@ -110,12 +110,11 @@ func CheckInputs(in PackInput) error {
 // BuildPack describes the verified logs and the policy their sessions
 // were decided under; --policy is compared with it.
 func BuildPack(in PackInput) (*Pack, error) {
-	given, unverified, err := checkInputs(in)
+	given, unverified, err := checkInputs(&in)
 	if err != nil {
 		return nil, err
 	}
 	p := &Pack{In: in, Summary: in.Summary, Annots: map[string][]string{}, Dests: map[string][]string{}}
-	p.readResults(in)
 	if p.Summary == nil {
 		p.Summary = replay.NewSummary(in.Since, in.Until)
 	}
@@ -154,19 +153,13 @@ func BuildPack(in PackInput) (*Pack, error) {
 // would sit in the pack as if about these logs, its calls and rates
 // contradicting the pack's own counts.
 func (p *Pack) sameResults(in PackInput) error {
-	for _, r := range []struct {
-		flag, file, head string
-		data             []byte
-	}{
-		{"--shadow", in.ShadowFile, "summary", in.Shadow},
-		{"--ablate", in.AblateFile, "policy", in.Ablate},
-	} {
-		if r.data == nil {
-			continue
-		}
-		if err := p.sameInputs(r.flag, r.file, r.head, r.data); err != nil {
+	if r := in.shadow; r != nil {
+		if err := p.sameInputs("--shadow", in.ShadowFile, "summary", r.summary.unverifiedFields); err != nil {
 			return err
 		}
+	}
+	if r := in.ablation; r != nil {
+		return p.sameInputs("--ablate", in.AblateFile, "policy", r.totals.unverifiedFields)
 	}
 	return nil
 }

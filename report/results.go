@@ -13,36 +13,37 @@ import (
 	"bailiff/internal/jsontext"
 )
 
-// checkInputs parses the policy given and the results. A results file
-// that is not one would be a pack with a hole the reviewer never sees:
-// it is refused; one over unverified logs is a finding.
-func checkInputs(in PackInput) (*engine.Policy, []PackFinding, error) {
+// checkInputs parses the policy given and the results, each result
+// once, into in. A results file that is not one would be a pack with a
+// hole the reviewer never sees: it is refused; one over unverified logs
+// is a finding.
+func checkInputs(in *PackInput) (*engine.Policy, []PackFinding, error) {
 	var unverified []PackFinding
-	for _, r := range []struct {
-		flag, file, what, head string
-		data                   []byte
-		parse                  func([]byte) error
-	}{
-		{"--shadow", in.ShadowFile, "shadow", "summary", in.Shadow, func(b []byte) error { _, _, err := parseShadow(b); return err }},
-		{"--ablate", in.AblateFile, "ablation", "policy", in.Ablate, func(b []byte) error { _, _, err := parseAblate(b); return err }},
-	} {
-		if r.data == nil {
-			continue
+	note := func(file, what string, u unverifiedFields) {
+		if ok, notes := u.verified(); !ok {
+			unverified = append(unverified, PackFinding{Rule: "unverified-baseline", Severity: SevHigh, Where: file,
+				Message: fmt.Sprintf("the %s result was run with --allow-unverified over logs that fail verify (%s): its numbers stand on a history that may be forged", what, strings.Join(notes, "; "))})
 		}
-		if err := noDuplicateKeys(r.data); err != nil {
-			return nil, nil, fmt.Errorf("%s %s: %v", r.flag, r.file, err)
-		}
-		if err := r.parse(r.data); err != nil {
-			return nil, nil, fmt.Errorf("%s %s: %v", r.flag, r.file, err)
-		}
-		ok, notes, err := resultVerified(r.data, r.head)
+	}
+	if in.Shadow != nil && in.shadow == nil {
+		r, err := readShadow(in.Shadow)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s %s: %v", r.flag, r.file, err)
+			return nil, nil, fmt.Errorf("--shadow %s: %v", in.ShadowFile, err)
 		}
-		if !ok {
-			unverified = append(unverified, PackFinding{Rule: "unverified-baseline", Severity: SevHigh, Where: r.file,
-				Message: fmt.Sprintf("the %s result was run with --allow-unverified over logs that fail verify (%s): its numbers stand on a history that may be forged", r.what, strings.Join(notes, "; "))})
+		in.shadow = r
+	}
+	if in.Ablate != nil && in.ablation == nil {
+		r, err := readAblation(in.Ablate)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--ablate %s: %v", in.AblateFile, err)
 		}
+		in.ablation = r
+	}
+	if r := in.shadow; r != nil {
+		note(in.ShadowFile, "shadow", r.summary.unverifiedFields)
+	}
+	if r := in.ablation; r != nil {
+		note(in.AblateFile, "ablation", r.totals.unverifiedFields)
 	}
 	if in.PolicyData == nil {
 		return nil, unverified, nil
@@ -52,9 +53,9 @@ func checkInputs(in PackInput) (*engine.Policy, []PackFinding, error) {
 }
 
 // noDuplicateKeys refuses a result with a key given twice on a line, in
-// any case: the pack reads each line several times, into different
-// structs, and would quote whichever value Go keeps (the last, matched
-// without regard to case) where another reader may take the first.
+// any case: Go keeps the last value, matched without regard to case,
+// where another reader may take the first, and the pack would quote a
+// number the file also says otherwise.
 func noDuplicateKeys(data []byte) error {
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		if err := jsontext.NoCaseDuplicateKeys(line); err != nil {
@@ -64,98 +65,79 @@ func noDuplicateKeys(data []byte) error {
 	return nil
 }
 
-// readResults reads the --shadow and --ablate results into the pack once;
-// checkInputs has refused any that does not parse, so there is no error
-// left to handle. Their fields stay nil when a result is not given.
-func (p *Pack) readResults(in PackInput) {
-	if in.Shadow != nil {
-		p.shadowCounts, p.shadowCalls, _ = parseShadow(in.Shadow)
-	}
-	if in.Ablate != nil {
-		p.ablLines, p.abl, _ = parseAblate(in.Ablate)
-	}
-}
-
-// resultVerified reads whether a shadow or ablate result's baseline was
-// verified, from its head line (type head). A result that does not say is
-// refused: it comes from a bailiff that did not verify, and a pack built
-// on it would vouch for numbers nobody checked.
-func resultVerified(data []byte, head string) (bool, []string, error) {
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		var h struct {
-			Type       string   `json:"type"`
-			Verified   *bool    `json:"verified"`
-			Unverified []string `json:"unverified"`
-		}
-		if json.Unmarshal(line, &h) != nil || h.Type != head {
-			continue
-		}
-		if h.Verified == nil {
-			return false, nil, fmt.Errorf("its %s line does not say whether its logs were verified: give the output of this bailiff's --format json", head)
-		}
-		return *h.Verified, h.Unverified, nil
-	}
-	return false, nil, fmt.Errorf("no %s line", head)
-}
-
-// shadowSummary reads the counts line of shadow --format json output.
-func parseShadow(data []byte) (map[string]int, int, error) {
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		var s struct {
-			Type   string         `json:"type"`
-			Calls  int            `json:"calls"`
-			Counts map[string]int `json:"counts"`
-		}
-		if json.Unmarshal(line, &s) == nil && s.Type == "summary" {
-			sum := 0
-			for _, n := range s.Counts {
-				if n < 0 {
-					return nil, 0, errors.New("the summary line has a negative count")
-				}
-				sum += n
-			}
-			if sum != s.Calls {
-				return nil, 0, fmt.Errorf("the summary line's counts add up to %d, not its %d calls", sum, s.Calls)
-			}
-			return s.Counts, s.Calls, nil
-		}
-	}
-	return nil, 0, fmt.Errorf("no summary line: give the output of bailiff shadow --format json")
-}
-
-// packExample is one changed call a shadow result shows.
-type packExample struct {
-	Category  string `json:"category"`
-	Session   string `json:"session"`
-	Call      string `json:"call"`
-	Tool      string `json:"tool"`
-	Baseline  string `json:"baseline"`
-	Candidate string `json:"candidate"`
-	Reason    string `json:"reason"`
+// shadowResult is shadow --format json output as the pack reads it, in
+// the types Shadow writes it with.
+type shadowResult struct {
+	summary  shadowSummary
+	examples []shadowExample // the first maxExamples changed calls
 }
 
 // maxExamples bounds the changed calls the pack shows; the shadow
 // output has the rest.
 const maxExamples = 20
 
-// packExamples are the example lines of a shadow result, in its order.
-func packExamples(data []byte) []packExample {
-	var out []packExample
+// readShadow reads a shadow result once: its summary line (the first),
+// whose counts must add up to its calls and which must say whether its
+// logs were verified, and its example lines. Lines of other types, or
+// that are not JSON objects, are not the pack's.
+func readShadow(data []byte) (*shadowResult, error) {
+	if err := noDuplicateKeys(data); err != nil {
+		return nil, err
+	}
+	var r shadowResult
+	found := false
 	for _, line := range bytes.Split(data, []byte("\n")) {
-		var e struct {
+		var head struct {
 			Type string `json:"type"`
-			packExample
 		}
-		if json.Unmarshal(line, &e) == nil && e.Type == "example" && len(out) < maxExamples {
-			out = append(out, e.packExample)
+		if json.Unmarshal(line, &head) != nil {
+			continue
+		}
+		switch {
+		case head.Type == "summary" && !found:
+			r.summary = shadowSummary{} // nothing of a line that did not parse
+			found = json.Unmarshal(line, &r.summary) == nil
+		case head.Type == "example" && len(r.examples) < maxExamples:
+			var e shadowExample
+			if json.Unmarshal(line, &e) == nil {
+				r.examples = append(r.examples, e)
+			}
 		}
 	}
-	return out
+	if !found {
+		return nil, fmt.Errorf("no summary line: give the output of bailiff shadow --format json")
+	}
+	sum := 0
+	for _, n := range r.summary.Counts {
+		if n < 0 {
+			return nil, errors.New("the summary line has a negative count")
+		}
+		sum += n
+	}
+	if sum != r.summary.Calls {
+		return nil, fmt.Errorf("the summary line's counts add up to %d, not its %d calls", sum, r.summary.Calls)
+	}
+	if r.summary.Verified == nil {
+		return nil, fmt.Errorf("its summary line does not say whether its logs were verified: give the output of this bailiff's --format json")
+	}
+	return &r, nil
 }
 
-func parseAblate(data []byte) ([]ablationLine, *ablationTotals, error) {
-	var lines []ablationLine
-	var tot *ablationTotals
+// ablationResult is ablate --format json output as the pack reads it.
+type ablationResult struct {
+	totals ablationTotals
+	checks []ablationLine
+}
+
+// readAblation reads an ablation result once: every line must be JSON,
+// with one policy line whose counts an ablation could print, and check
+// lines that fit it.
+func readAblation(data []byte) (*ablationResult, error) {
+	if err := noDuplicateKeys(data); err != nil {
+		return nil, err
+	}
+	var r ablationResult
+	found := false
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
@@ -164,39 +146,42 @@ func parseAblate(data []byte) ([]ablationLine, *ablationTotals, error) {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(line, &head); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		switch head.Type {
 		case "check":
 			var l ablationLine
 			if err := json.Unmarshal(line, &l); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			lines = append(lines, l)
+			r.checks = append(r.checks, l)
 		case "policy":
-			if tot != nil {
-				return nil, nil, errors.New("two policy lines: one ablation prints one")
+			if found {
+				return nil, errors.New("two policy lines: one ablation prints one")
 			}
-			var t ablationTotals
-			if err := json.Unmarshal(line, &t); err != nil {
-				return nil, nil, err
+			if err := json.Unmarshal(line, &r.totals); err != nil {
+				return nil, err
 			}
-			tot = &t
+			found = true
 		}
 	}
-	if tot == nil {
-		return nil, nil, fmt.Errorf("no policy line: give the output of bailiff ablate --format json")
+	if !found {
+		return nil, fmt.Errorf("no policy line: give the output of bailiff ablate --format json")
 	}
+	tot := &r.totals
 	if err := tot.consistent(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for _, l := range lines {
+	for _, l := range r.checks {
 		if l.Calls != tot.Calls || l.Changed < 0 || l.Changed > l.Calls || l.Unevaluable < 0 || l.Unevaluable > l.Calls ||
 			l.StopsAlone < 0 || l.StopsAlone > tot.Attacks || l.Stopped < 0 || l.Stopped > tot.Attacks || l.Costs < 0 || l.Costs > tot.Benign {
-			return nil, nil, fmt.Errorf("check %q's line does not fit the policy line's %d calls, %d attacks and %d benign calls", l.Check, tot.Calls, tot.Attacks, tot.Benign)
+			return nil, fmt.Errorf("check %q's line does not fit the policy line's %d calls, %d attacks and %d benign calls", l.Check, tot.Calls, tot.Attacks, tot.Benign)
 		}
 	}
-	return lines, tot, nil
+	if tot.Verified == nil {
+		return nil, fmt.Errorf("its policy line does not say whether its logs were verified: give the output of this bailiff's --format json")
+	}
+	return &r, nil
 }
 
 // consistent refuses totals no ablation run could print: the pack would
@@ -220,26 +205,11 @@ func (t *ablationTotals) consistent() error {
 // sameInputs refuses a shadow or ablation result computed over inputs
 // other than the pack's logs: a trace, another log, or one of these logs
 // at another length.
-func (p *Pack) sameInputs(flag, file, head string, data []byte) error {
-	var theirs []InputRef
-	found := false
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		var h struct {
-			Type   string      `json:"type"`
-			Inputs *[]InputRef `json:"inputs"`
-		}
-		if json.Unmarshal(line, &h) != nil || h.Type != head {
-			continue
-		}
-		if h.Inputs == nil {
-			return fmt.Errorf("%s %s: its %s line does not name its inputs: give the output of this bailiff's --format json", flag, file, head)
-		}
-		theirs, found = *h.Inputs, true
-		break
+func (p *Pack) sameInputs(flag, file, head string, u unverifiedFields) error {
+	if u.Inputs == nil {
+		return fmt.Errorf("%s %s: its %s line does not name its inputs: give the output of this bailiff's --format json", flag, file, head)
 	}
-	if !found {
-		return fmt.Errorf("%s %s: no %s line", flag, file, head)
-	}
+	theirs := *u.Inputs
 	key := func(r InputRef) string {
 		if r.Trace {
 			return "trace " + r.File

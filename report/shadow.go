@@ -32,14 +32,22 @@ type shadowSummary struct {
 }
 
 // unverifiedFields mark a result whose baseline includes logs that fail
-// verify: verified is always there, so a reader that checks it never
-// mistakes an old or partial line for a verified one.
+// verify: verified is always written, so a reader that checks it never
+// mistakes an old or partial line for a verified one. The writer and the
+// pack's reader share these types: a field the reader must find is a
+// pointer, nil when a line does not carry it.
 type unverifiedFields struct {
-	Verified   bool     `json:"verified"`
+	Verified   *bool    `json:"verified"`
 	Unverified []string `json:"unverified,omitempty"`
 	// Inputs name what the result was computed over, so a review pack
 	// given it can tell whether it is about the pack's own logs.
-	Inputs []InputRef `json:"inputs"`
+	Inputs *[]InputRef `json:"inputs"`
+}
+
+// verified reads the mark: whether the baseline was verified, and the
+// notes of the logs that were not.
+func (u unverifiedFields) verified() (bool, []string) {
+	return u.Verified != nil && *u.Verified, u.Unverified
 }
 
 // Provenance is what a shadow or ablation result was computed over: the
@@ -64,7 +72,8 @@ func unverifiedOf(p Provenance) unverifiedFields {
 	if inputs == nil {
 		inputs = []InputRef{}
 	}
-	return unverifiedFields{Verified: len(p.Unverified) == 0, Unverified: p.Unverified, Inputs: inputs}
+	verified := len(p.Unverified) == 0
+	return unverifiedFields{Verified: &verified, Unverified: p.Unverified, Inputs: &inputs}
 }
 
 // writeUnverified puts the statement first, where nobody reads the

@@ -40,11 +40,11 @@ func (p *Pack) resultsFit(in PackInput) error {
 	if !in.Since.IsZero() || !in.Until.IsZero() {
 		return nil
 	}
-	if in.Shadow != nil && p.shadowCalls != p.Calls {
-		return fmt.Errorf("--shadow %s counts %d calls, and the logs hold %d", in.ShadowFile, p.shadowCalls, p.Calls)
+	if r := in.shadow; r != nil && r.summary.Calls != p.Calls {
+		return fmt.Errorf("--shadow %s counts %d calls, and the logs hold %d", in.ShadowFile, r.summary.Calls, p.Calls)
 	}
-	if p.abl != nil && p.abl.Calls != p.Calls {
-		return fmt.Errorf("--ablate %s counts %d calls, and the logs hold %d", in.AblateFile, p.abl.Calls, p.Calls)
+	if r := in.ablation; r != nil && r.totals.Calls != p.Calls {
+		return fmt.Errorf("--ablate %s counts %d calls, and the logs hold %d", in.AblateFile, r.totals.Calls, p.Calls)
 	}
 	return nil
 }
@@ -52,10 +52,10 @@ func (p *Pack) resultsFit(in PackInput) error {
 // resultFindings adds what the given results say needs a look: labelled
 // attacks the policy let through.
 func (p *Pack) resultFindings() {
-	tot := p.abl
-	if tot == nil {
+	if p.In.ablation == nil {
 		return
 	}
+	tot := &p.In.ablation.totals
 	if through := tot.Attacks - tot.AttacksStopped; through > 0 {
 		p.Findings = append(p.Findings, PackFinding{Rule: "attack-not-stopped", Severity: SevHigh, Where: p.In.AblateFile,
 			Message: fmt.Sprintf("%s of %s labelled attacks %s not stopped by the policy: allowed, or asked and approved", counted(through, "call"), fmt.Sprint(tot.Attacks), verb(through, "was", "were"))})
@@ -93,16 +93,16 @@ func (p *Pack) mdStatus(b *mdWriter) {
 // the denials and says that is all it knows.
 func (p *Pack) attacksLine() string {
 	denied := counted(p.total("deny"), "call") + " denied"
-	tot := p.abl
-	if tot == nil {
+	if p.In.ablation == nil {
 		return "not measured: no call is labelled (bailiff ablate --labels measures it); " + denied
 	}
+	tot := &p.In.ablation.totals
 	if tot.Attacks == 0 {
 		return "not measured: the ablation labels no call an attack; " + denied
 	}
 	s := fmt.Sprintf("%d of %s (block rate %.2f); %d of %s stopped too",
 		tot.AttacksStopped, counted(tot.Attacks, "labelled attack call"), tot.BlockRate, tot.BenignStopped, counted(tot.Benign, "benign call"))
-	if ok, _, _ := resultVerified(p.In.Ablate, "policy"); !ok {
+	if ok, _ := tot.verified(); !ok {
 		s += " (UNVERIFIED: the ablation ran over logs that fail verify)"
 	}
 	if !p.In.Since.IsZero() || !p.In.Until.IsZero() {

@@ -150,7 +150,7 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 	defer bar.Done()
 	// Results and a policy that would be refused are refused before any
 	// log is read.
-	if err := report.CheckInputs(in); err != nil {
+	if err := report.CheckInputs(&in); err != nil {
 		bar.Done()
 		return usageErr(err, "")
 	}
