@@ -19,13 +19,19 @@ var ErrNotALog = errors.New("is not a bailiff audit log")
 // so callers report it as an input error rather than a finding.
 type NotALogError struct {
 	// Looks says what the input looks like, as the end of a sentence
-	// whose subject is the file: "is a session trace, not an audit log".
+	// whose subject is the file: "is binary data, not a bailiff audit
+	// log".
 	Looks string
 }
 
 func (e *NotALogError) Error() string { return e.Looks }
 
 func (e *NotALogError) Is(target error) bool { return target == ErrNotALog }
+
+// StartsLikeLog tells whether head, the start of a file, begins as every
+// record line does: how a file is told to be a log rather than a trace
+// without reading it.
+func StartsLikeLog(head []byte) bool { return bytes.HasPrefix(head, []byte(linePrefix)) }
 
 // sniff returns a *NotALogError when the first line of an input cannot be
 // the first line of any log (every record line starts with the version
@@ -43,14 +49,8 @@ func sniff(first, next []byte) error {
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(bytes.TrimSpace(first), &obj) == nil {
-		if len(obj) == 1 {
-			for k := range obj {
-				switch k {
-				case "start", "output", "call", "grant", "tools", "end":
-					return &NotALogError{Looks: "is a session trace, not an audit log"}
-				}
-			}
-		}
+		// What other JSON it is (a trace, a policy) is for a reader that
+		// knows those formats to say: the log knows only its own.
 		return &NotALogError{Looks: "is JSON but not a bailiff audit log"}
 	}
 	return &NotALogError{Looks: ErrNotALog.Error()}

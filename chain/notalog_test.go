@@ -13,7 +13,7 @@ func TestNotALog(t *testing.T) {
 	cases := []struct {
 		name, in, looks string
 	}{
-		{"trace", `{"start":{"session":"s1"}}` + "\n" + `{"end":{}}` + "\n", "is a session trace, not an audit log"},
+		{"trace", `{"start":{"session":"s1"}}` + "\n" + `{"end":{}}` + "\n", "is JSON but not a bailiff audit log"},
 		{"policy", "version: 1\nrules: []\n", "is not a bailiff audit log"},
 		{"binary", "\x7fELF\x02\x01\x01\x00\x00\x00", "is binary data, not a bailiff audit log"},
 		{"json", `{"seq":0}` + "\n", "is JSON but not a bailiff audit log"},

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,4 +37,16 @@ func FuzzParseEvent(f *testing.F) {
 			t.Fatalf("round trip changed the event:\n%#v\n%#v", ev, again)
 		}
 	})
+}
+
+// TestEventKindsAreTheParsers: the kinds a file is sniffed as a trace by
+// are exactly the ones the parser reads.
+func TestEventKindsAreTheParsers(t *testing.T) {
+	for _, k := range append(slices.Clone(eventKinds), "output2", "Start", "tool", "") {
+		_, err := ParseEvent([]byte(`{"`+k+`":{}}`), 1)
+		unknown := err != nil && strings.Contains(err.Error(), "unknown event")
+		if IsEventKind(k) == unknown {
+			t.Errorf("%q: IsEventKind %v, parser says %v", k, IsEventKind(k), err)
+		}
+	}
 }

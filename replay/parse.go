@@ -1,11 +1,20 @@
 package replay
 
 import (
-	"bailiff/engine"
-	"bailiff/internal/jsontext"
 	"errors"
 	"fmt"
+	"slices"
+
+	"bailiff/engine"
+	"bailiff/internal/jsontext"
 )
+
+// eventKinds are the one key of a trace line, in the format's order.
+var eventKinds = []string{"start", "output", "call", "grant", "tools", "end"}
+
+// IsEventKind tells whether k is the key of a trace line: how a file is
+// told to be a trace by its first line. Only replay knows the format.
+func IsEventKind(k string) bool { return slices.Contains(eventKinds, k) }
 
 // ParseEvent parses one trace line.
 func ParseEvent(b []byte, line int) (Event, error) {

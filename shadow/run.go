@@ -53,9 +53,9 @@ func IsLog(name string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	head := make([]byte, len(`{"v":1,"seq":`))
+	head := make([]byte, 64)
 	n, _ := io.ReadFull(bufio.NewReader(f), head)
-	return bytes.Equal(head[:n], []byte(`{"v":1,"seq":`)), nil
+	return chain.StartsLikeLog(head[:n]), nil
 }
 
 // ReadInput reads a trace into memory, or notes an audit log to stream.

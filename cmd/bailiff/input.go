@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"bailiff/replay"
 )
 
 // fileKind names what a file is, as a reader would say it: "X is a
@@ -270,12 +272,12 @@ func sniffJSONKeys(obj map[string]json.RawMessage) fileKind {
 		return kindGatewayConfig
 	case len(obj) == 1:
 		for k := range obj {
-			switch k {
-			case "start", "call", "output", "grant", "end":
-				return kindTrace
-			case "tools":
+			switch {
+			case k == "tools":
 				// A trace's tools event is never its first line.
 				return toolsKind(obj["tools"])
+			case replay.IsEventKind(k):
+				return kindTrace
 			}
 		}
 	case has("tools"):
