@@ -7,9 +7,11 @@ import (
 	"unicode/utf8"
 )
 
-// ErrEmpty is a log with no records: there is nothing in it to prove,
-// and an empty file must not read as a clean log.
-var ErrEmpty = errors.New("is empty: there is nothing to verify")
+// ErrEmptyLog is a log with no records: there is nothing in it to prove,
+// and an empty file must not read as a clean log. Its text, like
+// ErrNotALog's, ends a sentence whose subject is the file
+// ("audit.jsonl is empty: ...").
+var ErrEmptyLog = errors.New("is empty: there is nothing to verify")
 
 // ErrNotALog matches every *NotALogError.
 var ErrNotALog = errors.New("is not a bailiff audit log")

@@ -56,7 +56,7 @@ func TestNotALog(t *testing.T) {
 		}
 	}
 	// An empty input is no error to the reader: callers that need a proof
-	// refuse it (verify.Log says ErrEmpty).
+	// refuse it (verify.Log says ErrEmptyLog).
 	if _, err := NewReader(bytes.NewReader(nil)).Next(); err != io.EOF {
 		t.Errorf("empty: got %v, want io.EOF", err)
 	}

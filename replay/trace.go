@@ -98,13 +98,14 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
 
-// ErrEmpty is a trace with no events. Replaying or recording it would
+// ErrEmptyTrace is a trace with no events. Replaying or recording it would
 // print a bare header or write a log of nothing, both of which read as a
-// clean session that never happened.
-var ErrEmpty = errors.New("is empty: no session to replay or record")
+// clean session that never happened. Its text ends a sentence whose
+// subject is the file.
+var ErrEmptyTrace = errors.New("is empty: no session to replay or record")
 
 // ParseTrace reads a whole trace. name is used in error messages only. A
-// trace with no events is ErrEmpty.
+// trace with no events is ErrEmptyTrace.
 func ParseTrace(name string, r io.Reader) ([]Event, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxLine)
@@ -129,7 +130,7 @@ func ParseTrace(name string, r io.Reader) ([]Event, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(events) == 0 {
-		return nil, fmt.Errorf("%s %w", name, ErrEmpty)
+		return nil, fmt.Errorf("%s %w", name, ErrEmptyTrace)
 	}
 	return events, nil
 }

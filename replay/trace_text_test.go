@@ -24,11 +24,11 @@ func TestTraceRefusesInvalidText(t *testing.T) {
 	}
 }
 
-// TestEmptyTrace: a trace with no events is ErrEmpty, not an empty list.
+// TestEmptyTrace: a trace with no events is ErrEmptyTrace, not an empty list.
 func TestEmptyTrace(t *testing.T) {
 	for _, in := range []string{"", "\n  \n"} {
-		if _, err := ParseTrace("t.jsonl", strings.NewReader(in)); !errors.Is(err, ErrEmpty) {
-			t.Errorf("ParseTrace(%q) = %v, want ErrEmpty", in, err)
+		if _, err := ParseTrace("t.jsonl", strings.NewReader(in)); !errors.Is(err, ErrEmptyTrace) {
+			t.Errorf("ParseTrace(%q) = %v, want ErrEmptyTrace", in, err)
 		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 // its semantics: every session is rebuilt from its own records (policy,
 // pins, outputs from the evidence store, grants) and every recorded
 // decision recomputed. Sessions are verified in parallel. Errors are for
-// unusable input only (it cannot be read, is empty: chain.ErrEmpty, or is
+// unusable input only (it cannot be read, is empty: chain.ErrEmptyLog, or is
 // not a log: chain.ErrNotALog); everything wrong with the log is a
 // Finding.
 func Log(name string, r io.Reader, ev chain.EvidenceStore, opt Options) (*Report, error) {
@@ -47,7 +47,7 @@ func Log(name string, r io.Reader, ev chain.EvidenceStore, opt Options) (*Report
 	}
 	rep.Records, rep.Root = rd.Count(), rd.Root()
 	if rep.Records == 0 && len(rep.Findings) == 0 {
-		return nil, inputError(name, chain.ErrEmpty)
+		return nil, inputError(name, chain.ErrEmptyLog)
 	}
 	if opt.Checkpoint != nil && rd.Count() < opt.Checkpoint.Size && len(rep.Findings) == 0 {
 		rep.Findings = append(rep.Findings, Finding{File: name, Seq: rd.Count(), Kind: FindCheckpoint,
@@ -127,7 +127,7 @@ func verifyIntegrity(rep *Report, r io.Reader, opt Options) error {
 		return inputError(rep.File, err)
 	}
 	if sum.Records == 0 {
-		return inputError(rep.File, chain.ErrEmpty)
+		return inputError(rep.File, chain.ErrEmptyLog)
 	}
 	if c := opt.Checkpoint; c != nil {
 		if root, ok := sum.RootAt[c.Size]; ok {
@@ -144,7 +144,7 @@ func verifyIntegrity(rep *Report, r io.Reader, opt Options) error {
 // inputError names the file an error is about. The two that say what the
 // file is read as a sentence about it ("audit.jsonl is empty: ...").
 func inputError(name string, err error) error {
-	if errors.Is(err, chain.ErrNotALog) || errors.Is(err, chain.ErrEmpty) {
+	if errors.Is(err, chain.ErrNotALog) || errors.Is(err, chain.ErrEmptyLog) {
 		return fmt.Errorf("%s %w", name, err)
 	}
 	return fmt.Errorf("%s: %w", name, err)

@@ -168,7 +168,7 @@ func parseTraces(stdin io.Reader, p recordParams, traces []string, bar *progress
 			return nil, err
 		}
 		events, err := replay.ParseTrace(t, bytes.NewReader(data))
-		if errors.Is(err, replay.ErrEmpty) {
+		if errors.Is(err, replay.ErrEmptyTrace) {
 			return nil, usageErr(fmt.Errorf("%s is empty: no session to record", t), "")
 		}
 		if err != nil {
