@@ -42,7 +42,7 @@ var undriveable = map[string]string{
 // TestLiveGatewayWritesWhatRecordWrites is the claim verify rests on: the
 // offline driver (record) and the live gateway write the same log for the
 // same session. Every trace fixture is shaped into what a real client and
-// server can carry (below), recorded with replay.Recorder, and driven
+// server can carry (below), recorded with audit.Recorder, and driven
 // through the proxy between a scripted client and a scripted server on
 // the same clock; the logs must be identical record for record, except
 // the times (and the hashes that cover them), and so must the evidence.
@@ -342,7 +342,7 @@ func (d *diffRun) trace() []byte {
 	return b.Bytes()
 }
 
-// record writes the shaped trace's log with replay.Recorder.
+// record writes the shaped trace's log with audit.Recorder.
 func (d *diffRun) record() recorded {
 	d.t.Helper()
 	events, err := replay.ParseTrace("shaped.jsonl", bytes.NewReader(d.trace()))
@@ -353,7 +353,7 @@ func (d *diffRun) record() recorded {
 	dir := d.t.TempDir()
 	var buf bytes.Buffer
 	ev := chain.Evidence{Dir: filepath.Join(dir, "evidence")}
-	r := &replay.Recorder{Policy: d.pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev,
+	r := &audit.Recorder{Policy: d.pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev,
 		Secret: diffSecret, Approvers: map[string]string{"lee": d.skey}}
 	if err := r.Record("shaped.jsonl", events); err != nil {
 		d.t.Fatalf("record: %v", err)

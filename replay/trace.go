@@ -21,6 +21,15 @@ import (
 // number in seconds, so traces without times still replay the same way.
 var Epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// Time is the clock an event is judged at: its "at", or without one
+// Epoch plus its line in seconds.
+func (ev *Event) Time() time.Time {
+	if !ev.At.IsZero() {
+		return ev.At
+	}
+	return Epoch.Add(time.Duration(ev.Line) * time.Second)
+}
+
 // MaxLine is the longest trace line accepted (tool output can be large).
 const MaxLine = 256 << 20
 

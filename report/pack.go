@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/engine"
-	"bailiff/replay"
 	"bailiff/verify"
 )
 
@@ -17,7 +17,7 @@ type PackInput struct {
 	// Logs are the audit logs as verified, in the order given; Summary
 	// counts their evidential sessions between Since and Until.
 	Logs    []PackLog
-	Summary *replay.Summary
+	Summary *audit.Summary
 	// PolicyName and PolicyData, when given, are --policy: compared with
 	// the policies the logs' sessions embed, never taken in their place.
 	PolicyName  string
@@ -46,7 +46,7 @@ type PackLog struct {
 	First  string // the hash of its first line, as results name their inputs
 	// Read is what reading its sessions found; nil when its records are
 	// not evidence (verify.Evidential), and were not read.
-	Read *replay.LogRead
+	Read *audit.LogRead
 	// EvidenceDir is its evidence store; NoEvidence is set when there is
 	// none there.
 	EvidenceDir string
@@ -92,7 +92,7 @@ type Pack struct {
 	refs      []InputRef // the logs read, as results name their inputs
 	Logs      []LogStatus
 	Versions  []string
-	*replay.Summary
+	*audit.Summary
 	Findings  []PackFinding
 	ToolNames []string
 	Annots    map[string][]string // tool -> annotation hints set
@@ -116,7 +116,7 @@ func BuildPack(in PackInput) (*Pack, error) {
 	}
 	p := &Pack{In: in, Summary: in.Summary, Annots: map[string][]string{}, Dests: map[string][]string{}}
 	if p.Summary == nil {
-		p.Summary = replay.NewSummary(in.Since, in.Until)
+		p.Summary = audit.NewSummary(in.Since, in.Until)
 	}
 	for _, l := range in.Logs {
 		p.addLog(l)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/engine"
-	"bailiff/replay"
 )
 
 // Audit content is attacker-controlled: it must not reach a reviewer's
@@ -55,7 +55,7 @@ func TestControlsListNotDestinations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk := &Pack{Policy: p, Summary: &replay.Summary{}}
+	pk := &Pack{Policy: p, Summary: &audit.Summary{}}
 	_, _, _, _, sink := pk.controls("stage")
 	if !strings.Contains(sink, "not destinations: data.contact_email, rows.channel") {
 		t.Errorf("stage's sink controls %q do not list its not_destinations", sink)
@@ -76,7 +76,7 @@ servers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := &replay.Summary{ToolServers: map[string]map[string]bool{"send": {"crm": true, "mail": true}}}
+	sum := &audit.Summary{ToolServers: map[string]map[string]bool{"send": {"crm": true, "mail": true}}}
 	pk := &Pack{Policy: p, Summary: sum}
 	_, budget, _, _, sink := pk.controls("send")
 	if budget != "on crm: 2; on mail: -" {
@@ -107,7 +107,7 @@ func TestPackListsListedTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := replay.NewSummary(time.Time{}, time.Time{})
+	sum := audit.NewSummary(time.Time{}, time.Time{})
 	sum.ToolServers["lookup"] = map[string]bool{"crm": true}
 	sum.Fixed["lookup"] = map[string]map[string][]string{"crm": {"channel": {"a", "b", "c", "d", "e"}, "data.notify": {"ops@corp.example"}}}
 	pk := &Pack{Policy: p, Summary: sum}
@@ -131,7 +131,7 @@ func TestPackServerTextInert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := replay.NewSummary(time.Time{}, time.Time{})
+	sum := audit.NewSummary(time.Time{}, time.Time{})
 	sum.ToolServers["lookup"] = map[string]bool{"a": true, "b": true}
 	sum.Fixed["lookup"] = map[string]map[string][]string{
 		"a": {"to": {"x~~y", "&#x202E;moc.elpmaxe@sop", "&#124; FORGED"}},

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"bailiff/replay"
+	"bailiff/audit"
 )
 
 // verdictLine is the JSON form of one call's verdict, one per line.
@@ -23,7 +23,7 @@ type verdictLine struct {
 }
 
 // Verdicts writes the verdict of every replayed call.
-func Verdicts(w io.Writer, f Format, results []replay.Result) error {
+func Verdicts(w io.Writer, f Format, results []audit.Outcome) error {
 	if f == JSON {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)

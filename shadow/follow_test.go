@@ -115,7 +115,7 @@ func recordFixture(t *testing.T, pol *engine.Policy, file, skey string) string {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	var buf bytes.Buffer
 	ev := chain.Evidence{Dir: chain.EvidenceDir(path)}
-	r := &replay.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev,
+	r := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev,
 		Secret: []byte("0123456789abcdef0123456789abcdef"), Approvers: map[string]string{"lee": skey}}
 	if err := r.Record(file, events); err != nil {
 		return ""

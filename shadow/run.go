@@ -127,7 +127,7 @@ func CompareEach(inputs []Input, base *engine.Policy, cands []Candidate, fn func
 				if err != nil {
 					return err
 				}
-				if err := CompareSession(base, c, in.Name, replay.Steps(in.Trace), func(p Pair) { fn(i, p) }); err != nil {
+				if err := CompareSession(base, c, in.Name, audit.TraceSteps(in.Trace), func(p Pair) { fn(i, p) }); err != nil {
 					return err
 				}
 			}

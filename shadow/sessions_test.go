@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"bailiff/audit"
 	"bailiff/engine"
 	"bailiff/replay"
 )
@@ -50,13 +51,13 @@ func TestCompareSessionsIsEachCompared(t *testing.T) {
 			want := make([][]Pair, len(cands))
 			for i, c := range cands {
 				evs, _ := replay.ParseTrace(file, mustOpen(t, file))
-				if err := CompareSession(base, c, file, replay.Steps(evs), func(p Pair) { want[i] = append(want[i], p) }); err != nil {
+				if err := CompareSession(base, c, file, audit.TraceSteps(evs), func(p Pair) { want[i] = append(want[i], p) }); err != nil {
 					t.Fatal(err)
 				}
 			}
 			got := make([][]Pair, len(cands))
 			var order []int
-			if err := CompareSessions(base, cands, file, replay.Steps(events), func(i int, p Pair) {
+			if err := CompareSessions(base, cands, file, audit.TraceSteps(events), func(i int, p Pair) {
 				got[i] = append(got[i], p)
 				order = append(order, i)
 			}); err != nil {

@@ -42,12 +42,12 @@ func TestSamePolicyChangesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := replay.Run(pol, tr, events)
+			want, err := audit.Replay(pol, tr, events)
 			if err != nil {
 				t.Fatal(err)
 			}
 			i := 0
-			err = CompareSession(pol, pol, tr, replay.Steps(events), func(p Pair) {
+			err = CompareSession(pol, pol, tr, audit.TraceSteps(events), func(p Pair) {
 				total++
 				if c := Category(p); c != Unchanged && c != Unevaluable {
 					t.Errorf("%s call %s: %s (%s vs %s)", tr, p.ID, c, p.Baseline.Verdict, p.Candidate.Verdict)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -33,7 +34,7 @@ func benchLog(b testing.TB, sessions int) ([]byte, chain.Evidence) {
 	}
 	var buf bytes.Buffer
 	ev := chain.Evidence{Dir: b.TempDir()}
-	rec := &replay.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
 	body := strings.Repeat("The quarterly numbers are attached; please review before Friday. ", 5)
 	for s := 0; s < sessions; s++ {
 		id := fmt.Sprintf("s%d", s)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -47,7 +48,7 @@ func TestGrantOutlivingTheTTL(t *testing.T) {
 		}
 		var log bytes.Buffer
 		ev := &memStore{m: map[string][]byte{}}
-		rec := &replay.Recorder{Policy: pol, Log: chain.NewWriter(&log, chain.None), Evidence: ev, Approvers: map[string]string{"lee": skey}}
+		rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&log, chain.None), Evidence: ev, Approvers: map[string]string{"lee": skey}}
 		if err := rec.Record("t.jsonl", events); err != nil {
 			t.Fatal(err)
 		}

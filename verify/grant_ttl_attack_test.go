@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -45,7 +46,7 @@ func TestAttackSignedGrantOutlivesTTL(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var buf bytes.Buffer
-	r := &replay.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.Evidence{Dir: dir},
+	r := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.Evidence{Dir: dir},
 		Approvers: map[string]string{"lee": strings.TrimSpace(string(lee))}}
 	if err := r.Record("t.jsonl", events); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -94,7 +95,7 @@ func recordTrace(t *testing.T, p *engine.Policy, path string) ([]byte, chain.Evi
 		t.Fatal(err)
 	}
 	ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
-	if err := (&replay.Recorder{Policy: p, Log: w, Evidence: ev}).Record("trace", events); err != nil {
+	if err := (&audit.Recorder{Policy: p, Log: w, Evidence: ev}).Record("trace", events); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()

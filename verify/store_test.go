@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -66,7 +67,7 @@ func TestAnyEvidenceStore(t *testing.T) {
 		}
 		var log bytes.Buffer
 		ev := &memStore{m: map[string][]byte{}}
-		rec := &replay.Recorder{Policy: pol, Log: chain.NewWriter(&log, chain.None), Evidence: ev,
+		rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&log, chain.None), Evidence: ev,
 			Epoch: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
 		if err := rec.Record(name, events); err != nil {
 			t.Fatal(err)

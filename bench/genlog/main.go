@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/bench/largelog"
 	"bailiff/chain"
 	"bailiff/engine"
@@ -65,7 +66,7 @@ func run(out string, size int64) error {
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	cw := &countingWriter{w: bw}
-	rec := &replay.Recorder{Policy: pol, Log: chain.NewWriter(cw, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(out)}}
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(cw, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(out)}}
 	body := strings.Repeat("The quarterly numbers are attached; please review before Friday. ", 5)
 	for s := 0; cw.n < size; s++ {
 		id := fmt.Sprintf("s%07d", s)

@@ -1,7 +1,7 @@
 // Package largelog writes an audit log with one session holding a given
 // amount of tool output, for the memory benchmark (bench/verify-large.sh)
 // and the test that holds verify's peak memory to its bound. It records
-// through replay.Recorder one event at a time, so writing the log needs
+// through audit.Recorder one event at a time, so writing the log needs
 // no more memory than verifying it.
 package largelog
 
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/replay"
@@ -62,7 +63,7 @@ func Write(out string, outputBytes int64) error {
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	rec := &replay.Recorder{Policy: pol, Log: chain.NewWriter(bw, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(out)}}
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(bw, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(out)}}
 	defer rec.Close()
 	r := rand.New(rand.NewPCG(7, 11))
 	line := 0

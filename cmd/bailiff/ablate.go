@@ -1,15 +1,16 @@
 package main
 
 import (
-	"bailiff/engine"
-	"bailiff/report"
-	"bailiff/shadow"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"bailiff/engine"
+	"bailiff/report"
+	"bailiff/shadow"
 
 	"github.com/spf13/cobra"
 )

@@ -15,7 +15,7 @@ import (
 
 // TestAttackPackGatewayListedToolOnGatewayServer: a gateway session's
 // record lists its tools with their upstream prefix ("mail.delete_message")
-// on server "gateway", and replay.Summary notes every listed tool on the
+// on server "gateway", and audit.Summary notes every listed tool on the
 // session's server as written. Only a call's tool is put on its own
 // server. A tool the upstream lists (--tools) but no call used is then
 // known on no server of its own, and the pack explains it on every server

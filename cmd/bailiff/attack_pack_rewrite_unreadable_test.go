@@ -11,7 +11,6 @@ import (
 	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
 	"bailiff/verify"
 )
 
@@ -86,7 +85,7 @@ func (a *forgeThenBreakOnSecondPass) Write(p []byte) (int, error) {
 // "unreadable" finding to a log verify found clean.
 func TestAttackPackRewriteEndingUnreadableIsCounted(t *testing.T) {
 	file, size := goodMailCopy(t)
-	sum := replay.NewSummary(time.Time{}, time.Time{})
+	sum := audit.NewSummary(time.Time{}, time.Time{})
 	l, err := packLog(sum, "good_mail", file, verify.Options{Workers: 1}, &forgeThenBreakOnSecondPass{t: t, file: file, size: size})
 	if err != nil && strings.Contains(err.Error(), "changed while it was read") {
 		return // refused, as it should be

@@ -13,7 +13,6 @@ import (
 	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/replay"
 	"bailiff/verify"
 )
 
@@ -78,7 +77,7 @@ func mustRead(t *testing.T, f string) []byte {
 // summary reads only the bytes verify read.
 func TestAttackPackSummarizesUnverifiedRecords(t *testing.T) {
 	file, size := goodMailCopy(t)
-	sum := replay.NewSummary(time.Time{}, time.Time{})
+	sum := audit.NewSummary(time.Time{}, time.Time{})
 	l, err := packLog(sum, "good_mail", file, verify.Options{Workers: 1}, &appendOnSecondPass{t: t, file: file, size: size})
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +158,7 @@ func (a *rewriteOnSecondPass) Write(p []byte) (int, error) {
 // consistent, is not summarized as the log that was verified.
 func TestPackRefusesALogRewrittenBetweenReads(t *testing.T) {
 	file, size := goodMailCopy(t)
-	sum := replay.NewSummary(time.Time{}, time.Time{})
+	sum := audit.NewSummary(time.Time{}, time.Time{})
 	_, err := packLog(sum, "good_mail", file, verify.Options{Workers: 1}, &rewriteOnSecondPass{t: t, file: file, size: size})
 	if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
 		t.Fatalf("packLog of a log rewritten between its reads: %v, want a refusal", err)

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"bailiff/chain"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+
+	"bailiff/chain"
 
 	"github.com/spf13/cobra"
 )

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"bailiff/shadow"
 	"io"
 	"os"
 	"time"
+
+	"bailiff/shadow"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"

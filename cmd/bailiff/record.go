@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/replay"
 )
@@ -114,12 +115,12 @@ func runRecord(stdin io.Reader, stderr io.Writer, p recordParams, traces []strin
 
 // newRecorder is everything record takes from its flags: the policy, the
 // approvers' private keys, the clock and the digest secret.
-func newRecorder(stdin io.Reader, p recordParams) (*replay.Recorder, error) {
+func newRecorder(stdin io.Reader, p recordParams) (*audit.Recorder, error) {
 	pol, err := loadPolicy(stdin, p.policy, nil)
 	if err != nil {
 		return nil, err
 	}
-	rec := &replay.Recorder{Policy: pol, Evidence: chain.Evidence{Dir: chain.EvidenceDir(p.out)}}
+	rec := &audit.Recorder{Policy: pol, Evidence: chain.Evidence{Dir: chain.EvidenceDir(p.out)}}
 	for _, k := range p.approvers {
 		skey, err := readPrivateKey(stdin, k)
 		if err != nil {
@@ -186,7 +187,7 @@ func parseTraces(stdin io.Reader, p recordParams, traces []string, bar *progress
 	return all, nil
 }
 
-func writeRecorded(rec *replay.Recorder, p recordParams, all []parsedTrace, bar *progress) error {
+func writeRecorded(rec *audit.Recorder, p recordParams, all []parsedTrace, bar *progress) error {
 	// A store this run made goes with a failed run: blobs of a log that
 	// was never written would be left for no log. One that was there
 	// (--force) is only ever added to, and keeps what it held.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"bailiff/audit"
 	"bailiff/engine"
 	"bailiff/replay"
 	"bailiff/report"
@@ -86,7 +87,7 @@ func runReplay(stdin io.Reader, stdout io.Writer, p replayParams, traces []strin
 	if err != nil {
 		return err
 	}
-	var all []replay.Result
+	var all []audit.Outcome
 	for _, t := range traces {
 		data, err := readInput(stdin, t, kindTrace)
 		if err != nil {
@@ -107,12 +108,12 @@ func runReplay(stdin io.Reader, stdout io.Writer, p replayParams, traces []strin
 	return err
 }
 
-func replayTrace(pol *engine.Policy, name string, data []byte) ([]replay.Result, error) {
+func replayTrace(pol *engine.Policy, name string, data []byte) ([]audit.Outcome, error) {
 	events, err := replay.ParseTrace(name, bytes.NewReader(data))
 	if err != nil {
 		return nil, usageErr(err, "see docs/trace-format.md for the trace format")
 	}
-	res, err := replay.Run(pol, name, events)
+	res, err := audit.Replay(pol, name, events)
 	if err != nil {
 		return nil, usageErr(err, "")
 	}

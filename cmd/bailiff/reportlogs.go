@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
-	"bailiff/replay"
 	"bailiff/report"
 	"bailiff/verify"
 )
@@ -17,8 +17,8 @@ import (
 // since and until, for report.BuildPack. A log named "-" is read from
 // stdinFile, where standard input was spooled. Every byte of the logs is
 // written to progress twice: verified, then summarized.
-func packLogs(logs []string, stdinFile string, since, until time.Time, opt verify.Options, progress io.Writer) ([]report.PackLog, *replay.Summary, error) {
-	sum := replay.NewSummary(since, until)
+func packLogs(logs []string, stdinFile string, since, until time.Time, opt verify.Options, progress io.Writer) ([]report.PackLog, *audit.Summary, error) {
+	sum := audit.NewSummary(since, until)
 	var out []report.PackLog
 	for _, name := range logs {
 		file := name
@@ -34,7 +34,7 @@ func packLogs(logs []string, stdinFile string, since, until time.Time, opt verif
 	return out, sum, nil
 }
 
-func packLog(sum *replay.Summary, name, file string, opt verify.Options, progress io.Writer) (report.PackLog, error) {
+func packLog(sum *audit.Summary, name, file string, opt verify.Options, progress io.Writer) (report.PackLog, error) {
 	l := report.PackLog{Name: name}
 	f, err := os.Open(file)
 	if err != nil {

@@ -1,16 +1,17 @@
 package chainfix
 
 import (
-	"bailiff/audit"
-	"bailiff/chain"
-	"bailiff/engine"
-	"bailiff/replay"
 	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"bailiff/audit"
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/replay"
 )
 
 // log is a recorded log in memory: its lines and its evidence.
@@ -46,7 +47,7 @@ func record(pol *engine.Policy, secret []byte, approvers map[string]string, trac
 	}
 	defer os.RemoveAll(tmp)
 	var buf bytes.Buffer
-	r := &replay.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.Evidence{Dir: tmp}, Secret: secret, Approvers: approvers}
+	r := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.Evidence{Dir: tmp}, Secret: secret, Approvers: approvers}
 	if err := r.Record(filepath.Base(trace), events); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package replay
+package audit
 
 import (
 	"os"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 )
@@ -76,9 +75,9 @@ func TestSummaryFixed(t *testing.T) {
 	s := NewSummary(time.Time{}, time.Time{})
 	fixed := map[string][]string{"channel": {"a"}, "cc[*]": {"b"}}
 	allow := engine.Decision{Verdict: engine.Allow, Check: engine.CheckRules}
-	err = s.session(audit.LogSession{Policy: pol, Events: []audit.Event{
-		{Start: &audit.StartStep{ID: "s", Body: &audit.SessionBody{Server: "gateway", Tools: []engine.ToolDef{{Name: "shop.refund", Fixed: fixed}, {Name: "mail.send"}}}}},
-		{Call: &audit.CallStep{Call: &engine.Call{ID: "c", Server: "shop", Tool: "refund"}, Recorded: &allow}},
+	err = s.session(LogSession{Policy: pol, Events: []Event{
+		{Start: &StartStep{ID: "s", Body: &SessionBody{Server: "gateway", Tools: []engine.ToolDef{{Name: "shop.refund", Fixed: fixed}, {Name: "mail.send"}}}}},
+		{Call: &CallStep{Call: &engine.Call{ID: "c", Server: "shop", Tool: "refund"}, Recorded: &allow}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -103,19 +102,19 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := audit.Event{At: at, Start: &audit.StartStep{ID: "s", Body: &audit.SessionBody{Server: "mail", Tools: []engine.ToolDef{{Name: "send"}}}}}
-	drive := func(s *Summary, events []audit.Event) {
+	start := Event{At: at, Start: &StartStep{ID: "s", Body: &SessionBody{Server: "mail", Tools: []engine.ToolDef{{Name: "send"}}}}}
+	drive := func(s *Summary, events []Event) {
 		t.Helper()
-		if err := s.events(pol, "mail", append([]audit.Event{start}, events...)); err != nil {
+		if err := s.events(pol, "mail", append([]Event{start}, events...)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, approve := range []bool{true, false} {
 		s := NewSummary(time.Time{}, time.Time{})
-		drive(s, []audit.Event{
-			{At: at, Call: &audit.CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &ask}},
-			{At: at.Add(time.Second), Grant: &audit.GrantStep{ID: "g1", Call: "c1", Approve: approve, Logged: true, Expires: at.Add(time.Hour)}},
-			{At: at.Add(2 * time.Second), Call: &audit.CallStep{Call: &engine.Call{ID: "c2", Tool: "send"}, Recorded: &allow}},
+		drive(s, []Event{
+			{At: at, Call: &CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &ask}},
+			{At: at.Add(time.Second), Grant: &GrantStep{ID: "g1", Call: "c1", Approve: approve, Logged: true, Expires: at.Add(time.Hour)}},
+			{At: at.Add(2 * time.Second), Call: &CallStep{Call: &engine.Call{ID: "c2", Tool: "send"}, Recorded: &allow}},
 		})
 		want := map[string]int{"approved": 1, "unanswered": 0}
 		if !approve {
@@ -131,20 +130,20 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 	// The last answer counts (a decline, then an approval the retry
 	// used), and one recorded after its expiry approves nothing.
 	for name, c := range map[string]struct {
-		grants []audit.GrantStep
+		grants []GrantStep
 		want   map[string]int
 	}{
-		"declined, then approved": {[]audit.GrantStep{{ID: "g0", Call: "c1", Approve: false}, {ID: "g1", Call: "c1", Approve: true}}, map[string]int{"approved": 1, "unanswered": 0}},
-		"approved after expiry":   {[]audit.GrantStep{{ID: "g1", Call: "c1", Approve: true, Expires: at}}, map[string]int{"declined": 1, "unanswered": 0}},
+		"declined, then approved": {[]GrantStep{{ID: "g0", Call: "c1", Approve: false}, {ID: "g1", Call: "c1", Approve: true}}, map[string]int{"approved": 1, "unanswered": 0}},
+		"approved after expiry":   {[]GrantStep{{ID: "g1", Call: "c1", Approve: true, Expires: at}}, map[string]int{"declined": 1, "unanswered": 0}},
 	} {
-		events := []audit.Event{{At: at, Call: &audit.CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &ask}}}
+		events := []Event{{At: at, Call: &CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &ask}}}
 		for i := range c.grants {
 			g := c.grants[i]
 			if g.Expires.IsZero() {
 				g.Expires = at.Add(time.Hour)
 			}
 			g.Logged = true
-			events = append(events, audit.Event{At: at.Add(time.Duration(i+1) * time.Second), Grant: &g})
+			events = append(events, Event{At: at.Add(time.Duration(i+1) * time.Second), Grant: &g})
 		}
 		s := NewSummary(time.Time{}, time.Time{})
 		drive(s, events)
@@ -163,12 +162,12 @@ func TestSummaryRefusesWhatTheDriverRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	allow := engine.Decision{Verdict: engine.Allow, Check: engine.CheckRules, Rule: "send"}
-	call := func() audit.Event {
-		return audit.Event{Pos: 2, Call: &audit.CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &allow}}
+	call := func() Event {
+		return Event{Pos: 2, Call: &CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &allow}}
 	}
 	s := NewSummary(time.Time{}, time.Time{})
-	err = s.session(audit.LogSession{Policy: pol, Events: []audit.Event{
-		{Pos: 1, Start: &audit.StartStep{ID: "s", Body: &audit.SessionBody{Server: "mail", Tools: []engine.ToolDef{{Name: "send"}}}}},
+	err = s.session(LogSession{Policy: pol, Events: []Event{
+		{Pos: 1, Start: &StartStep{ID: "s", Body: &SessionBody{Server: "mail", Tools: []engine.ToolDef{{Name: "send"}}}}},
 		call(), call(),
 	}})
 	if err == nil || !strings.Contains(err.Error(), "used twice") {

@@ -1,4 +1,4 @@
-package replay
+package audit
 
 import (
 	"fmt"
@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/replay"
 )
 
 // Recorder writes the audit log the live proxy would have written for a
@@ -36,10 +36,10 @@ type Recorder struct {
 	Approvers map[string]string
 
 	seen map[string]bool // sessions recorded, across traces
-	d    *audit.Driver   // the sessions Step is in
+	d    *Driver         // the sessions Step is in
 	// ev is the event being stepped and elicit whether the one after it
 	// answers its call through the client.
-	ev     *Event
+	ev     *replay.Event
 	elicit bool
 	// clock is the file the last event came from and the line of its
 	// first event with "at" (timed) and without (untimed), 0 for none.
@@ -57,11 +57,11 @@ type Recorder struct {
 }
 
 // Record writes the events of one trace file.
-func (r *Recorder) Record(file string, events []Event) error {
+func (r *Recorder) Record(file string, events []replay.Event) error {
 	r.Close()
 	defer r.Close()
 	for i := range events {
-		var next *Event
+		var next *replay.Event
 		if i+1 < len(events) {
 			next = &events[i+1]
 		}
@@ -84,9 +84,9 @@ func (r *Recorder) Close() {
 // a session larger than memory without holding its events (Record holds
 // a whole file's). next is the event after it, if any: a grant by
 // "elicitation" right after its call is the client answering in band.
-func (r *Recorder) Step(file string, ev, next *Event) error {
+func (r *Recorder) Step(file string, ev, next *replay.Event) error {
 	fail := func(format string, a ...any) error {
-		return &SyntaxError{File: file, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
+		return &replay.SyntaxError{File: file, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
 	}
 	if err := r.checkClock(file, ev, fail); err != nil {
 		return err
@@ -95,20 +95,20 @@ func (r *Recorder) Step(file string, ev, next *Event) error {
 		return err
 	}
 	if r.d == nil {
-		r.d = &audit.Driver{Config: audit.Config{Policy: r.Policy, Log: r.Log, Spill: true}, Observer: r}
+		r.d = &Driver{Config: Config{Policy: r.Policy, Log: r.Log, Spill: true}, Observer: r}
 	}
 	r.ev, r.elicit = ev, ev.Call != nil && next != nil && next.Grant != nil && next.Grant.Call == ev.Call.ID &&
-		next.Grant.Approver == audit.ElicitationApprover
-	step := ev.Step(r.time(ev))
+		next.Grant.Approver == ElicitationApprover
+	step := traceStep(ev, r.time(ev))
 	return stepError(file, r.d.Step(&step))
 }
 
 // Prepare fills in what the log is written for the step: the recorder
 // is the driver's Preparer.
-func (r *Recorder) Prepare(s *audit.Session, step *audit.Event, g *engine.Grant) error {
+func (r *Recorder) Prepare(s *Session, step *Event, g *engine.Grant) error {
 	ev := r.ev
 	fail := func(format string, a ...any) error {
-		return &SyntaxError{File: r.clock, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
+		return &replay.SyntaxError{File: r.clock, Line: ev.Line, Reason: fmt.Sprintf(format, a...)}
 	}
 	switch {
 	case step.Start != nil:
@@ -123,7 +123,7 @@ func (r *Recorder) Prepare(s *audit.Session, step *audit.Event, g *engine.Grant)
 	return nil
 }
 
-func (r *Recorder) start(st *audit.StartStep, fail func(string, ...any) error) error {
+func (r *Recorder) start(st *StartStep, fail func(string, ...any) error) error {
 	if r.seen == nil {
 		r.seen = map[string]bool{}
 	}
@@ -142,21 +142,21 @@ func (r *Recorder) start(st *audit.StartStep, fail func(string, ...any) error) e
 }
 
 // The recorder only prepares: what is written is the session's.
-func (r *Recorder) Started(*audit.Session, *audit.Event) error { return nil }
-func (r *Recorder) Called(*audit.Session, *audit.Event, engine.Decision, engine.Decision) error {
+func (r *Recorder) Started(*Session, *Event) error { return nil }
+func (r *Recorder) Called(*Session, *Event, engine.Decision, engine.Decision) error {
 	return nil
 }
-func (r *Recorder) Granted(*audit.Session, *audit.Event, *audit.Pending, engine.Grant, bool, engine.Decision, engine.Decision) error {
+func (r *Recorder) Granted(*Session, *Event, *Pending, engine.Grant, bool, engine.Decision, engine.Decision) error {
 	return nil
 }
-func (r *Recorder) Resulted(*audit.Session, *audit.Event, engine.Source) error { return nil }
-func (r *Recorder) ToolsListed(*audit.Session, *audit.Event, bool) error       { return nil }
-func (r *Recorder) Ended(*audit.Session, *audit.Event) error                   { return nil }
+func (r *Recorder) Resulted(*Session, *Event, engine.Source) error { return nil }
+func (r *Recorder) ToolsListed(*Session, *Event, bool) error       { return nil }
+func (r *Recorder) Ended(*Session, *Event) error                   { return nil }
 
 // checkClock refuses a trace whose events mix times with none: the ones
 // without "at" would be stamped from another clock (the epoch plus their
 // line), and the log would hold a session spanning decades.
-func (r *Recorder) checkClock(file string, ev *Event, fail func(string, ...any) error) error {
+func (r *Recorder) checkClock(file string, ev *replay.Event, fail func(string, ...any) error) error {
 	if file != r.clock {
 		if r.clock != "" {
 			r.base += r.line
@@ -182,16 +182,16 @@ func (r *Recorder) checkClock(file string, ev *Event, fail func(string, ...any) 
 	return nil
 }
 
-func (r *Recorder) time(ev *Event) time.Time {
+func (r *Recorder) time(ev *replay.Event) time.Time {
 	if ev.At.IsZero() && !r.Epoch.IsZero() {
 		return r.Epoch.Add(time.Duration(r.base+ev.Line) * time.Second)
 	}
-	return eventTime(ev)
+	return ev.Time()
 }
 
 // forward refuses an event stamped before the one written last, in this
 // trace or an earlier one.
-func (r *Recorder) forward(file string, ev *Event, fail func(string, ...any) error) error {
+func (r *Recorder) forward(file string, ev *replay.Event, fail func(string, ...any) error) error {
 	t := r.time(ev)
 	if err := chain.CheckTime(t); err != nil {
 		return fail("%v", err)
@@ -204,7 +204,7 @@ func (r *Recorder) forward(file string, ev *Event, fail func(string, ...any) err
 	return nil
 }
 
-func (r *Recorder) call(cs *audit.CallStep, fail func(string, ...any) error) error {
+func (r *Recorder) call(cs *CallStep, fail func(string, ...any) error) error {
 	c := cs.Call
 	if len(c.Redacted) > 0 {
 		return fail("call %q has redacted arguments: recording needs the full arguments (the policy's redact list decides what is written)", c.ID)
@@ -216,27 +216,27 @@ func (r *Recorder) call(cs *audit.CallStep, fail func(string, ...any) error) err
 		}
 		c.Digest = engine.ArgsHMAC(r.Secret, c.Args)
 	}
-	cs.Body = &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest, Elicit: r.elicit}
+	cs.Body = &CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest, Elicit: r.elicit}
 	for _, p := range removed {
 		cs.Body.Redacted = append(cs.Body.Redacted, p.String())
 	}
 	return nil
 }
 
-func (r *Recorder) grant(s *audit.Session, gs *audit.GrantStep, grant engine.Grant, now time.Time, fail func(string, ...any) error) error {
+func (r *Recorder) grant(s *Session, gs *GrantStep, grant engine.Grant, now time.Time, fail func(string, ...any) error) error {
 	if err := chain.CheckTime(grant.Expires); err != nil {
 		return fail("grant %q expires at a time a log cannot hold: %v", gs.ID, err)
 	}
-	body := &audit.GrantBody{Grant: grant.ID, Call: gs.Call, Tool: grant.Tool, Digest: grant.Digest,
-		Approver: grant.Approver, Answer: audit.Answer(grant.Approve), Expires: grant.Expires.UTC().Format(chain.TimeFormat)}
-	if grant.Approver != audit.ElicitationApprover {
+	body := &GrantBody{Grant: grant.ID, Call: gs.Call, Tool: grant.Tool, Digest: grant.Digest,
+		Approver: grant.Approver, Answer: Answer(grant.Approve), Expires: grant.Expires.UTC().Format(chain.TimeFormat)}
+	if grant.Approver != ElicitationApprover {
 		skey, ok := r.Approvers[grant.Approver]
 		if !ok {
 			err := fail("grant %q by %q cannot be signed: recording needs %s's approver key", gs.ID, grant.Approver, grant.Approver)
-			err.(*SyntaxError).NeedsKey = grant.Approver
+			err.(*replay.SyntaxError).NeedsKey = grant.Approver
 			return err
 		}
-		sig, err := audit.SignApproval(audit.Approval{ID: grant.ID, Kind: audit.ApproveCall, Session: s.ID(), Server: grant.Server,
+		sig, err := SignApproval(Approval{ID: grant.ID, Kind: ApproveCall, Session: s.ID(), Server: grant.Server,
 			Tool: grant.Tool, Digest: grant.Digest, Answer: body.Answer, Time: now.UTC().Format(chain.TimeFormat)}, skey)
 		if err != nil {
 			return fail("grant %q: %v", gs.ID, err)
@@ -247,7 +247,7 @@ func (r *Recorder) grant(s *audit.Session, gs *audit.GrantStep, grant engine.Gra
 	return nil
 }
 
-func (r *Recorder) output(s *audit.Session, rs *audit.ResultStep, fail func(string, ...any) error) error {
+func (r *Recorder) output(s *Session, rs *ResultStep, fail func(string, ...any) error) error {
 	o := r.ev.Output
 	src, err := s.Source(o.Call, o.Server, o.Tool, 0)
 	if err != nil {
@@ -258,6 +258,6 @@ func (r *Recorder) output(s *audit.Session, rs *audit.ResultStep, fail func(stri
 		return fmt.Errorf("evidence: %w", err)
 	}
 	rs.Body.Server, rs.Body.Tool, rs.Body.Content, rs.Body.Size = src.Server, src.Tool, digest, int64(len(o.Evidence))
-	rs.Out = &audit.Output{Text: o.Text}
+	rs.Out = &Output{Text: o.Text}
 	return nil
 }

@@ -1,4 +1,4 @@
-package replay
+package audit
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/replay"
 )
 
 // Summary is what verified logs' sessions did within a period, counted
@@ -83,7 +83,7 @@ func (s *Summary) Add(name string, r io.Reader, ev chain.EvidenceStore) (LogRead
 	var read LogRead
 	var dup error
 	rd := chain.NewReader(r)
-	read.Err = audit.ReadSessions(name, rd, ev, func(ls audit.LogSession) error {
+	read.Err = ReadSessions(name, rd, ev, func(ls LogSession) error {
 		s.Read++
 		if prev, ok := s.sessionIn[ls.ID()]; ok && prev != name && dup == nil {
 			dup = fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", ls.ID(), prev, name)
@@ -115,7 +115,7 @@ func (s *Summary) sawServer(server, tool string) {
 }
 
 // session counts one session, if it has a record in range.
-func (s *Summary) session(ls audit.LogSession) error {
+func (s *Summary) session(ls LogSession) error {
 	inside := s.Since.IsZero() && s.Until.IsZero()
 	var start time.Time
 	for _, e := range ls.Events {
@@ -234,7 +234,7 @@ func RealTime(t time.Time) bool {
 	// Older record stamped events without "at" at the epoch plus their
 	// line in seconds: whole seconds within days of it. A real time is
 	// anything else, a real log of early 2000 included.
-	d := t.Sub(Epoch)
+	d := t.Sub(replay.Epoch)
 	return d < 0 || d >= 1<<20*time.Second || t.Nanosecond() != 0
 }
 
@@ -257,7 +257,7 @@ var quotedDest = regexp.MustCompile(`^destination \S+ ("(?:[^"\\]|\\.)*")`)
 
 // spansServers tells whether a session's calls go to servers other than
 // its own: a gateway's session, whose tools are listed by server.
-func spansServers(server string, events []audit.Event) bool {
+func spansServers(server string, events []Event) bool {
 	for _, e := range events {
 		if e.Call != nil && e.Call.Call.Server != "" && e.Call.Call.Server != server {
 			return true

@@ -1,9 +1,8 @@
-package replay
+package audit
 
 import (
 	"time"
 
-	"bailiff/audit"
 	"bailiff/engine"
 )
 
@@ -20,9 +19,9 @@ type asked struct {
 // settles it moves it from ask. Its check stays the one that asked;
 // approval counts the answer. A session the driver refuses is counted as
 // far as it went, and the error says why.
-func (s *Summary) events(p *engine.Policy, server string, events []audit.Event) error {
+func (s *Summary) events(p *engine.Policy, server string, events []Event) error {
 	c := &askCounter{s: s, server: server, open: map[string]asked{}, oob: map[string]bool{}}
-	d := &audit.Driver{Config: audit.Config{Policy: p}, Observer: c}
+	d := &Driver{Config: Config{Policy: p}, Observer: c}
 	defer d.Close()
 	var err error
 	for i := range events {
@@ -64,7 +63,7 @@ type askCounter struct {
 	oob    map[string]bool  // asked calls answered out of band: approved?
 }
 
-func (c *askCounter) Called(_ *audit.Session, ev *audit.Event, _, d engine.Decision) error {
+func (c *askCounter) Called(_ *Session, ev *Event, _, d engine.Decision) error {
 	if !c.in {
 		return nil
 	}
@@ -81,7 +80,7 @@ func (c *askCounter) Called(_ *audit.Session, ev *audit.Event, _, d engine.Decis
 	return nil
 }
 
-func (c *askCounter) Granted(_ *audit.Session, ev *audit.Event, pc *audit.Pending, g engine.Grant, settles bool, _, d engine.Decision) error {
+func (c *askCounter) Granted(_ *Session, ev *Event, pc *Pending, g engine.Grant, settles bool, _, d engine.Decision) error {
 	a, ok := c.open[ev.Grant.Call]
 	switch {
 	case !c.in || !ok:
@@ -129,7 +128,7 @@ func (c *askCounter) finish() {
 	c.s.Asks["unanswered"] += len(c.open)
 }
 
-func (c *askCounter) Started(*audit.Session, *audit.Event) error                 { return nil }
-func (c *askCounter) Resulted(*audit.Session, *audit.Event, engine.Source) error { return nil }
-func (c *askCounter) ToolsListed(*audit.Session, *audit.Event, bool) error       { return nil }
-func (c *askCounter) Ended(*audit.Session, *audit.Event) error                   { return nil }
+func (c *askCounter) Started(*Session, *Event) error                 { return nil }
+func (c *askCounter) Resulted(*Session, *Event, engine.Source) error { return nil }
+func (c *askCounter) ToolsListed(*Session, *Event, bool) error       { return nil }
+func (c *askCounter) Ended(*Session, *Event) error                   { return nil }
