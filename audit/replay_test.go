@@ -43,3 +43,26 @@ func TestToolsEventRepin(t *testing.T) {
 		t.Errorf("a repin that is not a boolean: %v", err)
 	}
 }
+
+// TestReplayRefusesByStep: a trace's event the driver refuses is a syntax
+// error at its line, worded as the step it is.
+func TestReplayRefusesByStep(t *testing.T) {
+	pol, err := engine.Load("p", []byte("version: 1\nrules:\n  - {id: all, tool: \"*\", action: allow}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for body, want := range map[string]string{
+		`{"grant":{"id":"g1","call":"nope","approver":"lee","answer":"approve"}}`: `t.jsonl:2: grant answers call "nope", which session "s1" has not made`,
+		`{"output":{"call":"nope","text":"x"}}`:                                   `t.jsonl:2: output answers call "nope", which session "s1" has not made`,
+		`{"start":{"session":"s2","server":"x","tools":["a"]}}`:                   `t.jsonl:2: session "s2" starts before session "s1" ended`,
+	} {
+		trace := `{"start":{"session":"s1","server":"x","tools":["a"]}}` + "\n" + body + "\n"
+		events, err := replay.ParseTrace("t.jsonl", strings.NewReader(trace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Replay(pol, "t.jsonl", events); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
