@@ -17,6 +17,27 @@ type Finding struct {
 	Message string `json:"message"`
 }
 
+// Severity is how much a finding matters to a reviewer.
+type Severity string
+
+// The severities. A high finding is a call the policy means to gate that
+// is not gated as it reads (a sink whose destinations go unchecked), or
+// one it means to allow that is always denied.
+const (
+	SeverityHigh   Severity = "high"
+	SeverityMedium Severity = "medium"
+)
+
+// Severity is the finding's severity, by its kind: every reader of lint
+// (the review pack, SARIF) weighs a finding the same.
+func (f Finding) Severity() Severity {
+	switch f.Kind {
+	case LintNoSinkParams, LintWriteNoPrefixes:
+		return SeverityHigh
+	}
+	return SeverityMedium
+}
+
 // The kinds of lint finding.
 const (
 	LintShadowed        = "shadowed-rule"

@@ -137,3 +137,14 @@ tools:
 		}
 	}
 }
+
+// TestLintSeverity: a sink whose destinations go unchecked, and writes
+// that are always denied, are high; the rest medium.
+func TestLintSeverity(t *testing.T) {
+	for kind, want := range map[string]Severity{LintNoSinkParams: SeverityHigh, LintWriteNoPrefixes: SeverityHigh,
+		LintShadowed: SeverityMedium, LintNotGlob: SeverityMedium} {
+		if got := (Finding{Kind: kind}).Severity(); got != want {
+			t.Errorf("%s: %s, want %s", kind, got, want)
+		}
+	}
+}

@@ -289,7 +289,7 @@ func (p *Pack) lint(in PackInput, lintName string, lintData []byte, toolList []s
 	}
 	for _, f := range lint {
 		sev := SevMedium
-		if f.Kind == engine.LintNoSinkParams || f.Kind == engine.LintWriteNoPrefixes {
+		if f.Severity() == engine.SeverityHigh {
 			sev = SevHigh
 		}
 		line := f.Line
