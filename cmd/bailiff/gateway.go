@@ -26,6 +26,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/internal/clientconfig"
 	"bailiff/proxy"
 )
 
@@ -298,8 +299,8 @@ func checkApprovers(stderr io.Writer, approvers []string, subject string) error 
 
 // gatewayRoots is where the local servers and the policy may write: the
 // audit state and what the gateway trusts must lie outside all of it.
-func gatewayRoots(c *gatewayConfig, pol *engine.Policy) []writable {
-	var roots []writable
+func gatewayRoots(c *gatewayConfig, pol *engine.Policy) []clientconfig.Writable {
+	var roots []clientconfig.Writable
 	for _, n := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[n]
 		if s.URL != "" {

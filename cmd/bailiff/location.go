@@ -12,6 +12,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/internal/clientconfig"
 )
 
 // stateDir is the per-user directory for audit logs and approval state,
@@ -36,150 +37,17 @@ func stateDir() string {
 	return filepath.Join(os.TempDir(), "bailiff-state")
 }
 
-// writable is a path a served tool may write, and why bailiff thinks so.
-type writable struct{ path, why string }
-
-// writableRoots are the places the tools bailiff serves may write: every
-// argument of a server's command that names an existing file or directory
-// (how server-filesystem and most servers are given their roots; a
-// "--flag=PATH" counts by its value, and "~" or "~/DIR" is the home
-// directory, as such servers expand it), and every allowed path prefix of
-// the policy. A shell command (sh -c SCRIPT and the like) hides its
-// roots: every path in the script counts (see scriptRoots). A server that
-// takes its roots from the client (MCP roots) is not covered here: the
-// proxy takes protected locations out of the client's roots instead.
-func writableRoots(pol *engine.Policy, server string, dir string, command []string) []writable {
-	var out []writable
-	if script, ok := shellScript(command); ok {
-		out = append(out, scriptRoots(server, dir, script)...)
-	}
-	for _, a := range command[min(1, len(command)):] {
-		for _, cand := range []string{a, afterEq(a)} {
-			if cand == "" || strings.HasPrefix(cand, "-") {
-				continue
-			}
-			cand = expandHome(cand)
-			if !filepath.IsAbs(cand) {
-				cand = filepath.Join(dir, cand)
-			}
-			if _, err := os.Stat(cand); err == nil {
-				out = append(out, writable{cand, fmt.Sprintf("server %s is given %s", server, a)})
-			}
-		}
-	}
+// writableRoots are the places the tools bailiff serves may write: what
+// the server's command line names (clientconfig.WritableRoots), and every
+// allowed path prefix of the policy.
+func writableRoots(pol *engine.Policy, server string, dir string, command []string) []clientconfig.Writable {
+	out := clientconfig.WritableRoots(server, dir, command)
 	if pol != nil {
 		for _, p := range pol.PathPrefixes() {
-			out = append(out, writable{p, "the policy allows writes under " + p})
+			out = append(out, clientconfig.Writable{Path: p, Why: "the policy allows writes under " + p})
 		}
 	}
 	return out
-}
-
-// expandHome expands a leading "~" or "~/" to the home directory, as
-// server-filesystem (and a shell) does with its root arguments.
-func expandHome(p string) string {
-	if p != "~" && !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, "~"+string(filepath.Separator)) {
-		return p
-	}
-	h, err := os.UserHomeDir()
-	if err != nil || h == "" {
-		return p
-	}
-	return filepath.Join(h, p[1:])
-}
-
-// shellScript returns the script of a shell command: sh, bash, dash, zsh,
-// ksh, ash or busybox (or env running one) with -c (or a flag cluster
-// holding c, as -lc or -ec) runs a script.
-func shellScript(command []string) (string, bool) {
-	for len(command) > 1 && filepath.Base(command[0]) == "env" {
-		command = command[1:]
-		for len(command) > 1 && (strings.HasPrefix(command[0], "-") || strings.Contains(command[0], "=")) {
-			command = command[1:]
-		}
-	}
-	if len(command) < 2 {
-		return "", false
-	}
-	switch strings.TrimSuffix(filepath.Base(command[0]), ".exe") {
-	case "sh", "bash", "dash", "zsh", "ksh", "ash", "busybox":
-	default:
-		return "", false
-	}
-	// Everything after the first -c cluster is taken for the script and
-	// its arguments: more words than the shell reads as the script, never
-	// fewer ("bash -o pipefail -c SCRIPT" included).
-	for i, a := range command[1:] {
-		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") {
-			return strings.Join(command[2+i:], " "), true
-		}
-	}
-	return "", false
-}
-
-// scriptRoots are the roots a shell script may hand the server it runs,
-// which bailiff cannot know: every word of the script (split on white
-// space, quotes and shell punctuation, with $VAR and ${VAR} from bailiff's
-// environment, which the shell inherits, and ~ expanded) that is an
-// absolute or home path, existing or not, and every other word naming an
-// existing file or directory. It overestimates (a script's every path is
-// taken for a root), never the other way for paths spelled out; a path
-// the script computes (cd, $(...), a variable it sets) is beyond it.
-func scriptRoots(server, dir, script string) []writable {
-	words := strings.FieldsFunc(script, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '"' || r == '\'' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '`' || r == '<' || r == '>'
-	})
-	var out []writable
-	for _, w := range words {
-		for _, cand := range []string{w, afterEq(w)} {
-			if cand == "" || strings.HasPrefix(cand, "-") {
-				continue
-			}
-			cand = expandHome(os.ExpandEnv(cand))
-			why := fmt.Sprintf("server %s runs a shell script naming %s", server, w)
-			if filepath.IsAbs(cand) {
-				out = append(out, writable{cand, why})
-				continue
-			}
-			if _, err := os.Stat(filepath.Join(dir, cand)); err == nil {
-				out = append(out, writable{filepath.Join(dir, cand), why})
-			}
-		}
-	}
-	return out
-}
-
-func afterEq(a string) string {
-	if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
-		return v
-	}
-	return ""
-}
-
-// resolve makes p absolute and resolves the symlinks of its longest
-// existing prefix, so a link or a relative path cannot hide where it is.
-func resolve(p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return filepath.Clean(p)
-	}
-	rest := ""
-	for cur := abs; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-}
-
-func within(p, root string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // guarded is a file or directory the served tools must not reach: what
@@ -225,12 +93,12 @@ func trustGuarded(policy, config, secret string, keyFiles []guarded) []guarded {
 // checkOutside refuses a guarded location inside a path a served tool may
 // write (or, for a key, read): an agent that can reach it could forge
 // approvals, rewrite the evidence or the rules.
-func checkOutside(places []guarded, roots []writable) error {
+func checkOutside(places []guarded, roots []clientconfig.Writable) error {
 	for _, r := range roots {
-		root := resolve(r.path)
+		root := clientconfig.Resolve(r.Path)
 		for _, p := range places {
-			if within(resolve(p.path), root) {
-				return usageErr(fmt.Errorf("%s would be inside %s, which the served tools may write (%s): %s", p.what, r.path, r.why, p.harm),
+			if clientconfig.Within(clientconfig.Resolve(p.path), root) {
+				return usageErr(fmt.Errorf("%s would be inside %s, which the served tools may write (%s): %s", p.what, r.Path, r.Why, p.harm),
 					"put it outside every served root")
 			}
 		}
@@ -241,7 +109,7 @@ func checkOutside(places []guarded, roots []writable) error {
 // checkStateOutside refuses an audit log (with its evidence and approvals
 // directories) inside a path a served tool may write: an agent that can
 // write there could forge approvals, or rewrite the evidence.
-func checkStateOutside(audit string, roots []writable) error {
+func checkStateOutside(audit string, roots []clientconfig.Writable) error {
 	err := checkOutside(stateGuarded(audit), roots)
 	var ee *ExitError
 	if errors.As(err, &ee) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"bailiff/chain"
+	"bailiff/internal/clientconfig"
 
 	"github.com/spf13/cobra"
 )
@@ -99,7 +100,7 @@ func lands(name, dir string) bool {
 	if real, err := filepath.EvalSymlinks(parent); err == nil {
 		parent = real
 	}
-	return within(parent, d)
+	return clientconfig.Within(parent, d)
 }
 
 // stores are the directories beside a log that are part of it: its
