@@ -19,9 +19,10 @@
 //     recorded its decision and the reader does not recompute it; the
 //     decision committed is the recorded one, if any;
 //   - a grant settles its call only when it claims to (a log's grant that
-//     recorded settling it, a trace's grant right after its call, the
-//     gateway's in-band answer) and the call is waiting for an answer it
-//     can take; any other grant is kept for a later identical call;
+//     records settling it, the gateway's in-band answer, a trace's grant
+//     right after a plain ask: not one whose verdict rests on redacted
+//     arguments) and the call is waiting for an answer; any other grant
+//     is kept for a later identical call;
 //   - an output is the output of the call it answers, or of the channel
 //     that carried it, and a failed call gives its budget back.
 //

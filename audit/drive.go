@@ -294,9 +294,9 @@ func (d *Driver) call(dv *driven, ev *Event) error {
 }
 
 // grant applies the one rule for answers: a grant settles its call when
-// it claims to (a log's that recorded a decision, a trace's right after
-// its call) and the call is waiting for an answer it can take; otherwise
-// it is kept for a later identical call.
+// it claims to (a log's that records settling it, a trace's right after
+// a plain ask) and the call is waiting for an answer; otherwise it is
+// kept for a later identical call.
 func (d *Driver) grant(dv *driven, ev *Event) error {
 	s, gs := dv.s, ev.Grant
 	pc, err := s.Lookup(gs.Call)
@@ -309,11 +309,16 @@ func (d *Driver) grant(dv *driven, ev *Event) error {
 			return err
 		}
 	}
+	// A log's claim is its record's: the gateway settled the call, and
+	// the reader goes on from what happened, whatever it recomputes (an
+	// ask on redacted arguments included). A trace's grant claims the
+	// ask right before it, and only a plain one: an ask whose verdict
+	// rests on redacted arguments is not known to be one.
 	claims := gs.Settled
 	if !gs.Logged {
-		claims = gs.Call == dv.last
+		claims = gs.Call == dv.last && !pc.decision.Unevaluable
 	}
-	if !claims || !pc.answerable() {
+	if !claims || !pc.waiting {
 		if err := d.Observer.Granted(s, ev, pc, g, false, engine.Decision{}, engine.Decision{}); err != nil {
 			return err
 		}

@@ -178,6 +178,19 @@ rules:
 	if len(o.settled) != 0 || len(o.kept) != 1 {
 		t.Errorf("settled %v kept %v: an unevaluable ask was settled", o.settled, o.kept)
 	}
+	// A log's grant that says it settled the ask settles it, whatever the
+	// reader recomputes of the ask: the gateway settled it, and a grant
+	// kept instead would be one the log says was spent.
+	c2 := callStep("c2", "pay")
+	c2.Call.Call.Redacted = []engine.Path{amount}
+	logged := grantStep("g2", "c2")
+	logged.Grant.Logged, logged.Grant.Settled = true, true
+	if err := d.Drive([]Event{c2, logged}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.settled["c2"]; !ok {
+		t.Errorf("a log's settling grant on an ask recomputed unevaluable was kept (%v), not settled", o.kept)
+	}
 }
 
 // TestDriverObserverStops: an observer's error stops the drive, and the

@@ -55,11 +55,6 @@ func (pc *Pending) Decision() engine.Decision { return pc.decision }
 // Waiting says the call was asked and no grant has settled it yet.
 func (pc *Pending) Waiting() bool { return pc.waiting }
 
-// answerable says a grant may settle the call: it waits for an answer,
-// and what it asked is known (an unevaluable ask rests on redacted
-// arguments).
-func (pc *Pending) answerable() bool { return pc.waiting && !pc.decision.Unevaluable }
-
 // Config is what a session is driven with.
 type Config struct {
 	Policy *engine.Policy
@@ -226,11 +221,10 @@ func (s *Session) Lookup(id string) (*Pending, error) {
 
 // Answer is what grant g settles pc with, if pc was asked and nothing
 // has settled it yet, whatever came in between (asks are answered
-// concurrently with later calls). An ask that was unevaluable is not
-// settled: what it asked is not known. Which grants claim to settle
-// their call at all is the Driver's rule.
+// concurrently with later calls). Which grants claim to settle their
+// call at all is the Driver's rule.
 func (s *Session) Answer(pc *Pending, g engine.Grant, now time.Time) (engine.Decision, bool) {
-	if !pc.answerable() {
+	if !pc.waiting {
 		return engine.Decision{}, false
 	}
 	return engine.Answer(s.p, s.state, pc.call, pc.decision, g, now), true

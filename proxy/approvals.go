@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"bailiff/audit"
-	"bailiff/chain"
 	"bailiff/internal/jsontext"
 )
 
@@ -167,7 +166,7 @@ func (a *Approvals) Decide(ap audit.Approval, skey string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := chain.KeyName(skey)
+	name := audit.ApproverName(skey)
 	return name, writeJSON(filepath.Join(a.Dir, "answers", ap.ID+".json"), AnswerFile{ID: ap.ID, Answer: ap.Answer, Approver: name, Signature: sig})
 }
 

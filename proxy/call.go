@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"bailiff/audit"
-	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/internal/jsontext"
 )
@@ -304,7 +303,7 @@ func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engi
 		return engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval, Rule: asked.Rule, Reason: why}
 	}
 	body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
-		Answer: audit.Answer(approve), Expires: g.Expires.UTC().Format(chain.TimeFormat)}
+		Answer: audit.Answer(approve), Expires: audit.FormatTime(g.Expires)}
 	if p.gateway {
 		body.Server = c.Server
 	}

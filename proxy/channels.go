@@ -6,7 +6,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"bailiff/audit"
-	"bailiff/chain"
 	"bailiff/engine"
 )
 
@@ -146,7 +145,7 @@ func (p *Proxy) observe(u *upstream, channel, status string, evidence []byte) {
 		// As for a tool result: the digest is still recorded, and verify
 		// reports the decisions that needed this text as unevaluable.
 		p.logf("cannot store evidence: %v", err)
-		digest = chain.Digest(evidence)
+		digest = audit.ContentDigest(evidence)
 	}
 	e := early{server: u.name, channel: channel, status: status, digest: digest, size: int64(len(evidence)), text: text}
 	p.mu.Lock()

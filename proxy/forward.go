@@ -1,12 +1,12 @@
 package proxy
 
 import (
-	"bailiff/audit"
-	"bailiff/chain"
-	"bailiff/engine"
 	"context"
 	"fmt"
 	"time"
+
+	"bailiff/audit"
+	"bailiff/engine"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -121,7 +121,7 @@ func (p *Proxy) record(c *engine.Call, status string, evidence []byte, text stri
 			// The digest is still recorded: verify then reports the
 			// decisions that needed this output as unevaluable.
 			p.logf("cannot store evidence: %v", err)
-			digest = chain.Digest(evidence)
+			digest = audit.ContentDigest(evidence)
 		}
 	}
 	p.mu.Lock()

@@ -1,12 +1,12 @@
 package proxy
 
 import (
-	"bailiff/audit"
-	"bailiff/chain"
-	"bailiff/engine"
 	"fmt"
 	"strings"
 	"time"
+
+	"bailiff/audit"
+	"bailiff/engine"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -28,7 +28,7 @@ func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, 
 		aid := p.opt.Session + "-" + c.ID
 		now := p.opt.Now()
 		err := p.opt.Approvals.Ask(Pending{ID: aid, Session: p.opt.Session, Server: c.Server, Call: c.ID, Tool: c.Tool,
-			Args: written, Digest: c.Digest, Reason: d.Reason, Asked: now.UTC().Format(chain.TimeFormat)})
+			Args: written, Digest: c.Digest, Reason: d.Reason, Asked: audit.FormatTime(now)})
 		if err != nil {
 			p.logf("cannot write the pending approval: %v", err)
 		} else {
@@ -77,7 +77,7 @@ func (p *Proxy) askRepin(c *engine.Call) string {
 		now := p.opt.Now()
 		err := p.opt.Approvals.Ask(Pending{ID: aid, Kind: "definition", Session: p.opt.Session, Server: c.Server, Tool: c.Tool,
 			Digest: digest, Reason: "the tool's definition changed since the session pinned it",
-			Asked: now.UTC().Format(chain.TimeFormat)})
+			Asked: audit.FormatTime(now)})
 		if err != nil {
 			p.logf("cannot write the pending approval: %v", err)
 			return ""
@@ -116,10 +116,10 @@ func (p *Proxy) takeAnswer(ap audit.Approval) (ans AnswerFile, approver string, 
 	name, err := audit.TrustedApprover(ap, ans.Signature, p.opt.ApproverKeys, p.opt.Principal.Subject)
 	if err == nil {
 		var signed time.Time
-		signed, err = time.Parse(chain.TimeFormat, ans.Signature.Time)
+		signed, err = audit.ParseTime(ans.Signature.Time)
 		switch {
 		case err != nil:
-			err = fmt.Errorf("signed time %q is not %s", ans.Signature.Time, chain.TimeFormat)
+			err = fmt.Errorf("signed time %q is not %s", ans.Signature.Time, audit.TimeFormat)
 		case signed.Before(p.askedAt[ap.ID].Truncate(time.Second)):
 			err = fmt.Errorf("it was signed at %s, before the ask", ans.Signature.Time)
 		case signed.After(p.opt.Now().Add(clockSkew)):
@@ -184,7 +184,7 @@ func (p *Proxy) collectGrants() {
 		// when the gateway noticed: an answer taken at the next call, an
 		// hour on, must not be fresh for a quarter of an hour more
 		// (takeAnswer has checked the time parses and is not ahead).
-		signed, _ := time.Parse(chain.TimeFormat, sig.Time)
+		signed, _ := audit.ParseTime(sig.Time)
 		if signed.After(now) {
 			// The skew allowed for the approver's clock is no extra life.
 			signed = now
@@ -192,7 +192,7 @@ func (p *Proxy) collectGrants() {
 		g := engine.Grant{ID: aid, Server: c.Server, Tool: c.Tool, Digest: c.Digest, Approver: approver,
 			Approve: a.Answer == "approve", Expires: signed.Add(p.opt.Policy.ApprovalTTL())}
 		body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
-			Answer: audit.Answer(g.Approve), Expires: g.Expires.UTC().Format(chain.TimeFormat), Signature: &sig}
+			Answer: audit.Answer(g.Approve), Expires: audit.FormatTime(g.Expires), Signature: &sig}
 		if p.gateway {
 			body.Server = c.Server
 		}

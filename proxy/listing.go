@@ -1,13 +1,14 @@
 package proxy
 
 import (
-	"bailiff/audit"
-	"bailiff/engine"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"bailiff/audit"
+	"bailiff/engine"
 )
 
 // listTools asks a server for its whole tool list, page by page, and

@@ -1,7 +1,7 @@
 // Package proxy is bailiff's live gateway: it sits between an MCP client
 // and a real MCP server on the stdio transport, decides every tools/call
 // with the engine before the server is contacted, and writes every
-// decision and result to the audit log (package chain) in the format
+// decision and result to the audit log (through package audit) in the format
 // verify reads back.
 //
 // It is a message pump built on the official Go SDK's JSON-RPC layer
@@ -51,15 +51,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"bailiff/audit"
-	"bailiff/chain"
 	"bailiff/engine"
 )
 
 // Options configure a proxy session.
 type Options struct {
 	Policy       *engine.Policy
-	Log          *chain.Writer
-	Evidence     chain.EvidenceStore
+	Log          audit.Log
+	Evidence     audit.EvidenceStore
 	EvidenceSync bool
 	Server       string // the upstream's name, as rules select it
 	Session      string
@@ -359,7 +358,7 @@ func (p *Proxy) end() {
 // (when it has an id to answer) and records only its size and digest.
 func (p *Proxy) malformed(id jsonrpc.ID, raw []byte, reason string, code int64) {
 	p.mu.Lock()
-	body := &audit.MalformedBody{Size: len(raw), Digest: chain.Digest(raw), Reason: reason}
+	body := audit.NewMalformed("", raw, reason)
 	if id.IsValid() {
 		body.Call = fmt.Sprint(id.Raw())
 	}

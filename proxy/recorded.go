@@ -1,9 +1,6 @@
 package proxy
 
 import (
-	"bailiff/audit"
-	"bailiff/chain"
-	"bailiff/engine"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"bailiff/audit"
+	"bailiff/engine"
 )
 
 // Recorded is a pending ask as the gateway's audit log records it: what a
@@ -69,53 +69,46 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 	sessions := map[string]*logSession{}
 	ended := map[string]bool{}
 	out := map[string]Recorded{}
-	rd := chain.NewReader(log)
-	var dec audit.Decoder
-	for {
-		rec, err := rd.Next()
-		if err == io.EOF {
-			break
+	err := audit.Scan(log, func(h audit.RecordHead, decode func() (*audit.Event, error)) {
+		s := sessions[h.Session]
+		if h.Kind == "end" {
+			// Ended, whatever its body says: verify ends a session on it too.
+			ended[h.Session] = true
+			return
 		}
-		var ve *chain.VerifyError
-		if errors.As(err, &ve) && ve.Torn {
-			break // the gateway is writing its last record
-		}
-		if err != nil {
-			return nil, fmt.Errorf("the audit log does not verify: %v", err)
-		}
-		s := sessions[rec.Session]
-		if rec.Kind == chain.KindCall {
-			if _, ok := want[rec.Session][callID(rec.Body)]; !ok || s == nil {
-				continue // not a pending ask's: not worth decoding
+		if h.Kind == "call" {
+			if _, ok := want[h.Session][audit.CallID(h.Body)]; !ok || s == nil {
+				return // not a pending ask's: not worth decoding
 			}
 		}
-		ev, err := dec.Decode(rec)
+		ev, err := decode()
 		if err != nil {
-			continue // a record the gateway did not write: verify reports it
+			return // a record the gateway did not write: verify reports it
 		}
 		switch {
-		case ev.End != nil:
-			ended[rec.Session] = true
 		case ev.Start != nil:
 			b := ev.Start.Body
 			s = &logSession{server: b.Server, principal: b.Principal.Subject, approvers: b.Approvers, tools: map[string]string{}, at: map[string]time.Time{}}
 			for _, t := range b.Tools {
 				s.tools[t.Name] = t.Digest
-				s.at[t.Name] = rec.TS
+				s.at[t.Name] = ev.At
 			}
-			sessions[rec.Session] = s
+			sessions[h.Session] = s
 		case ev.Tools != nil && s != nil:
 			for _, t := range ev.Tools.Tools {
 				if s.tools[t.Name] != t.Digest {
-					s.at[t.Name] = rec.TS
+					s.at[t.Name] = ev.At
 				}
 				s.tools[t.Name] = t.Digest
 			}
 		case ev.Call != nil && ev.Call.Recorded.Verdict == engine.Ask:
-			if i, ok := want[rec.Session][ev.Call.Body.Call]; ok {
-				out[pending[i].ID] = recordedAsk(pending[i], rec, *ev.Call.Body, s)
+			if i, ok := want[h.Session][ev.Call.Body.Call]; ok {
+				out[pending[i].ID] = recordedAsk(pending[i], ev, s)
 			}
 		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the audit log does not verify: %v", err)
 	}
 	recordedDefinitions(pending, sessions, out)
 	for id, r := range out {
@@ -135,10 +128,11 @@ type logSession struct {
 
 // recordedAsk is pending ask p as the log's call record rec (body b) of
 // session s records it, with what the pending file says otherwise.
-func recordedAsk(p Pending, rec chain.Record, b audit.CallBody, s *logSession) Recorded {
-	r := Recorded{Found: true, Args: b.Args, Redacted: b.Redacted, Verdict: b.Verdict, Reason: b.Reason, Asked: rec.TS,
+func recordedAsk(p Pending, ev *audit.Event, s *logSession) Recorded {
+	b := ev.Call.Body
+	r := Recorded{Found: true, Args: b.Args, Redacted: b.Redacted, Verdict: b.Verdict, Reason: b.Reason, Asked: ev.At,
 		Principal: s.principal, Approvers: s.approvers,
-		Approval: audit.Approval{ID: p.ID, Kind: audit.ApproveCall, Session: rec.Session, Server: orServer(b.Server, s.server), Tool: b.Tool, Digest: b.Digest}}
+		Approval: audit.Approval{ID: p.ID, Kind: audit.ApproveCall, Session: ev.Session, Server: orServer(b.Server, s.server), Tool: b.Tool, Digest: b.Digest}}
 	var diff []string
 	if p.Server != r.Approval.Server {
 		diff = append(diff, "server")
@@ -185,15 +179,6 @@ func recordedDefinitions(pending []Pending, sessions map[string]*logSession, out
 		}
 		out[p.ID] = r
 	}
-}
-
-func callID(body []byte) string {
-	raw, ok := chain.RawField(body, "call")
-	var id string
-	if !ok || json.Unmarshal(raw, &id) != nil {
-		return ""
-	}
-	return id
 }
 
 func orServer(s, def string) string {

@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"bailiff/audit"
-	"bailiff/chain"
 )
 
 // A server given its roots by the client (MCP roots: the server asks
@@ -144,7 +143,7 @@ func inside(p, root string) bool {
 func (p *Proxy) noteWithheld(raw []byte, reason string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	body := &audit.MalformedBody{Call: "roots/list", Size: len(raw), Digest: chain.Digest(raw), Reason: reason}
+	body := audit.NewMalformed("roots/list", raw, reason)
 	if err := audit.Malformed(p.opt.Log, p.opt.Now(), p.opt.Session, body); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}

@@ -123,6 +123,8 @@ func TestLayers(t *testing.T) {
 				t.Errorf("chain imports engine: the log knows nothing of decisions")
 			case ours && from == "report" && to == "chain":
 				t.Errorf("report imports chain: it renders the results it is given, and reads no log")
+			case ours && from == "proxy" && to == "chain":
+				t.Errorf("proxy imports chain: the gateway writes and reads records only through audit")
 			case ours && from == "replay" && to != "engine" && !strings.HasPrefix(to, "internal/"):
 				t.Errorf("replay imports %s: it is the trace format, and nothing else", to)
 			}
