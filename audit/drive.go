@@ -186,7 +186,7 @@ func (d *Driver) Step(ev *Event) error {
 	}
 	s := dv.s
 	if ev.Call != nil && s.Made(ev.Call.Call.ID) {
-		return refuse(ev, "call id %q used twice in session %q", ev.Call.Call.ID, s.ID())
+		return refuse(ev, "%s", reusedID(s.ID(), ev.Call.Call.ID))
 	}
 	if p, ok := d.Observer.(Preparer); ok && ev.Grant == nil {
 		if err := p.Prepare(s, ev, nil); err != nil {

@@ -172,7 +172,7 @@ func (s *Session) DecideAs(p *engine.Policy, c *engine.Call, now time.Time) engi
 // an unanswered ask stays an ask (no answer is a deny).
 func (s *Session) Call(now time.Time, c *engine.Call, d engine.Decision, body *CallBody) (*Pending, error) {
 	if _, dup := s.calls[c.ID]; dup {
-		return nil, fmt.Errorf("call id %q used twice in session %q", c.ID, s.state.Session)
+		return nil, errors.New(reusedID(s.state.Session, c.ID))
 	}
 	if s.log != nil {
 		body.Decision = FromDecision(d)
@@ -200,6 +200,12 @@ func (s *Session) commit(pc *Pending, d engine.Decision) {
 	default:
 		s.state.Apply(s.p, pc.call, d)
 	}
+}
+
+// reusedID is the refusal of a call id used twice: a session's ids name
+// one call each (grants and results are bound to them).
+func reusedID(session, id string) string {
+	return fmt.Sprintf("call id %q used twice in session %q", id, session)
 }
 
 // Made tells whether the session has made call id: a second call with an
