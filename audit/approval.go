@@ -65,9 +65,9 @@ func SignApproval(a Approval, skey string) (Signature, error) {
 	return Signature{Key: vkey, Sig: sig, Time: a.Time}, nil
 }
 
-// OpenApproval checks that sig is a signature by sig.Key over a (with
+// openApproval checks that sig is a signature by sig.Key over a (with
 // a.Time taken from the signature), and returns the approver's name.
-func OpenApproval(a Approval, sig Signature) (string, error) {
+func openApproval(a Approval, sig Signature) (string, error) {
 	a.Time = sig.Time
 	return chain.OpenText(a.Text(), sig.Key, sig.Sig)
 }
@@ -82,7 +82,7 @@ func TrustedApprover(a Approval, sig Signature, trusted []string, principal stri
 		name, _ := chain.CheckPublicKey(sig.Key)
 		return name, fmt.Errorf("key %q is not one of the session's approver keys", chain.ShortKey(sig.Key))
 	}
-	name, err := OpenApproval(a, sig)
+	name, err := openApproval(a, sig)
 	if err != nil {
 		return name, err
 	}

@@ -110,11 +110,11 @@ func shortHex(s string) string {
 	return s
 }
 
-// CheckChannel holds a result of another channel than tools/call to its
+// checkChannel holds a result of another channel than tools/call to its
 // form: no call, and its channel as its tool. The tool is the provenance
 // trusted_sources match, so a record naming a trusted tool for a log
 // message or a resource would make its text silently trusted.
-func CheckChannel(b ResultBody) error {
+func checkChannel(b ResultBody) error {
 	switch {
 	case b.Channel == "":
 		return nil

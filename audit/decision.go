@@ -12,8 +12,8 @@ func FromDecision(d engine.Decision) Decision {
 	return rd
 }
 
-// ToDecision is a recorded decision as the engine's, to apply it.
-func ToDecision(rd Decision) engine.Decision {
+// toDecision is a recorded decision as the engine's, to apply it.
+func toDecision(rd Decision) engine.Decision {
 	d := engine.Decision{Verdict: engine.Verdict(rd.Verdict), Check: engine.Check(rd.Check), Rule: rd.Rule,
 		Reason: rd.Reason, Destination: rd.Destination, Grant: rd.Grant}
 	if rd.TaintedBy != nil {

@@ -117,7 +117,7 @@ func (dec *Decoder) Decode(rec chain.Record) (*Event, error) {
 		default:
 			return e, fmt.Errorf("status %q is not ok, error or failed", b.Status)
 		}
-		return e, CheckChannel(*b)
+		return e, checkChannel(*b)
 	case chain.KindEnd:
 		b := &dec.end
 		*b = EndBody{}
@@ -147,7 +147,7 @@ func (dec *Decoder) decodeCall(rec chain.Record) error {
 		}
 		c.Redacted = append(c.Redacted, p)
 	}
-	dec.recorded = ToDecision(b.Decision)
+	dec.recorded = toDecision(b.Decision)
 	dec.call.Call, dec.call.Recorded = c, &dec.recorded
 	return nil
 }
@@ -170,7 +170,7 @@ func (dec *Decoder) decodeGrant(rec chain.Record) error {
 	dec.grant = GrantStep{Call: b.Call, ID: b.Grant, Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp,
 		Logged: true, Server: b.Server, Tool: b.Tool, Digest: b.Digest, Body: b}
 	if b.Decision != nil {
-		dec.recorded = ToDecision(*b.Decision)
+		dec.recorded = toDecision(*b.Decision)
 		dec.grant.Recorded, dec.grant.Settled = &dec.recorded, true
 	}
 	return nil

@@ -206,7 +206,7 @@ func (d *Driver) Step(ev *Event) error {
 		return d.Observer.Resulted(s, ev, src)
 	case ev.Tools != nil:
 		err := s.Tools(ev.At, ev.Tools)
-		refused := errors.Is(err, ErrAcceptRefused) && s.log == nil
+		refused := errors.Is(err, errAcceptRefused) && s.log == nil
 		if refused {
 			// Read back, an acceptance the session may not take is
 			// history: it is not applied, and the observer is told.

@@ -36,12 +36,12 @@ func (s LogSession) ID() string {
 // A log that fails integrity, or whose records cannot be read, is an
 // error: it must be verified first.
 func LogSessions(name string, r io.Reader, ev chain.EvidenceStore, fn func(LogSession) error) error {
-	return ReadSessions(name, chain.NewReader(r), ev, fn)
+	return readSessions(name, chain.NewReader(r), ev, fn)
 }
 
-// ReadSessions is LogSessions from a chain reader, which the caller can
+// readSessions is LogSessions from a chain reader, which the caller can
 // ask afterwards how many records it read, and their root.
-func ReadSessions(name string, rd *chain.Reader, ev chain.EvidenceStore, fn func(LogSession) error) error {
+func readSessions(name string, rd *chain.Reader, ev chain.EvidenceStore, fn func(LogSession) error) error {
 	v := NewCache(ev)
 	open := map[string]*LogSession{}
 	ended := map[string]bool{}

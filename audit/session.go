@@ -109,19 +109,19 @@ func (s *Session) write(now time.Time, kind chain.Kind, body any) error {
 	return err
 }
 
-// ErrAcceptRefused is an acceptance of changed tool definitions by
+// errAcceptRefused is an acceptance of changed tool definitions by
 // nobody, or by the session's own principal: the tool list is applied,
 // the acceptance is not.
-var ErrAcceptRefused = errors.New("changed tool definitions were accepted by nobody, or by the principal itself")
+var errAcceptRefused = errors.New("changed tool definitions were accepted by nobody, or by the principal itself")
 
 // Tools applies a tools record: a later tools/list answer (Repin: pinning
 // tools new to the session too) and, with Accept, changed definitions a
 // human accepted. With a log, body is written first; the gateway never
-// writes an acceptance it may not take (ErrAcceptRefused, when read back).
+// writes an acceptance it may not take (errAcceptRefused, when read back).
 func (s *Session) Tools(now time.Time, body *ToolsBody) error {
 	refused := len(body.Accept) > 0 && !s.state.MayAccept(body.AcceptedBy)
 	if refused && s.log != nil {
-		return ErrAcceptRefused
+		return errAcceptRefused
 	}
 	if err := s.write(now, chain.KindTools, body); err != nil {
 		return err
@@ -133,7 +133,7 @@ func (s *Session) Tools(now time.Time, body *ToolsBody) error {
 	}
 	switch {
 	case refused:
-		return ErrAcceptRefused
+		return errAcceptRefused
 	case len(body.Accept) > 0:
 		s.state.Accept(body.Accept)
 	}

@@ -193,15 +193,15 @@ func TestSelfAcceptanceIsNeverWritten(t *testing.T) {
 	var buf bytes.Buffer
 	s := start(t, chain.NewWriter(&buf, chain.None))
 	body := &ToolsBody{Tools: []engine.ToolDef{{Name: "send", Digest: "sha256:1"}}, Accept: []engine.ToolDef{{Name: "send", Digest: "sha256:1"}}, AcceptedBy: "ana"}
-	if err := s.Tools(t0, body); !errors.Is(err, ErrAcceptRefused) {
-		t.Errorf("self-acceptance: %v, want ErrAcceptRefused", err)
+	if err := s.Tools(t0, body); !errors.Is(err, errAcceptRefused) {
+		t.Errorf("self-acceptance: %v, want errAcceptRefused", err)
 	}
 	if n := len(records(t, buf.Bytes())); n != 1 {
 		t.Errorf("%d records, want the session record alone", n)
 	}
 	r := start(t, nil)
-	if err := r.Tools(t0, body); !errors.Is(err, ErrAcceptRefused) {
-		t.Errorf("read back: %v, want ErrAcceptRefused", err)
+	if err := r.Tools(t0, body); !errors.Is(err, errAcceptRefused) {
+		t.Errorf("read back: %v, want errAcceptRefused", err)
 	}
 }
 

@@ -83,7 +83,7 @@ func (s *Summary) Add(name string, r io.Reader, ev chain.EvidenceStore) (LogRead
 	var read LogRead
 	var dup error
 	rd := chain.NewReader(r)
-	read.Err = ReadSessions(name, rd, ev, func(ls LogSession) error {
+	read.Err = readSessions(name, rd, ev, func(ls LogSession) error {
 		s.Read++
 		if prev, ok := s.sessionIn[ls.ID()]; ok && prev != name && dup == nil {
 			dup = fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", ls.ID(), prev, name)
@@ -119,7 +119,7 @@ func (s *Summary) session(ls LogSession) error {
 	inside := s.Since.IsZero() && s.Until.IsZero()
 	var start time.Time
 	for _, e := range ls.Events {
-		if !RealTime(e.At) {
+		if !realTime(e.At) {
 			continue
 		}
 		if start.IsZero() {
@@ -171,7 +171,7 @@ func (s *Summary) session(ls LogSession) error {
 	// The last session is the one that started last, whichever log and
 	// whatever order the logs were given in; untimed sessions fall back
 	// to that order.
-	if RealTime(start) {
+	if realTime(start) {
 		if !start.Before(s.lastAt) {
 			s.LastPolicy, s.lastAt = ls.Policy.Version(), start
 		}
@@ -223,11 +223,11 @@ func (s *Summary) call(server, day string, c *engine.Call, d engine.Decision) {
 	}
 }
 
-// RealTime tells whether t is a time a record was written at, not a
+// realTime tells whether t is a time a record was written at, not a
 // placeholder: zero, or the clock bailiff record gives events without
 // "at" (Epoch plus whole seconds, one per trace line), which would
 // otherwise show as a period in January 2000 that never happened.
-func RealTime(t time.Time) bool {
+func realTime(t time.Time) bool {
 	if t.IsZero() {
 		return false
 	}

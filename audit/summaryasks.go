@@ -38,7 +38,7 @@ func (s *Summary) events(p *engine.Policy, server string, events []Event) error 
 // event is in range.
 func (s *Summary) place(at time.Time) bool {
 	switch {
-	case !RealTime(at):
+	case !realTime(at):
 		// No time to place it in a period: counted, never dated.
 		s.Untimed++
 		return s.Since.IsZero() && s.Until.IsZero()
@@ -69,7 +69,7 @@ func (c *askCounter) Called(_ *Session, ev *Event, _, d engine.Decision) error {
 	}
 	call := ev.Call.Call
 	day, at := "(no time)", time.Time{}
-	if RealTime(ev.At) {
+	if realTime(ev.At) {
 		day, at = ev.At.UTC().Format("2006-01-02"), ev.At
 		c.s.Over.add(at, string(d.Verdict), 1)
 	}
