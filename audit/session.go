@@ -13,9 +13,10 @@ import (
 // Session is one session driven through the engine, live or offline: the
 // only code that applies the effect of a session's steps to its state,
 // and, given a log, writes each step's record before applying it. The
-// live gateway drives it as requests arrive; record drives it from a
-// trace; verify, shadow and replay drive it from records read back, with
-// no log. One driver means the offline tools re-derive a decision under
+// Driver takes every driver's events to it: the live gateway's as
+// requests arrive, the Recorder's and Replay's from a trace, verify's,
+// shadow's and the summary's from records read back, with no log. One
+// session and one loop mean the offline tools re-derive a decision under
 // exactly the rules the gateway made it under.
 //
 // Deciding and committing are separate steps, so verify can commit the
