@@ -183,7 +183,7 @@ func gateFailures(p ablateParams, scores []shadow.Score, tot shadow.Totals) erro
 		}
 	}
 	if len(fails) > 0 {
-		return &ExitError{Code: exitFinding, Err: errors.New(strings.Join(fails, "; "))}
+		return findingErr(errors.New(strings.Join(fails, "; ")), "")
 	}
 	return nil
 }

@@ -240,12 +240,8 @@ func runCheckpoint(stdin io.Reader, stdout, stderr io.Writer, p checkpointParams
 	}
 	sum, err := chain.VerifyIntegrity(f)
 	f.Close()
-	var ve *chain.VerifyError
-	if errors.As(err, &ve) {
-		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", name, ve), Hint: "a checkpoint is never signed over a broken log: run bailiff verify " + name}
-	}
 	if err != nil {
-		return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
+		return readLogErr(name, err, "a checkpoint is never signed over a broken log: run bailiff verify "+name)
 	}
 	cp := chain.Checkpoint{Origin: chain.KeyName(skey), Size: sum.Records, Root: sum.Root}
 	signed, err := chain.SignCheckpoint(cp, skey)

@@ -196,7 +196,7 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, dir string, f report
 		return err
 	}
 	if !d.sum.OK {
-		return &ExitError{Code: exitFinding, Err: errors.New("a demo check failed: see the transcript")}
+		return findingErr(errors.New("a demo check failed: see the transcript"), "")
 	}
 	return nil
 }

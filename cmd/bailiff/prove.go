@@ -80,11 +80,7 @@ func runProve(stdin io.Reader, stdout, stderr io.Writer, p proveParams, name, se
 	tree, recs, err := chain.ReadTree(f)
 	f.Close()
 	if err != nil {
-		var ve *chain.VerifyError
-		if errors.As(err, &ve) {
-			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", name, err), Hint: "run bailiff verify " + name}
-		}
-		return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
+		return readLogErr(name, err, "run bailiff verify "+name)
 	}
 	if seq >= tree.Size() && seq >= cp.Size {
 		// No checkpoint can cover a record the log does not hold.
@@ -94,11 +90,11 @@ func runProve(stdin io.Reader, stdout, stderr io.Writer, p proveParams, name, se
 		return usageErr(fmt.Errorf("record %d is not covered by the checkpoint, which signs records 0 to %d", seq, cp.Size-1), "sign a newer checkpoint: bailiff checkpoint "+name+" --key PRIVATE")
 	}
 	if cp.Size > tree.Size() {
-		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s has %s but the checkpoint signs %d: the log was truncated", name, countOf(int(tree.Size()), "record"), cp.Size)}
+		return findingErr(fmt.Errorf("%s has %s but the checkpoint signs %d: the log was truncated", name, countOf(int(tree.Size()), "record"), cp.Size), "")
 	}
 	b, err := tree.NewBundle(recs[seq], signed, cp)
 	if err != nil {
-		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", name, err)}
+		return findingErr(fmt.Errorf("%s: %v", name, err), "")
 	}
 	data, _ := json.MarshalIndent(b, "", "  ")
 	data = append(data, '\n')
@@ -152,7 +148,7 @@ log. It prints the record and exits 0 if all hold, 1 otherwise.`,
 				if errors.Is(err, chain.ErrWrongKey) {
 					hint = checkpointHint(err)
 				}
-				return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", args[0], err), Hint: hint}
+				return findingErr(fmt.Errorf("%s: %v", args[0], err), hint)
 			}
 			_, err = fmt.Fprintf(stdout, "ok: record %d (%s, session %q, %s) is in log %s as checkpointed at %d records\n%s\n",
 				rec.Seq, rec.Kind, rec.Session, rec.TS.Format(chain.TimeFormat), cp.Origin, cp.Size, b.Record)

@@ -100,7 +100,7 @@ func repairCopy(log, out string, exclusive bool) (chain.Repaired, error) {
 		done, err = chain.Repair(f, bw)
 		var ve *chain.VerifyError
 		if errors.As(err, &ve) {
-			return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", log, ve), Hint: "repair only cuts a torn last line; run bailiff verify " + log}
+			return readLogErr(log, err, "repair only cuts a torn last line; run bailiff verify "+log)
 		}
 		if errors.Is(err, chain.ErrNotALog) {
 			return usageErr(fmt.Errorf("%s %v", log, err), "repair reads only audit logs")
@@ -239,12 +239,8 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 	defer f.Close()
 	src := chain.Evidence{Dir: chain.EvidenceDir(name)}
 	plan, err := chain.PlanPurge(f, src, chain.PurgeSelect{Session: p.session, Before: before, Content: audit.Content})
-	var ve *chain.VerifyError
-	if errors.As(err, &ve) {
-		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", name, ve), Hint: "purge reads only logs that verify; run bailiff verify " + name}
-	}
 	if err != nil {
-		return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
+		return readLogErr(name, err, "purge reads only logs that verify; run bailiff verify "+name)
 	}
 	if p.session != "" && !plan.SessionSeen {
 		// A mistyped id would otherwise purge nothing and say so as if

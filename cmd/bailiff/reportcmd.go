@@ -252,7 +252,7 @@ func (p reportParams) readCheckpoint(stdin io.Reader, nlogs int) (*chain.Checkpo
 	}
 	c, err := chain.OpenCheckpoint(note, key)
 	if err != nil {
-		return nil, "", &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
+		return nil, "", findingErr(fmt.Errorf("%s: %v", p.checkpoint, err), checkpointHint(err))
 	}
 	return &c, key, nil
 }

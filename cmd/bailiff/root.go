@@ -40,7 +40,28 @@ func (e *ExitError) Error() string {
 	return e.Err.Error()
 }
 
+// The exit codes are decided here, and nowhere else: a command says what
+// kind of failure it has, and these say what that means to a script.
+
+// usageErr is input that could not be used: exit 2.
 func usageErr(err error, hint string) error { return &ExitError{Code: exitUsage, Err: err, Hint: hint} }
+
+// findingErr is a result that is a finding (a log that fails, a gate
+// that trips): exit 1.
+func findingErr(err error, hint string) error {
+	return &ExitError{Code: exitFinding, Err: err, Hint: hint}
+}
+
+// readLogErr is how reading log name ends on err: a log that fails
+// integrity is a finding, with hint; anything else is input that could
+// not be read.
+func readLogErr(name string, err error, hint string) error {
+	var ve *chain.VerifyError
+	if errors.As(err, &ve) {
+		return findingErr(fmt.Errorf("%s: %v", name, ve), hint)
+	}
+	return usageErr(fmt.Errorf("cannot read %s: %v", name, err), "")
+}
 
 // compareErr is how a comparison ends on err: a log verified in the pass
 // that compares it fails with verify's own error, hint and all.

@@ -381,7 +381,7 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 		if n == 1 {
 			verb = "is"
 		}
-		return &ExitError{Code: exitFinding, Err: fmt.Errorf("%s %s %s (at most %d allowed)", countOf(n, "call"), verb, strings.Join(p.failOn, " or "), p.maxChange)}
+		return findingErr(fmt.Errorf("%s %s %s (at most %d allowed)", countOf(n, "call"), verb, strings.Join(p.failOn, " or "), p.maxChange), "")
 	}
 	return nil
 }

@@ -280,7 +280,7 @@ func verifyOptions(stdin io.Reader, p verifyParams, files []string) (verify.Opti
 		}
 		c, err := chain.OpenCheckpoint(note, opt.Key)
 		if err != nil {
-			return opt, &ExitError{Code: exitFinding, Err: fmt.Errorf("%s: %v", p.checkpoint, err), Hint: checkpointHint(err)}
+			return opt, findingErr(fmt.Errorf("%s: %v", p.checkpoint, err), checkpointHint(err))
 		}
 		opt.Checkpoint = &c
 	}
