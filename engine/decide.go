@@ -224,7 +224,7 @@ func callRef(s *State, c *Call) ToolRef {
 // pinName is the name a call's tool is pinned under: in a session that
 // spans several servers, "<server>.<tool>".
 func pinName(s *State, c *Call) string {
-	return ToolRef{Server: c.Server, Name: c.Tool}.In(s.Server)
+	return c.Ref().In(s.Server)
 }
 
 func pinning(s *State, c *Call) (Decision, bool) {
@@ -326,7 +326,7 @@ func grantProblem(s *State, c *Call, g Grant, now time.Time) string {
 	switch {
 	case s.spent[g.ID]:
 		return fmt.Sprintf("grant %s was already used", g.ID)
-	case g.Server != callServer(s, c) || g.Tool != c.Tool || g.Digest != c.Digest:
+	case g.Ref() != callRef(s, c) || g.Digest != c.Digest:
 		return fmt.Sprintf("grant %s is bound to another call", g.ID)
 	case g.Approver == "":
 		return fmt.Sprintf("grant %s names no approver", g.ID)

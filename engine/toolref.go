@@ -13,6 +13,13 @@ type ToolRef struct {
 	Name   string
 }
 
+// Ref is the tool a call names, on the server it names ("" for the
+// session's own).
+func (c *Call) Ref() ToolRef { return ToolRef{Server: c.Server, Name: c.Tool} }
+
+// Ref is the tool a grant is bound to.
+func (g Grant) Ref() ToolRef { return ToolRef{Server: g.Server, Name: g.Tool} }
+
 // String is the name a gateway lists the tool under, "<server>.<tool>",
 // or the bare name when no server is known.
 func (r ToolRef) String() string {

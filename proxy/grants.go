@@ -57,7 +57,7 @@ func (p *Proxy) askRepin(c *engine.Call) string {
 	if p.opt.Approvals == nil {
 		return ""
 	}
-	name := engine.ToolRef{Server: c.Server, Name: c.Tool}.In(p.opt.Server)
+	name := c.Ref().In(p.opt.Server)
 	p.mu.Lock()
 	digest, changed := p.sess.State().Changed(name)
 	p.mu.Unlock()
