@@ -14,7 +14,23 @@ type Explanation struct {
 	DefaultApplies bool
 	// Contract is the tool's contract as written, nil when it has none.
 	Contract *Contract
+	// Gate is when the sink gate applies to the tool's calls, as Decide
+	// applies it: what a reader must say of the contract, whatever it
+	// names.
+	Gate Gate
 }
+
+// Gate is when the sink gate applies to a tool's calls.
+type Gate string
+
+// The gates. With no exfiltrating flag, the gate applies to a call with
+// an argument whose name looks like a destination, whatever sink_params
+// and trusted_destinations say.
+const (
+	GateAlways Gate = "always"
+	GateNever  Gate = "never"
+	GateShaped Gate = "when an argument looks like a destination"
+)
 
 // ExplainedRule is one rule that can match the tool.
 type ExplainedRule struct {
@@ -53,9 +69,18 @@ func (p *Policy) Explain(server, tool string) Explanation {
 		}
 		e.Rules = append(e.Rules, x)
 	}
-	if ct := p.contractFor(server, tool); ct.hasContract && ct.spec != nil {
+	ct := p.contractFor(server, tool)
+	if ct.hasContract && ct.spec != nil {
 		c := *ct.spec
 		e.Contract = &c
+	}
+	switch ct.exfil {
+	case exfilYes:
+		e.Gate = GateAlways
+	case exfilNo:
+		e.Gate = GateNever
+	default:
+		e.Gate = GateShaped
 	}
 	return e
 }

@@ -115,3 +115,20 @@ func TestExplainAgreesWithDecide(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainGate: Explain says when the sink gate applies as Decide
+// applies it, for a tool's own contract, a glob's, and none.
+func TestExplainGate(t *testing.T) {
+	p := mustLoad(t, `version: 1
+rules: []
+tools:
+  send: {exfiltrating: true}
+  "fetch_*": {exfiltrating: false}
+  post: {sink_params: [to]}
+`)
+	for tool, want := range map[string]Gate{"send": GateAlways, "fetch_url": GateNever, "post": GateShaped, "other": GateShaped} {
+		if got := p.Explain("s", tool).Gate; got != want {
+			t.Errorf("%s: gate %q, want %q", tool, got, want)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 	on := map[cols][]string{}
 	for _, s := range servers {
 		var c cols
-		c.budget, c.path, c.patterns, c.sink = p.contractText(tool, s, p.Policy.Explain(s, tool).Contract)
+		c.budget, c.path, c.patterns, c.sink = p.contractText(tool, s, p.Policy.Explain(s, tool))
 		if _, ok := on[c]; !ok {
 			order = append(order, c)
 		}
@@ -140,8 +140,12 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 		join(func(c cols) string { return c.patterns }), join(func(c cols) string { return c.sink })
 }
 
-// contractText describes one contract of a tool, or its absence.
-func (p *Pack) contractText(tool, server string, c *engine.Contract) (budget, path, patterns, sink string) {
+// contractText describes one contract of a tool, or its absence. When the
+// sink gate applies is the engine's to say (e.Gate), not the contract's
+// fields: a contract that names sink_params but no exfiltrating flag is
+// gated only when an argument looks like a destination.
+func (p *Pack) contractText(tool, server string, e engine.Explanation) (budget, path, patterns, sink string) {
+	c := e.Contract
 	budget, path, patterns, sink = "-", "-", "-", "-"
 	if d := p.Dests[tool]; len(d) > 0 {
 		// No contract says otherwise: destination-shaped arguments gate it.
@@ -173,10 +177,14 @@ func (p *Pack) contractText(tool, server string, c *engine.Contract) (budget, pa
 		patterns = strings.Join(ps, ", ")
 	}
 	switch {
-	case c.Exfiltrating != nil && !*c.Exfiltrating:
+	case e.Gate == engine.GateNever:
 		sink = "not a sink"
-	case c.Exfiltrating != nil || len(c.SinkParams) > 0 || len(c.TrustedDestinations) > 0:
-		sink = "a sink: destinations in " + orWord(c.SinkParams, "no named argument") + "; trusted: " + orWord(c.TrustedDestinations, "nothing")
+	case e.Gate == engine.GateAlways || len(c.SinkParams) > 0 || len(c.TrustedDestinations) > 0:
+		sink = "a sink"
+		if e.Gate != engine.GateAlways {
+			sink += " " + string(e.Gate)
+		}
+		sink += ": destinations in " + orWord(c.SinkParams, "no named argument") + "; trusted: " + orWord(c.TrustedDestinations, "nothing")
 		if c.OnTaint == "ask" {
 			sink += "; on taint ask"
 		}
@@ -191,7 +199,7 @@ func (p *Pack) contractText(tool, server string, c *engine.Contract) (budget, pa
 			sink += "; " + s
 		}
 	}
-	if len(c.NotDestinations) > 0 && (c.Exfiltrating == nil || *c.Exfiltrating) {
+	if len(c.NotDestinations) > 0 && e.Gate != engine.GateNever {
 		more("not destinations: " + strings.Join(c.NotDestinations, ", "))
 	}
 	if c.Fetches != "" {

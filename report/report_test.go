@@ -158,3 +158,30 @@ func TestPackServerTextInert(t *testing.T) {
 		t.Errorf("sink column %q", sink)
 	}
 }
+
+// TestControlsSayWhenTheGateApplies: the sink column says when the sink
+// gate applies as the engine applies it. A contract naming sink_params
+// with no exfiltrating flag is gated only when an argument looks like a
+// destination, and the pack must not say it always is.
+func TestControlsSayWhenTheGateApplies(t *testing.T) {
+	p, err := engine.Load("p.yaml", []byte(`version: 1
+rules: []
+tools:
+  always: {exfiltrating: true, sink_params: [to]}
+  shaped: {sink_params: [to], trusted_destinations: ["@corp.example"]}
+  never: {exfiltrating: false, sink_params: [to]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := &Pack{Policy: p, Summary: &audit.Summary{}}
+	for tool, want := range map[string]string{
+		"always": "a sink: destinations in to; trusted: nothing",
+		"shaped": "a sink when an argument looks like a destination: destinations in to; trusted: @corp.example",
+		"never":  "not a sink",
+	} {
+		if _, _, _, _, sink := pk.controls(tool); sink != want {
+			t.Errorf("%s: sink column %q, want %q", tool, sink, want)
+		}
+	}
+}
