@@ -84,7 +84,7 @@ func TestLoggedGrantExpiresAsWritten(t *testing.T) {
 	c := call("c1", "pay")
 	ss.add(Event{Grant: &GrantStep{ID: "g1", Call: "c1", Approver: "lee", Approve: true, Logged: true, Settled: true, Recorded: &asked,
 		Server: "srv", Tool: "pay", Digest: c.Digest, Expires: time.Time{}}})
-	if err := d.Drive(ss); err != nil {
+	if err := drive(d, ss); err != nil {
 		t.Fatal(err)
 	}
 	if decided.Verdict != engine.Deny {

@@ -84,29 +84,6 @@ func (d *Driver) Close() {
 	}
 }
 
-// Open calls fn with each session that has not ended, in no order: what
-// a reader must close at the end of a log.
-func (d *Driver) Open(fn func(*Session)) {
-	for _, dv := range d.sessions {
-		if dv.s != nil {
-			fn(dv.s)
-		}
-	}
-	if d.cur != nil && d.cur.s != nil {
-		fn(d.cur.s)
-	}
-}
-
-// Drive takes every event in turn; the first error stops it.
-func (d *Driver) Drive(events []Event) error {
-	for i := range events {
-		if err := d.Step(&events[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func refuse(ev *Event, format string, a ...any) error {
 	return &StepError{Pos: ev.Pos, Reason: fmt.Sprintf(format, a...)}
 }
@@ -124,8 +101,10 @@ func (ev *Event) kind() string {
 		return "result"
 	case ev.Tools != nil:
 		return "tools"
+	case ev.End != nil:
+		return "end"
 	}
-	return "end"
+	return ""
 }
 
 // route finds the session an event is of, nil for a start, under the
@@ -177,6 +156,10 @@ func (d *Driver) Check(ev *Event) error {
 
 // Step takes one event.
 func (d *Driver) Step(ev *Event) error {
+	if ev.kind() == "" {
+		// An event that is no step is no end either: it changes nothing.
+		return refuse(ev, "the event holds no step")
+	}
 	dv, err := d.route(ev)
 	if err != nil {
 		return err

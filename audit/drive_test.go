@@ -50,6 +50,16 @@ func driver(t *testing.T) (*Driver, *tally) {
 
 type steps []Event
 
+// drive takes every event in turn; the first error stops it.
+func drive(d *Driver, events []Event) error {
+	for i := range events {
+		if err := d.Step(&events[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (ss *steps) add(ev Event) {
 	ev.Pos = len(*ss) + 1
 	ev.At = t0.Add(time.Duration(ev.Pos) * time.Second)
@@ -96,7 +106,7 @@ func TestDriverRules(t *testing.T) {
 			defer d.Close()
 			var ss steps
 			tc.evs(&ss)
-			err := d.Drive(ss)
+			err := drive(d, ss)
 			var se *StepError
 			if !errors.As(err, &se) || se.Pos != tc.pos || !strings.Contains(se.Error(), tc.want) {
 				t.Fatalf("got %v, want a step error at %d containing %q", err, tc.pos, tc.want)
@@ -134,7 +144,7 @@ func TestDriverSettlesByOneRule(t *testing.T) {
 	decided.Grant.Expires = t0.Add(time.Hour)
 	ss.add(decided) // a log's answer whose decision the reader dropped: settles as the engine decides
 	ss.add(Event{End: &EndBody{}})
-	if err := d.Drive(ss); err != nil {
+	if err := drive(d, ss); err != nil {
 		t.Fatal(err)
 	}
 	if o.settled["c1"] != engine.Allow || o.settled["c4"] != engine.Deny || o.settled["c6"] != engine.Allow || len(o.settled) != 3 {
@@ -172,7 +182,7 @@ rules:
 	c.Call.Call.Redacted = []engine.Path{amount}
 	ss.add(c)
 	ss.add(grantStep("g1", "c1"))
-	if err := d.Drive(ss); err != nil {
+	if err := drive(d, ss); err != nil {
 		t.Fatal(err)
 	}
 	if len(o.settled) != 0 || len(o.kept) != 1 {
@@ -185,7 +195,7 @@ rules:
 	c2.Call.Call.Redacted = []engine.Path{amount}
 	logged := grantStep("g2", "c2")
 	logged.Grant.Logged, logged.Grant.Settled = true, true
-	if err := d.Drive([]Event{c2, logged}); err != nil {
+	if err := drive(d, []Event{c2, logged}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := o.settled["c2"]; !ok {
@@ -202,7 +212,7 @@ func TestDriverObserverStops(t *testing.T) {
 	var ss steps
 	ss.add(startStep("a"))
 	ss.add(callStep("c1", "send"))
-	if err := d.Drive(ss); err != o.fail {
+	if err := drive(d, ss); err != o.fail {
 		t.Fatalf("got %v, want the observer's error", err)
 	}
 	if d.Session("a").Made("c1") {
@@ -233,7 +243,7 @@ func TestDriverLogRules(t *testing.T) {
 	ss.add(of("a", Event{Grant: &GrantStep{ID: "g1", Call: "c1", Logged: true}})) // no decision recorded: kept
 	ss.add(of("a", Event{End: &EndBody{}}))
 	ss.add(of("x", Event{Start: &StartStep{Unjudged: true}}))
-	if err := d.Drive(ss); err != nil {
+	if err := drive(d, ss); err != nil {
 		t.Fatal(err)
 	}
 	if len(o.decided) != 2 || len(o.kept) != 1 || d.Session("b") == nil || d.Session("a") != nil {
@@ -255,5 +265,23 @@ func TestDriverLogRules(t *testing.T) {
 	}
 	if err := d.Step(&Event{Session: "x", Call: callStep("c1", "send").Call}); err != ErrUnjudged {
 		t.Errorf("a call of an unjudged session: %v, want ErrUnjudged", err)
+	}
+}
+
+// TestDriverRefusesAnEmptyEvent: an event that holds no step is refused,
+// and is not read as the end of its session.
+func TestDriverRefusesAnEmptyEvent(t *testing.T) {
+	d, _ := driver(t)
+	defer d.Close()
+	var ss steps
+	ss.add(startStep("a"))
+	ss.add(Event{})
+	err := drive(d, ss)
+	var se *StepError
+	if !errors.As(err, &se) || se.Pos != 2 || !strings.Contains(se.Error(), "no step") {
+		t.Fatalf("an empty event: %v, want a step error at 2", err)
+	}
+	if d.Session("a") == nil {
+		t.Error("an empty event ended its session")
 	}
 }

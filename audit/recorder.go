@@ -100,7 +100,7 @@ func (r *Recorder) Step(file string, ev, next *replay.Event) error {
 	r.ev, r.elicit = ev, ev.Call != nil && next != nil && next.Grant != nil && next.Grant.Call == ev.Call.ID &&
 		next.Grant.Approver == ElicitationApprover
 	step := traceStep(ev, r.time(ev))
-	return stepError(file, r.d.Step(&step))
+	return SyntaxError(file, r.d.Step(&step))
 }
 
 // Prepare fills in what the log is written for the step: the recorder

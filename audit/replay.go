@@ -35,7 +35,7 @@ func Replay(p *engine.Policy, file string, events []replay.Event) ([]Outcome, er
 	for i := range events {
 		ev := traceStep(&events[i], events[i].Time())
 		if err := d.Step(&ev); err != nil {
-			return nil, stepError(file, err)
+			return nil, SyntaxError(file, err)
 		}
 	}
 	return r.out, nil

@@ -43,8 +43,10 @@ func TraceSteps(events []replay.Event) []Event {
 	return steps
 }
 
-// stepError is a step the driver refused, as a trace's syntax error.
-func stepError(file string, err error) error {
+// SyntaxError is err, a step the driver refused, as the syntax error of
+// file at the step's position (a trace's line, a log's record seq); any
+// other error is returned as it is.
+func SyntaxError(file string, err error) error {
 	if se, ok := err.(*StepError); ok {
 		return &replay.SyntaxError{File: file, Line: se.Pos, Reason: se.Error()}
 	}

@@ -5,7 +5,6 @@ import (
 
 	"bailiff/audit"
 	"bailiff/engine"
-	"bailiff/replay"
 )
 
 // Pair is one call decided two ways over the same history: by the
@@ -63,10 +62,7 @@ func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, e
 			ev.Result = &step
 		}
 		if err := d.Step(&ev); err != nil {
-			if se, ok := err.(*audit.StepError); ok {
-				return &replay.SyntaxError{File: file, Line: se.Pos, Reason: se.Error()}
-			}
-			return err
+			return audit.SyntaxError(file, err)
 		}
 	}
 	cmp.sd.flush()
