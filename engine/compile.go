@@ -42,6 +42,10 @@ func Switchable() []Check {
 type Policy struct {
 	canonical []byte
 	version   string
+	// name and source are the file as Load was given it, for Lint's
+	// lines.
+	name   string
+	source []byte
 
 	rules     []rule
 	contracts contractSet             // the top-level tools

@@ -67,6 +67,12 @@ func Lint(name string, data []byte, tools []string) ([]Finding, error) {
 	return LintListed(name, data, listed)
 }
 
+// Lint is LintListed over the file the policy was loaded from: its
+// findings name that file and its lines.
+func (p *Policy) Lint(listed []ListedTool) ([]Finding, error) {
+	return LintListed(p.name, p.source, listed)
+}
+
 // LintListed is Lint given the servers' tools with their schemas'
 // argument paths, so that findings can name real arguments: what a
 // not_destinations glob takes out of each listed tool.

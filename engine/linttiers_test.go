@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -146,5 +147,34 @@ func TestLintSeverity(t *testing.T) {
 		if got := (Finding{Kind: kind}).Severity(); got != want {
 			t.Errorf("%s: %s, want %s", kind, got, want)
 		}
+	}
+}
+
+// TestListedToolHints: a listing gives each tool the annotations it sets
+// true and its top-level destination-shaped arguments, as a reviewer is
+// shown them; a hint set false, or not a boolean, is no hint, and a
+// nested destination is not a top-level argument.
+func TestListedToolHints(t *testing.T) {
+	listing := `{"tools": [
+  {"name": "send", "annotations": {"readOnlyHint": false, "openWorldHint": true, "destructiveHint": true, "title": "Send"},
+   "inputSchema": {"type": "object", "properties": {"to": {"type": "string"}, "body": {"type": "string"},
+     "meta": {"type": "object", "properties": {"url": {"type": "string"}}}}}},
+  {"name": "plain", "annotations": "not an object", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+]}`
+	listed, err := ListedTools([]byte(listing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != 2 {
+		t.Fatalf("%d tools, want 2", len(listed))
+	}
+	if got, want := listed[0].Hints, []string{"destructiveHint", "openWorldHint"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("send's hints %q, want %q", got, want)
+	}
+	if got, want := listed[0].Dests, []string{"to"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("send's destinations %q, want %q", got, want)
+	}
+	if listed[1].Hints != nil || listed[1].Dests != nil {
+		t.Errorf("plain has hints %q and destinations %q, want none", listed[1].Hints, listed[1].Dests)
 	}
 }

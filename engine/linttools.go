@@ -18,6 +18,12 @@ const LintNotGlob = "not-destinations-glob"
 type ListedTool struct {
 	Name  string
 	Paths []schemaPath
+	// Hints are the annotations the tool sets true (readOnlyHint, …),
+	// sorted; a reviewer weighs them, the engine never trusts them.
+	Hints []string
+	// Dests are the top-level arguments its schema declares whose names
+	// look like destinations (DestinationShaped), sorted.
+	Dests []string
 }
 
 type schemaPath struct {
@@ -45,9 +51,20 @@ func ListedTools(data []byte) ([]ListedTool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tools[%d]: %v", i, err)
 		}
+		obj := t.(map[string]any) // ToolFromValue refuses anything else
 		lt := ListedTool{Name: def.Name}
-		schema, _ := t.(map[string]any)["inputSchema"]
-		schemaPaths(schema, nil, "", 0, &lt.Paths)
+		schemaPaths(obj["inputSchema"], nil, "", 0, &lt.Paths)
+		for _, p := range lt.Paths {
+			if len(p.segs) == 1 && p.segs[0].idx < 0 && DestinationShaped(p.segs[0].key) {
+				lt.Dests = append(lt.Dests, p.segs[0].key)
+			}
+		}
+		annots, _ := obj["annotations"].(map[string]any)
+		for _, k := range sortedKeys(annots) {
+			if v, ok := annots[k].(bool); ok && v {
+				lt.Hints = append(lt.Hints, k)
+			}
+		}
 		out = append(out, lt)
 	}
 	return out, nil

@@ -217,6 +217,7 @@ func Load(name string, data []byte) (*Policy, error) {
 			return nil, &LoadError{File: name, Reason: "the policy cannot be recorded: " + reason + " (write it another way, and report this)"}
 		}
 	}
+	p.name, p.source = name, bytes.Clone(data)
 	return p, nil
 }
 

@@ -1,12 +1,13 @@
 package report
 
 import (
-	"bailiff/engine"
 	"bytes"
 	"fmt"
 	"maps"
 	"sort"
 	"strings"
+
+	"bailiff/engine"
 )
 
 // mdWriter is the Markdown pack being written, section by section.

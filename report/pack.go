@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -18,11 +17,12 @@ type PackInput struct {
 	// counts their evidential sessions between Since and Until.
 	Logs    []PackLog
 	Summary *audit.Summary
-	// PolicyName and PolicyData, when given, are --policy: compared with
-	// the policies the logs' sessions embed, never taken in their place.
+	// PolicyName and Given, when given, are --policy as loaded: compared
+	// with the policies the logs' sessions embed, never taken in their
+	// place.
 	PolicyName  string
-	PolicyData  []byte
-	Tools       map[string][]byte // tools/list answers by file name
+	Given       *engine.Policy
+	Tools       map[string][]engine.ListedTool // tools/list answers by file name
 	ShadowFile  string
 	Shadow      []byte // shadow --format json output, or nil
 	AblateFile  string
@@ -103,14 +103,14 @@ type Pack struct {
 // refuse, so a caller can before it reads any log; the results it reads
 // are kept in in, for BuildPack.
 func CheckInputs(in *PackInput) error {
-	_, _, err := checkInputs(in)
+	_, err := checkInputs(in)
 	return err
 }
 
 // BuildPack describes the verified logs and the policy their sessions
 // were decided under; --policy is compared with it.
 func BuildPack(in PackInput) (*Pack, error) {
-	given, unverified, err := checkInputs(&in)
+	unverified, err := checkInputs(&in)
 	if err != nil {
 		return nil, err
 	}
@@ -131,15 +131,12 @@ func BuildPack(in PackInput) (*Pack, error) {
 	if err := p.inRange(in); err != nil {
 		return nil, err
 	}
-	lintName, lintData, err := p.choosePolicy(in, given)
+	lintName, linted, err := p.choosePolicy(in)
 	if err != nil {
 		return nil, err
 	}
-	listed, toolList, err := p.listTools(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.lint(in, lintName, lintData, toolList); err != nil {
+	listed, toolList := p.listTools(in)
+	if err := p.lint(in, lintName, linted, toolList); err != nil {
 		return nil, err
 	}
 	p.auditFindings(listed, lintName)
@@ -203,8 +200,9 @@ func (p *Pack) inRange(in PackInput) error {
 // choosePolicy sets the policy the pack describes (the last session's, or
 // the one given when no session records one), with the findings of a
 // given policy that is not it; it returns the policy to lint.
-func (p *Pack) choosePolicy(in PackInput, given *engine.Policy) (lintName string, lintData []byte, err error) {
-	lintName, lintData = in.PolicyName, in.PolicyData
+func (p *Pack) choosePolicy(in PackInput) (lintName string, linted *engine.Policy, err error) {
+	given := in.Given
+	lintName, linted = in.PolicyName, given
 	switch {
 	case len(p.Policies) == 0 && given == nil:
 		return "", nil, noPolicy(in.Logs)
@@ -216,7 +214,7 @@ func (p *Pack) choosePolicy(in PackInput, given *engine.Policy) (lintName string
 			p.PolicyFrom = "file"
 		} else {
 			// Lint the policy the logs hold, not a file that is not it.
-			lintName, lintData = "embedded policy "+p.LastPolicy, p.Policy.Canonical()
+			lintName, linted = "embedded policy "+p.LastPolicy, p.Policy
 		}
 		if given != nil && p.Policies[given.Version()] == nil {
 			p.Candidate = given
@@ -235,21 +233,20 @@ func (p *Pack) choosePolicy(in PackInput, given *engine.Policy) (lintName string
 					len(p.Policies), strings.Join(p.Versions, ", "), p.LastPolicy)})
 		}
 	}
-	return lintName, lintData, nil
+	return lintName, linted, nil
 }
 
 // listTools sets the pack's tools (called, listed or given a contract) and
 // their annotations; it returns the tools the listings name and the list
 // lint checks rules against (none when nothing was listed).
-func (p *Pack) listTools(in PackInput) (listed, toolList []string, err error) {
+func (p *Pack) listTools(in PackInput) (listed, toolList []string) {
 	pol := p.Policy
 	for _, file := range sortedKeys(in.Tools) {
-		names, err := engine.ToolNames(in.Tools[file])
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %v", file, err)
+		for _, t := range in.Tools[file] {
+			listed = append(listed, t.Name)
+			p.Dests[t.Name] = append(p.Dests[t.Name], t.Dests...)
+			p.Annots[t.Name] = append(p.Annots[t.Name], t.Hints...)
 		}
-		listed = append(listed, names...)
-		p.readAnnotations(in.Tools[file])
 	}
 	// The tools called, listed (in a tools file or a session record) or
 	// given a contract.
@@ -277,13 +274,21 @@ func (p *Pack) listTools(in PackInput) (listed, toolList []string, err error) {
 		toolList = append(toolList, sortedKeys(p.ByTool)...)
 		toolList = append(toolList, sortedKeys(p.ToolServers)...)
 	}
-	return listed, toolList, nil
+	return listed, toolList
 }
 
 // lint adds the policy's lint findings; a line is kept only where it
 // points at the file given.
-func (p *Pack) lint(in PackInput, lintName string, lintData []byte, toolList []string) error {
-	lint, err := engine.Lint(lintName, lintData, toolList)
+func (p *Pack) lint(in PackInput, lintName string, linted *engine.Policy, toolList []string) error {
+	// The tools by name only, as the logs show them called too.
+	var listed []engine.ListedTool
+	if toolList != nil {
+		listed = []engine.ListedTool{}
+	}
+	for _, n := range toolList {
+		listed = append(listed, engine.ListedTool{Name: n})
+	}
+	lint, err := linted.Lint(listed)
 	if err != nil {
 		return err
 	}
@@ -293,7 +298,7 @@ func (p *Pack) lint(in PackInput, lintName string, lintData []byte, toolList []s
 			sev = SevHigh
 		}
 		line := f.Line
-		if lintData == nil || lintName != in.PolicyName {
+		if linted != in.Given {
 			line = 0 // a line of the canonical form points at no file
 		}
 		p.Findings = append(p.Findings, PackFinding{Rule: f.Kind, Severity: sev, Where: lintName, Line: line, Message: f.Message})
@@ -322,35 +327,6 @@ func (p *Pack) auditFindings(listed []string, lintName string) {
 	if n := p.ByCheck["budget"]; n > 0 {
 		p.Findings = append(p.Findings, PackFinding{Rule: "budget-exhausted", Severity: SevLow, Where: "audit",
 			Message: fmt.Sprintf("%s %s denied because a tool's budget was spent", counted(n, "call"), verb(n, "was", "were"))})
-	}
-}
-
-func (p *Pack) readAnnotations(data []byte) {
-	var list struct {
-		Tools []struct {
-			Name        string          `json:"name"`
-			Annotations map[string]any  `json:"annotations"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-		} `json:"tools"`
-	}
-	if json.Unmarshal(data, &list) != nil {
-		return
-	}
-	for _, t := range list.Tools {
-		var schema struct {
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
-		_ = json.Unmarshal(t.InputSchema, &schema)
-		for _, k := range sortedKeys(schema.Properties) {
-			if engine.DestinationShaped(k) {
-				p.Dests[t.Name] = append(p.Dests[t.Name], k)
-			}
-		}
-		for _, k := range sortedKeys(t.Annotations) {
-			if v, ok := t.Annotations[k].(bool); ok && v {
-				p.Annots[t.Name] = append(p.Annots[t.Name], k)
-			}
-		}
 	}
 }
 

@@ -1,13 +1,14 @@
 package report
 
 import (
-	"bailiff/engine"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"html"
 	"sort"
 	"strings"
+
+	"bailiff/engine"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"

@@ -100,6 +100,28 @@ servers:
 	}
 }
 
+// TestPackShowsListingHints: a tools file's annotations and
+// destination-shaped arguments reach the tools table, for a tool no
+// session called as for one it did.
+func TestPackShowsListingHints(t *testing.T) {
+	p, err := engine.Load("p.yaml", []byte("version: 1\nrules: [{id: all, tool: \"*\", action: allow}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := &Pack{Policy: p, Summary: audit.NewSummary(time.Time{}, time.Time{}), Annots: map[string][]string{}, Dests: map[string][]string{}}
+	pk.listTools(PackInput{Tools: map[string][]engine.ListedTool{
+		"a.json": {{Name: "send", Hints: []string{"openWorldHint"}, Dests: []string{"to"}}},
+	}})
+	var b mdWriter
+	pk.mdTools(&b)
+	out := b.String()
+	for _, want := range []string{"| send |", "gated by its arguments to", "openWorldHint"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the tools table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestPackListsListedTools: a tool a session listed but never called is
 // a tool of the pack, with the values its schema fixes in its controls.
 func TestPackListsListedTools(t *testing.T) {
@@ -111,9 +133,7 @@ func TestPackListsListedTools(t *testing.T) {
 	sum.ToolServers["lookup"] = map[string]bool{"crm": true}
 	sum.Fixed["lookup"] = map[string]map[string][]string{"crm": {"channel": {"a", "b", "c", "d", "e"}, "data.notify": {"ops@corp.example"}}}
 	pk := &Pack{Policy: p, Summary: sum}
-	if _, _, err := pk.listTools(PackInput{}); err != nil {
-		t.Fatal(err)
-	}
+	pk.listTools(PackInput{})
 	if !slices.Contains(pk.ToolNames, "lookup") {
 		t.Errorf("tools %v leave out the listed lookup", pk.ToolNames)
 	}
@@ -138,9 +158,7 @@ func TestPackServerTextInert(t *testing.T) {
 		"b": {"to": {"z~~w"}},
 	}
 	pk := &Pack{Policy: p, Summary: sum}
-	if _, _, err := pk.listTools(PackInput{}); err != nil {
-		t.Fatal(err)
-	}
+	pk.listTools(PackInput{})
 	html, err := pk.HTML()
 	if err != nil {
 		t.Fatal(err)

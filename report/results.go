@@ -9,15 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"bailiff/engine"
 	"bailiff/internal/jsontext"
 )
 
-// checkInputs parses the policy given and the results, each result
-// once, into in. A results file that is not one would be a pack with a
+// checkInputs parses the results given, each once, into in. A results file that is not one would be a pack with a
 // hole the reviewer never sees: it is refused; one over unverified logs
 // is a finding.
-func checkInputs(in *PackInput) (*engine.Policy, []PackFinding, error) {
+func checkInputs(in *PackInput) ([]PackFinding, error) {
 	var unverified []PackFinding
 	note := func(file, what string, u unverifiedFields) {
 		if ok, notes := u.verified(); !ok {
@@ -28,14 +26,14 @@ func checkInputs(in *PackInput) (*engine.Policy, []PackFinding, error) {
 	if in.Shadow != nil && in.shadow == nil {
 		r, err := readShadow(in.Shadow)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--shadow %s: %v", in.ShadowFile, err)
+			return nil, fmt.Errorf("--shadow %s: %v", in.ShadowFile, err)
 		}
 		in.shadow = r
 	}
 	if in.Ablate != nil && in.ablation == nil {
 		r, err := readAblation(in.Ablate)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--ablate %s: %v", in.AblateFile, err)
+			return nil, fmt.Errorf("--ablate %s: %v", in.AblateFile, err)
 		}
 		in.ablation = r
 	}
@@ -45,11 +43,7 @@ func checkInputs(in *PackInput) (*engine.Policy, []PackFinding, error) {
 	if r := in.ablation; r != nil {
 		note(in.AblateFile, "ablation", r.totals.unverifiedFields)
 	}
-	if in.PolicyData == nil {
-		return nil, unverified, nil
-	}
-	given, err := engine.Load(in.PolicyName, in.PolicyData)
-	return given, unverified, err
+	return unverified, nil
 }
 
 // noDuplicateKeys refuses a result with a key given twice on a line, in

@@ -75,7 +75,11 @@ rules:
 		t.Fatalf("setup: verify finds %d problems: %+v", n, logs[0].Report.Findings)
 	}
 	listing := []byte(`{"tools":[{"name":"get_message","inputSchema":{"type":"object"}},{"name":"delete_message","inputSchema":{"type":"object"}}]}`)
-	pack, err := report.BuildPack(report.PackInput{Logs: logs, Summary: sum, Tools: map[string][]byte{"mail-tools.json": listing}})
+	listed, err := engine.ListedTools(listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack, err := report.BuildPack(report.PackInput{Logs: logs, Summary: sum, Tools: map[string][]engine.ListedTool{"mail-tools.json": listed}})
 	if err != nil {
 		t.Fatal(err)
 	}

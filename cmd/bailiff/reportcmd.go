@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"bailiff/chain"
+	"bailiff/engine"
 	"bailiff/report"
 	"bailiff/verify"
 )
@@ -108,7 +110,7 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 	if err := p.output.check(append(inputs, logs...), p.out, p.html, p.sarif); err != nil {
 		return err
 	}
-	in := report.PackInput{PolicyName: p.policy, Tools: map[string][]byte{}, GeneratedAt: p.generatedAt,
+	in := report.PackInput{PolicyName: p.policy, Tools: map[string][]engine.ListedTool{}, GeneratedAt: p.generatedAt,
 		ShadowFile: p.shadow, AblateFile: p.ablate}
 	stdinFile := ""
 	for _, l := range logs {
@@ -129,7 +131,8 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 	if err := distinctLogs(logs, map[string]string{"-": stdinFile}); err != nil {
 		return err
 	}
-	if err := p.readInputs(stdin, &in); err != nil {
+	policy, tools, err := p.readInputs(stdin, &in)
+	if err != nil {
 		return err
 	}
 	if err := p.period(&in); err != nil {
@@ -154,6 +157,10 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 		bar.Done()
 		return usageErr(err, "")
 	}
+	if err := loadPackPolicy(&in, policy, tools); err != nil {
+		bar.Done()
+		return usageErr(err, "")
+	}
 	opt := verify.Options{Workers: 1, Checkpoint: ckpt, Key: key}
 	in.Logs, in.Summary, err = packLogs(logs, stdinFile, in.Since, in.Until, opt, bar)
 	var pack *report.Pack
@@ -171,28 +178,45 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, p reportParams) error 
 	return nil
 }
 
-// readInputs reads the policy, tool listings and shadow and ablate results
-// given.
-func (p reportParams) readInputs(stdin io.Reader, in *report.PackInput) error {
-	var err error
+// readInputs reads the shadow and ablate results given into in, and
+// returns the policy and tool listings given, as read.
+func (p reportParams) readInputs(stdin io.Reader, in *report.PackInput) (policy []byte, tools map[string][]byte, err error) {
 	if p.policy != "" {
-		if in.PolicyData, err = readInput(stdin, p.policy, kindPolicy); err != nil {
-			return err
+		if policy, err = readInput(stdin, p.policy, kindPolicy); err != nil {
+			return nil, nil, err
 		}
 	}
+	tools = map[string][]byte{}
 	for _, t := range p.tools {
-		if in.Tools[t], err = readInput(stdin, t, kindListing); err != nil {
-			return err
+		if tools[t], err = readInput(stdin, t, kindListing); err != nil {
+			return nil, nil, err
 		}
 	}
 	if p.shadow != "" {
 		if in.Shadow, err = readInput(stdin, p.shadow, kindShadow); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	if p.ablate != "" {
 		if in.Ablate, err = readInput(stdin, p.ablate, kindShadow); err != nil {
+			return nil, nil, err
+		}
+	}
+	return policy, tools, nil
+}
+
+// loadPackPolicy loads the --policy and parses the --tools listings
+// given, for the pack.
+func loadPackPolicy(in *report.PackInput, policy []byte, tools map[string][]byte) error {
+	var err error
+	if policy != nil {
+		if in.Given, err = engine.Load(in.PolicyName, policy); err != nil {
 			return err
+		}
+	}
+	for _, file := range slices.Sorted(maps.Keys(tools)) {
+		if in.Tools[file], err = engine.ListedTools(tools[file]); err != nil {
+			return fmt.Errorf("%s: %v", file, err)
 		}
 	}
 	return nil

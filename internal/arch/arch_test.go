@@ -185,7 +185,22 @@ func owner(imp string) (who string, known bool) {
 // for a decision or an answer; every other package drives a session
 // through it, so no driver can decide under rules of its own.
 func TestOneDriver(t *testing.T) {
-	call := regexp.MustCompile(`\bengine\.(Decide|Answer)\(`)
+	forbidCalls(t, regexp.MustCompile(`\bengine\.(Decide|Answer)\(`), "calls the engine directly: drive the session through audit",
+		func(rel string) bool { return !strings.HasPrefix(rel, "engine/") && !strings.HasPrefix(rel, "audit/") })
+}
+
+// TestReportRenders: report renders what it is given. The policy and the
+// tool listings reach it loaded and parsed, so it cannot read a file
+// another way than every other command does.
+func TestReportRenders(t *testing.T) {
+	forbidCalls(t, regexp.MustCompile(`\bengine\.(Load|ParseFile|Lint|LintListed|ListedTools|ToolNames|ParseTool)\(`), "loads or parses a policy or a listing: give report what is loaded",
+		func(rel string) bool { return strings.HasPrefix(rel, "report/") })
+}
+
+// forbidCalls fails on every line of the non-test Go files in scope that
+// matches call.
+func forbidCalls(t *testing.T, call *regexp.Regexp, why string, inScope func(rel string) bool) {
+	t.Helper()
 	err := filepath.WalkDir(root(t), func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -195,8 +210,7 @@ func TestOneDriver(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root(t), path)
 		rel = filepath.ToSlash(rel)
-		if d.IsDir() || !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") ||
-			strings.HasPrefix(rel, "engine/") || strings.HasPrefix(rel, "audit/") {
+		if d.IsDir() || !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || !inScope(rel) {
 			return nil
 		}
 		data, err := os.ReadFile(path)
@@ -205,7 +219,7 @@ func TestOneDriver(t *testing.T) {
 		}
 		for i, line := range strings.Split(string(data), "\n") {
 			if call.MatchString(line) {
-				t.Errorf("%s:%d calls the engine directly: drive the session through audit", rel, i+1)
+				t.Errorf("%s:%d %s", rel, i+1, why)
 			}
 		}
 		return nil
