@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"bailiff/chain"
+	"bailiff/engine"
 )
 
 // Approval is what a human approver signs to answer an ask out of band:
@@ -18,11 +19,10 @@ type Approval struct {
 	ID      string `json:"id"`
 	Kind    string `json:"kind"` // "call" or "definition"
 	Session string `json:"session"`
-	Server  string `json:"server"`
-	Tool    string `json:"tool"`
-	Digest  string `json:"digest"`
-	Answer  string `json:"answer"` // approve or decline
-	Time    string `json:"time"`   // chain.TimeFormat
+	engine.ToolRef
+	Digest string `json:"digest"`
+	Answer string `json:"answer"` // approve or decline
+	Time   string `json:"time"`   // chain.TimeFormat
 }
 
 // ElicitationApprover is the approver of a grant answered in band, through

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"bailiff/chain"
+	"bailiff/engine"
 )
 
 // TestApprovalSignature: a signature verifies over exactly the approval it
@@ -19,7 +20,7 @@ func TestApprovalSignature(t *testing.T) {
 	if err != nil || pub != vkey {
 		t.Fatalf("PublicKey = %q, %v; want %q", pub, err, vkey)
 	}
-	a := Approval{ID: "s1-c1", Kind: ApproveCall, Session: "s1", Server: "mail", Tool: "send_email", Digest: "sha256:aa", Answer: "approve", Time: "2026-12-02T10:00:00.000000000Z"}
+	a := Approval{ID: "s1-c1", Kind: ApproveCall, Session: "s1", ToolRef: engine.ToolRef{Server: "mail", Tool: "send_email"}, Digest: "sha256:aa", Answer: "approve", Time: "2026-12-02T10:00:00.000000000Z"}
 	sig, err := SignApproval(a, skey)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ func FromDecision(d engine.Decision) Decision {
 	rd := Decision{Verdict: string(d.Verdict), Check: string(d.Check), Rule: d.Rule, Reason: d.Reason,
 		Destination: d.Destination, Grant: d.Grant}
 	if d.TaintedBy != nil {
-		rd.TaintedBy = &Source{Seq: d.TaintedBy.Pos, Server: d.TaintedBy.Server, Tool: d.TaintedBy.Tool}
+		rd.TaintedBy = &Source{Seq: d.TaintedBy.Pos, ToolRef: d.TaintedBy.ToolRef}
 	}
 	return rd
 }
@@ -17,7 +17,7 @@ func toDecision(rd Decision) engine.Decision {
 	d := engine.Decision{Verdict: engine.Verdict(rd.Verdict), Check: engine.Check(rd.Check), Rule: rd.Rule,
 		Reason: rd.Reason, Destination: rd.Destination, Grant: rd.Grant}
 	if rd.TaintedBy != nil {
-		d.TaintedBy = &engine.Source{Pos: rd.TaintedBy.Seq, Server: rd.TaintedBy.Server, Tool: rd.TaintedBy.Tool}
+		d.TaintedBy = &engine.Source{Pos: rd.TaintedBy.Seq, ToolRef: rd.TaintedBy.ToolRef}
 	}
 	return d
 }

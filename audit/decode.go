@@ -139,7 +139,7 @@ func (dec *Decoder) decodeCall(rec chain.Record) error {
 		return errors.New(`"args" must be an object`)
 	}
 	// The call is kept by the session: it is the one thing not reused.
-	c := &engine.Call{ID: b.Call, Server: b.Server, Tool: b.Tool, Args: b.Args, Digest: b.Digest}
+	c := &engine.Call{ID: b.Call, ToolRef: engine.ToolRef{Server: b.Server, Tool: b.Tool}, Args: b.Args, Digest: b.Digest}
 	for _, r := range b.Redacted {
 		p, err := engine.ParsePath(r)
 		if err != nil {

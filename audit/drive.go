@@ -338,6 +338,6 @@ func grantFor(s *Session, pc *Pending, gs *GrantStep, now time.Time) engine.Gran
 	if server == "" {
 		server = s.State().Server
 	}
-	return engine.Grant{ID: gs.ID, Server: server, Tool: tool, Digest: digest,
+	return engine.Grant{ID: gs.ID, ToolRef: engine.ToolRef{Server: server, Tool: tool}, Digest: digest,
 		Approver: gs.Approver, Approve: gs.Approve, Expires: exp}
 }

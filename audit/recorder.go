@@ -236,8 +236,8 @@ func (r *Recorder) grant(s *Session, gs *GrantStep, grant engine.Grant, now time
 			err.(*replay.SyntaxError).NeedsKey = grant.Approver
 			return err
 		}
-		sig, err := SignApproval(Approval{ID: grant.ID, Kind: ApproveCall, Session: s.ID(), Server: grant.Server,
-			Tool: grant.Tool, Digest: grant.Digest, Answer: body.Answer, Time: now.UTC().Format(chain.TimeFormat)}, skey)
+		sig, err := SignApproval(Approval{ID: grant.ID, Kind: ApproveCall, Session: s.ID(), ToolRef: grant.ToolRef,
+			Digest: grant.Digest, Answer: body.Answer, Time: now.UTC().Format(chain.TimeFormat)}, skey)
 		if err != nil {
 			return fail("grant %q: %v", gs.ID, err)
 		}
@@ -249,7 +249,7 @@ func (r *Recorder) grant(s *Session, gs *GrantStep, grant engine.Grant, now time
 
 func (r *Recorder) output(s *Session, rs *ResultStep, fail func(string, ...any) error) error {
 	o := r.ev.Output
-	src, err := s.Source(o.Call, o.Server, o.Tool, 0)
+	src, err := s.Source(o.Call, o.ToolRef, 0)
 	if err != nil {
 		return fail("output %v", err)
 	}

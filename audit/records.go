@@ -56,9 +56,8 @@ type MalformedBody struct {
 // Source names the output that tainted a destination: the seq of its
 // result record, the server and the tool.
 type Source struct {
-	Seq    int    `json:"seq"`
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
+	Seq int `json:"seq"`
+	engine.ToolRef
 }
 
 // Decision is a verdict as recorded.
@@ -133,9 +132,8 @@ const (
 // Call is absent and Tool repeats Channel, which is the provenance
 // trusted_sources are matched against. Absent, it is a tools/call result.
 type ResultBody struct {
-	Call    string `json:"call,omitempty"`
-	Server  string `json:"server"`
-	Tool    string `json:"tool"`
+	Call string `json:"call,omitempty"`
+	engine.ToolRef
 	Channel string `json:"channel,omitempty"`
 	Status  string `json:"status"`
 	Content string `json:"content,omitempty"`

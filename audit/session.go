@@ -274,25 +274,25 @@ func (s *Session) Grant(now time.Time, g engine.Grant, body *GrantBody) error {
 
 // Source names the output of a call (or of a tool, for output the
 // session saw otherwise) at position pos.
-func (s *Session) Source(callID, server, tool string, pos int) (engine.Source, error) {
+func (s *Session) Source(callID string, ref engine.ToolRef, pos int) (engine.Source, error) {
 	origin := ""
 	if callID != "" {
 		pc, err := s.Lookup(callID)
 		if err != nil {
 			return engine.Source{}, err
 		}
-		if tool == "" {
-			tool = pc.call.Tool
+		if ref.Tool == "" {
+			ref.Tool = pc.call.Tool
 		}
-		if tool == pc.call.Tool {
+		if ref.Tool == pc.call.Tool {
 			// Output said to be another tool's is not the fetch's.
 			origin = s.p.OriginOf(s.state.Server, pc.call)
 		}
 	}
-	if server == "" {
-		server = s.state.Server
+	if ref.Server == "" {
+		ref.Server = s.state.Server
 	}
-	return engine.Source{Pos: pos, Server: server, Tool: tool, Origin: origin}, nil
+	return engine.Source{Pos: pos, ToolRef: ref, Origin: origin}, nil
 }
 
 // Output is what a result brought the session: its text, or, Unknown,
@@ -313,7 +313,7 @@ func (s *Session) Result(now time.Time, pos int, body *ResultBody, out *Output) 
 	if s.log != nil {
 		pos = int(s.log.Next())
 	}
-	src, err := s.Source(body.Call, body.Server, body.Tool, pos)
+	src, err := s.Source(body.Call, body.ToolRef, pos)
 	if err != nil {
 		return src, err
 	}

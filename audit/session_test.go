@@ -57,7 +57,7 @@ func start(t *testing.T, log Log) *Session {
 
 func call(id, tool string) *engine.Call {
 	args := map[string]any{"n": id}
-	return &engine.Call{ID: id, Server: "srv", Tool: tool, Args: args, Digest: engine.ArgsDigest(args)}
+	return &engine.Call{ID: id, ToolRef: engine.ToolRef{Server: "srv", Tool: tool}, Args: args, Digest: engine.ArgsDigest(args)}
 }
 
 func records(t *testing.T, log []byte) []chain.Record {
@@ -154,7 +154,7 @@ func TestAnAskIsSettledOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := engine.Grant{ID: "g1", Server: "srv", Tool: "pay", Digest: c.Digest, Approver: "lee", Approve: true, Expires: t0.Add(time.Hour)}
+	g := engine.Grant{ID: "g1", ToolRef: engine.ToolRef{Server: "srv", Tool: "pay"}, Digest: c.Digest, Approver: "lee", Approve: true, Expires: t0.Add(time.Hour)}
 	got, ok := s.Answer(pc, g, t0)
 	if !ok || got.Verdict != engine.Allow {
 		t.Fatalf("first answer: %v %s, want allow", ok, got.Verdict)
@@ -175,13 +175,13 @@ func TestResults(t *testing.T) {
 	if _, err := s.Call(t0, c, s.Decide(c, t0), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Result(t0, 2, &ResultBody{Call: "c1", Tool: "send", Status: StatusFailed}, nil); err != nil {
+	if _, err := s.Result(t0, 2, &ResultBody{Call: "c1", ToolRef: engine.ToolRef{Tool: "send"}, Status: StatusFailed}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if d := s.Decide(call("c2", "send"), t0); d.Verdict != engine.Allow {
 		t.Errorf("after a failed call: %s by %s, want its budget back", d.Verdict, d.Check)
 	}
-	if _, err := s.Result(t0, 3, &ResultBody{Call: "c9", Tool: "send", Status: StatusOK}, nil); err == nil || !strings.Contains(err.Error(), "c9") {
+	if _, err := s.Result(t0, 3, &ResultBody{Call: "c9", ToolRef: engine.ToolRef{Tool: "send"}, Status: StatusOK}, nil); err == nil || !strings.Contains(err.Error(), "c9") {
 		t.Errorf("a result for a call never made: %v", err)
 	}
 }
@@ -220,7 +220,7 @@ func TestDecideFillsTheDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := engine.Grant{ID: "g", Server: "srv", Tool: "pay", Digest: engine.ArgsDigest(map[string]any{"n": "other"}),
+	other := engine.Grant{ID: "g", ToolRef: engine.ToolRef{Server: "srv", Tool: "pay"}, Digest: engine.ArgsDigest(map[string]any{"n": "other"}),
 		Approver: "lee", Approve: true, Expires: t0.Add(time.Hour)}
 	if got, _ := s.Answer(pc, other, t0); got.Verdict == engine.Allow {
 		t.Error("a grant for other arguments allowed the call")
@@ -249,7 +249,7 @@ func TestOnlyDecisionsWaitForTheDisk(t *testing.T) {
 	if f.syncs != before+1 {
 		t.Fatalf("call record: %d fsyncs, want 1", f.syncs-before)
 	}
-	if _, err := s.Result(t0, 0, &ResultBody{Call: "c1", Server: "srv", Tool: "send", Status: StatusOK, Content: "sha256:00", Size: 1}, &Output{Text: "ok"}); err != nil {
+	if _, err := s.Result(t0, 0, &ResultBody{Call: "c1", ToolRef: engine.ToolRef{Server: "srv", Tool: "send"}, Status: StatusOK, Content: "sha256:00", Size: 1}, &Output{Text: "ok"}); err != nil {
 		t.Fatal(err)
 	}
 	if f.syncs != before+1 {
@@ -266,7 +266,7 @@ func TestASettledCallLetsGoOfItsArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Result(t0, 2, &ResultBody{Call: "c1", Tool: "send", Status: StatusOK}, nil); err != nil {
+	if _, err := s.Result(t0, 2, &ResultBody{Call: "c1", ToolRef: engine.ToolRef{Tool: "send"}, Status: StatusOK}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if pc.Call().Args != nil || pc.Call().Digest != c.Digest || c.Args == nil {

@@ -151,7 +151,7 @@ func (s *Summary) session(ls LogSession) error {
 				// first dot as the engine reads its pins: a server name
 				// with a dot is refused there.
 				if ref, ok := engine.ParseToolRef(name); ok {
-					on, name = ref.Server, ref.Name
+					on, name = ref.Server, ref.Tool
 				}
 			}
 			s.sawServer(on, name)

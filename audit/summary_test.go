@@ -77,7 +77,7 @@ func TestSummaryFixed(t *testing.T) {
 	allow := engine.Decision{Verdict: engine.Allow, Check: engine.CheckRules}
 	err = s.session(LogSession{Policy: pol, Events: []Event{
 		{Start: &StartStep{ID: "s", Body: &SessionBody{Server: "gateway", Tools: []engine.ToolDef{{Name: "shop.refund", Fixed: fixed}, {Name: "mail.send"}}}}},
-		{Call: &CallStep{Call: &engine.Call{ID: "c", Server: "shop", Tool: "refund"}, Recorded: &allow}},
+		{Call: &CallStep{Call: &engine.Call{ID: "c", ToolRef: engine.ToolRef{Server: "shop", Tool: "refund"}}, Recorded: &allow}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -112,9 +112,9 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 	for _, approve := range []bool{true, false} {
 		s := NewSummary(time.Time{}, time.Time{})
 		drive(s, []Event{
-			{At: at, Call: &CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &ask}},
+			{At: at, Call: &CallStep{Call: &engine.Call{ID: "c1", ToolRef: engine.ToolRef{Tool: "send"}}, Recorded: &ask}},
 			{At: at.Add(time.Second), Grant: &GrantStep{ID: "g1", Call: "c1", Approve: approve, Logged: true, Expires: at.Add(time.Hour)}},
-			{At: at.Add(2 * time.Second), Call: &CallStep{Call: &engine.Call{ID: "c2", Tool: "send"}, Recorded: &allow}},
+			{At: at.Add(2 * time.Second), Call: &CallStep{Call: &engine.Call{ID: "c2", ToolRef: engine.ToolRef{Tool: "send"}}, Recorded: &allow}},
 		})
 		want := map[string]int{"approved": 1, "unanswered": 0}
 		if !approve {
@@ -136,7 +136,7 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 		"declined, then approved": {[]GrantStep{{ID: "g0", Call: "c1", Approve: false}, {ID: "g1", Call: "c1", Approve: true}}, map[string]int{"approved": 1, "unanswered": 0}},
 		"approved after expiry":   {[]GrantStep{{ID: "g1", Call: "c1", Approve: true, Expires: at}}, map[string]int{"declined": 1, "unanswered": 0}},
 	} {
-		events := []Event{{At: at, Call: &CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &ask}}}
+		events := []Event{{At: at, Call: &CallStep{Call: &engine.Call{ID: "c1", ToolRef: engine.ToolRef{Tool: "send"}}, Recorded: &ask}}}
 		for i := range c.grants {
 			g := c.grants[i]
 			if g.Expires.IsZero() {
@@ -163,7 +163,7 @@ func TestSummaryRefusesWhatTheDriverRefuses(t *testing.T) {
 	}
 	allow := engine.Decision{Verdict: engine.Allow, Check: engine.CheckRules, Rule: "send"}
 	call := func() Event {
-		return Event{Pos: 2, Call: &CallStep{Call: &engine.Call{ID: "c1", Tool: "send"}, Recorded: &allow}}
+		return Event{Pos: 2, Call: &CallStep{Call: &engine.Call{ID: "c1", ToolRef: engine.ToolRef{Tool: "send"}}, Recorded: &allow}}
 	}
 	s := NewSummary(time.Time{}, time.Time{})
 	err = s.session(LogSession{Policy: pol, Events: []Event{

@@ -18,14 +18,14 @@ func traceStep(ev *replay.Event, at time.Time) Event {
 	case ev.Call != nil:
 		c := ev.Call
 		e.Call = &CallStep{Label: c.Label,
-			Call: &engine.Call{ID: c.ID, Tool: c.Tool, Args: c.Args, Redacted: c.Redacted, Digest: engine.ArgsDigest(c.Args)}}
+			Call: &engine.Call{ID: c.ID, ToolRef: engine.ToolRef{Tool: c.Tool}, Args: c.Args, Redacted: c.Redacted, Digest: engine.ArgsDigest(c.Args)}}
 	case ev.Grant != nil:
 		g := ev.Grant
 		e.Grant = &GrantStep{Call: g.Call, ID: g.ID, Approver: g.Approver, Approve: g.Approve, Expires: g.Expires}
 	case ev.Output != nil:
 		o := ev.Output
 		e.Result = &ResultStep{Out: &Output{Text: o.Text},
-			Body: &ResultBody{Call: o.Call, Server: o.Server, Tool: o.Tool, Channel: o.Channel, Status: outputStatus(o)}}
+			Body: &ResultBody{Call: o.Call, ToolRef: o.ToolRef, Channel: o.Channel, Status: outputStatus(o)}}
 	case ev.Tools != nil:
 		e.Tools = &ToolsBody{Tools: ev.Tools, Repin: ev.Repin}
 	case ev.End:

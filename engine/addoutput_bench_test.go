@@ -22,7 +22,7 @@ func BenchmarkAddOutputHostile(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
 				s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}})
-				s.AddOutput(p, Source{Pos: 1, Tool: "read"}, in)
+				s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "read"}}, in)
 			}
 		})
 	}

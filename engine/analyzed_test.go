@@ -21,7 +21,7 @@ func TestAnalyzedIndexesAsAdd(t *testing.T) {
 	}
 	var direct, shared1, shared2 taintIndex
 	for i, text := range texts {
-		src := Source{Pos: i, Server: "mail", Tool: "read"}
+		src := Source{Pos: i, ToolRef: ToolRef{Server: "mail", Tool: "read"}}
 		direct.add(src, text)
 		a := &Analyzed{Text: text}
 		a.analyze()

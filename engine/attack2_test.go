@@ -24,7 +24,7 @@ func TestNormalizedTwinIsJudgedToo(t *testing.T) {
 		"alone":    {"url": twin},
 	} {
 		s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "http_post"}})
-		d := Decide(p, s, &Call{ID: "c1", Tool: "http_post", Args: args, Digest: ArgsDigest(args)}, t0)
+		d := Decide(p, s, &Call{ID: "c1", ToolRef: ToolRef{Tool: "http_post"}, Args: args, Digest: ArgsDigest(args)}, t0)
 		if d.Verdict == Allow {
 			t.Errorf("%s: %v allowed (%s); the twin goes to evil.example", name, args, d.Reason)
 		}
@@ -112,9 +112,9 @@ func TestNearMissSearchFindsNothing(t *testing.T) {
 	const k = 1 << 16
 	out := strings.Repeat(strings.Repeat("a", k-1)+"b", (4<<20)/k)
 	s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "http_post"}})
-	s.AddOutput(p, Source{Pos: 1, Tool: "read"}, out+" "+strings.Repeat("a", k)+"!")
+	s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "read"}}, out+" "+strings.Repeat("a", k)+"!")
 	args := map[string]any{"to": strings.Repeat("a", k)}
-	d := Decide(p, s, &Call{ID: "c", Tool: "send_email", Args: args, Digest: ArgsDigest(args)}, t0)
+	d := Decide(p, s, &Call{ID: "c", ToolRef: ToolRef{Tool: "send_email"}, Args: args, Digest: ArgsDigest(args)}, t0)
 	if d.Verdict != Deny || d.Check != CheckTaint {
 		t.Errorf("the run of %d a's that appeared at the end: %s (%s)", k, d.Verdict, d.Reason)
 	}

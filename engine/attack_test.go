@@ -27,10 +27,10 @@ func decideOne(t *testing.T, p *Policy, output, tool, arg, dest string) Decision
 	t.Helper()
 	s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "http_post"}})
 	if output != "" {
-		s.AddOutput(p, Source{Pos: 1, Tool: "read"}, output)
+		s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "read"}}, output)
 	}
 	args := map[string]any{arg: dest}
-	return Decide(p, s, &Call{ID: "c1", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
+	return Decide(p, s, &Call{ID: "c1", ToolRef: ToolRef{Tool: tool}, Args: args, Digest: ArgsDigest(args)}, t0)
 }
 
 // An '@' that starts a token holding a dot ("@john.doe", a Python
@@ -178,13 +178,13 @@ func FuzzTaintText(f *testing.F) {
 		for _, form := range forms {
 			output := before + form + after
 			s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "http_post"}})
-			s.AddOutput(p, Source{Pos: 7, Tool: "read"}, output)
+			s.AddOutput(p, Source{Pos: 7, ToolRef: ToolRef{Tool: "read"}}, output)
 			if len(s.purged) > 0 {
 				t.Fatalf("indexing %q failed", output)
 			}
 			for _, tool := range []string{"send_email", "http_post"} {
 				args := map[string]any{"to": form, "url": form}
-				d := Decide(p, s, &Call{ID: "c", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
+				d := Decide(p, s, &Call{ID: "c", ToolRef: ToolRef{Tool: tool}, Args: args, Digest: ArgsDigest(args)}, t0)
 				if d.Verdict == "" || d.Check == "" || d.Reason == "" || d.Check == CheckInternal {
 					t.Fatalf("incomplete decision %+v", d)
 				}
@@ -222,7 +222,7 @@ func FuzzParseWebURL(f *testing.F) {
 // same input fails the same way offline, so verify recomputes it.
 func TestDecideFailsClosed(t *testing.T) {
 	p := mustLoad(t, attackPolicy)
-	c := &Call{ID: "c1", Tool: "send_email", Args: map[string]any{"to": "a@b.example"}}
+	c := &Call{ID: "c1", ToolRef: ToolRef{Tool: "send_email"}, Args: map[string]any{"to": "a@b.example"}}
 	for _, d := range []Decision{
 		Decide(p, nil, c, t0),
 		Answer(p, nil, c, Decision{Verdict: Ask}, Grant{ID: "g", Approve: true}, t0),

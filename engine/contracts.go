@@ -10,7 +10,7 @@ import (
 // contracts runs budget, path, pattern and taint in that order. It
 // returns an allow with an empty Check when no contract spoke.
 func contracts(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision {
-	ct := p.contractFor(callServer(s, c), c.Tool)
+	ct := p.contractFor(callRef(s, c))
 	if used := s.used[callRef(s, c)]; p.on(CheckBudget) && ct.maxCalls >= 0 && used >= ct.maxCalls {
 		reason := fmt.Sprintf("tool %q has used %d of its %d calls this session", c.Tool, used, ct.maxCalls)
 		if ct.maxCalls == 0 {

@@ -152,13 +152,13 @@ func compileServers(servers map[string]map[string]*Contract) (map[string]*contra
 // contractFor is the contract a tool of a server gets: the server's own
 // section first, then the top level; in each an exact name, then the most
 // specific glob that matches.
-func (p *Policy) contractFor(server, tool string) *contract {
-	if cs, ok := p.servers[server]; ok {
-		if c := cs.lookup(tool); c != nil {
+func (p *Policy) contractFor(ref ToolRef) *contract {
+	if cs, ok := p.servers[ref.Server]; ok {
+		if c := cs.lookup(ref.Tool); c != nil {
 			return c
 		}
 	}
-	if c := p.contracts.lookup(tool); c != nil {
+	if c := p.contracts.lookup(ref.Tool); c != nil {
 		return c
 	}
 	return noContract

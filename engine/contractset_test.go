@@ -27,7 +27,7 @@ func gatewayCall(t *testing.T, p *Policy, server, tool, to string) Decision {
 	t.Helper()
 	s := NewState("s", "gateway", Principal{Subject: "ana"}, []ToolDef{{Name: server + "." + tool}})
 	args := map[string]any{"to": to}
-	return Decide(p, s, &Call{ID: "c1", Server: server, Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
+	return Decide(p, s, &Call{ID: "c1", ToolRef: ToolRef{Server: server, Tool: tool}, Args: args, Digest: ArgsDigest(args)}, t0)
 }
 
 func TestGlobContracts(t *testing.T) {
@@ -75,7 +75,7 @@ func TestServerSectionRunMode(t *testing.T) {
 	p := mustLoad(t, globPolicy)
 	s := NewState("s", "crm", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}})
 	args := map[string]any{"to": "a@crm.example"}
-	if d := Decide(p, s, &Call{ID: "c1", Tool: "send_email", Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Allow {
+	if d := Decide(p, s, &Call{ID: "c1", ToolRef: ToolRef{Tool: "send_email"}, Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Allow {
 		t.Errorf("crm's own contract did not apply in its stdio session: %s by %s (%s)", d.Verdict, d.Check, d.Reason)
 	}
 }
@@ -292,7 +292,7 @@ func TestGlobCharacters(t *testing.T) {
 	for _, tool := range []string{"📨send", "google/gmail/send_email"} {
 		s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: tool}})
 		args := map[string]any{"x": "y"}
-		if d := Decide(p, s, &Call{ID: "c", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Deny || d.Check != CheckBudget {
+		if d := Decide(p, s, &Call{ID: "c", ToolRef: ToolRef{Tool: tool}, Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Deny || d.Check != CheckBudget {
 			t.Errorf("%s: %s by %s (%s), want deny by budget", tool, d.Verdict, d.Check, d.Reason)
 		}
 	}
@@ -346,7 +346,7 @@ func TestNamesHoldSlashes(t *testing.T) {
 	for _, name := range []string{"delete_all", "delete_all/force", "delete_/x/y"} {
 		s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: name}})
 		args := map[string]any{}
-		if d := Decide(p, s, &Call{ID: "c1", Tool: name, Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Deny || d.Rule != "no-delete" {
+		if d := Decide(p, s, &Call{ID: "c1", ToolRef: ToolRef{Tool: name}, Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Deny || d.Rule != "no-delete" {
 			t.Errorf("%s: %s by %s (%s), want deny by no-delete", name, d.Verdict, d.Rule, d.Reason)
 		}
 	}

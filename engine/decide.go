@@ -155,11 +155,11 @@ func decideOnce(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision
 			return d
 		}
 	}
-	server := callServer(s, c)
+	ref := callRef(s, c)
 	var scopeMiss *rule
 	for i := range p.rules {
 		r := &p.rules[i]
-		if !r.serverG.match(server) || !r.toolG.match(c.Tool) || (p.disabledRules != nil && p.disabledRules[r.id]) {
+		if !r.matches(ref) || (p.disabledRules != nil && p.disabledRules[r.id]) {
 			continue
 		}
 		if !r.matchArgs(c, o) {
@@ -218,13 +218,13 @@ func callServer(s *State, c *Call) string {
 
 // callRef is the tool a call goes to, on its server.
 func callRef(s *State, c *Call) ToolRef {
-	return ToolRef{Server: callServer(s, c), Name: c.Tool}
+	return ToolRef{Server: callServer(s, c), Tool: c.Tool}
 }
 
 // pinName is the name a call's tool is pinned under: in a session that
 // spans several servers, "<server>.<tool>".
 func pinName(s *State, c *Call) string {
-	return c.Ref().In(s.Server)
+	return c.ToolRef.In(s.Server)
 }
 
 func pinning(s *State, c *Call) (Decision, bool) {
@@ -326,7 +326,7 @@ func grantProblem(s *State, c *Call, g Grant, now time.Time) string {
 	switch {
 	case s.spent[g.ID]:
 		return fmt.Sprintf("grant %s was already used", g.ID)
-	case g.Ref() != callRef(s, c) || g.Digest != c.Digest:
+	case g.ToolRef != callRef(s, c) || g.Digest != c.Digest:
 		return fmt.Sprintf("grant %s is bound to another call", g.ID)
 	case g.Approver == "":
 		return fmt.Sprintf("grant %s names no approver", g.ID)

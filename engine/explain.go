@@ -4,7 +4,7 @@ package engine
 // server, before any call is seen: the rules that can decide it, in the
 // order Decide tries them, and the contract the tool carries.
 type Explanation struct {
-	Server, Tool string
+	ToolRef
 	// Rules can match a call to the tool, in policy order. A rule whose
 	// Conditional is set decides only the calls its predicates or scopes
 	// admit; the next rule (or the default) decides the rest.
@@ -50,11 +50,11 @@ func (r ExplainedRule) Conditional() bool { return len(r.Predicates) > 0 || len(
 // Explain uses the same server and tool globs Decide matches with, so a
 // rule for server fs* never names a tool on server mail. Scopes count as
 // conditions only while the scopes check is on, as in Decide.
-func (p *Policy) Explain(server, tool string) Explanation {
-	e := Explanation{Server: server, Tool: tool, DefaultApplies: true}
+func (p *Policy) Explain(ref ToolRef) Explanation {
+	e := Explanation{ToolRef: ref, DefaultApplies: true}
 	for i := range p.rules {
 		r := &p.rules[i]
-		if !r.serverG.match(server) || !r.toolG.match(tool) {
+		if !r.matches(ref) {
 			continue
 		}
 		x := ExplainedRule{ID: r.id, Verdict: r.action, Disabled: p.disabledRules != nil && p.disabledRules[r.id]}
@@ -69,7 +69,7 @@ func (p *Policy) Explain(server, tool string) Explanation {
 		}
 		e.Rules = append(e.Rules, x)
 	}
-	ct := p.contractFor(server, tool)
+	ct := p.contractFor(ref)
 	if ct.hasContract && ct.spec != nil {
 		c := *ct.spec
 		e.Contract = &c

@@ -66,7 +66,7 @@ func TestExplain(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := c.p.Explain(c.server, c.tool)
+			e := c.p.Explain(ToolRef{Server: c.server, Tool: c.tool})
 			var got []rule
 			for _, r := range e.Rules {
 				got = append(got, rule{r.ID, r.Verdict, r.Conditional(), r.Disabled})
@@ -103,9 +103,9 @@ func TestExplainAgreesWithDecide(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sc := range [][2]string{{"fs1", "read_file"}, {"mail", "read_file"}, {"x", "rm_rf"}, {"fs", "write_file"}} {
-		e := p.Explain(sc[0], sc[1])
+		e := p.Explain(ToolRef{Server: sc[0], Tool: sc[1]})
 		s := NewState("s", sc[0], Principal{}, []ToolDef{{Name: sc[1], Digest: "d"}})
-		d := Decide(p, s, &Call{Tool: sc[1], Args: map[string]any{}}, time.Unix(0, 0))
+		d := Decide(p, s, &Call{ToolRef: ToolRef{Tool: sc[1]}, Args: map[string]any{}}, time.Unix(0, 0))
 		want := DefaultRuleID
 		if len(e.Rules) > 0 && !e.Rules[0].Conditional() {
 			want = e.Rules[0].ID
@@ -127,7 +127,7 @@ tools:
   post: {sink_params: [to]}
 `)
 	for tool, want := range map[string]Gate{"send": GateAlways, "fetch_url": GateNever, "post": GateShaped, "other": GateShaped} {
-		if got := p.Explain("s", tool).Gate; got != want {
+		if got := p.Explain(ToolRef{Server: "s", Tool: tool}).Gate; got != want {
 			t.Errorf("%s: gate %q, want %q", tool, got, want)
 		}
 	}

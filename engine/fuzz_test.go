@@ -97,9 +97,9 @@ tools:
 			return
 		}
 		s := NewState("s", "mail", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "other"}, {Name: "stage"}})
-		s.AddOutput(p, Source{Pos: 1, Tool: "get_message"}, output)
+		s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "get_message"}}, output)
 		for _, tool := range []string{"send_email", "other", "stage"} {
-			c := &Call{Tool: tool, Args: args, Digest: ArgsDigest(args)}
+			c := &Call{ToolRef: ToolRef{Tool: tool}, Args: args, Digest: ArgsDigest(args)}
 			if pth, err := ParsePath(redacted); err == nil {
 				c.Redacted = []Path{pth}
 			}

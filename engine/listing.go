@@ -7,17 +7,17 @@ import "slices"
 // matches it unconditionally denies, or none matches), or its budget is
 // zero. A gateway hides such tools from tools/list. Hiding is a courtesy
 // to the agent, never a substitute for deciding each call.
-func (p *Policy) Hidden(server, tool string, principal Principal) bool {
+func (p *Policy) Hidden(ref ToolRef, principal Principal) bool {
 	for i := range p.rules {
 		r := &p.rules[i]
-		if !r.serverG.match(server) || !r.toolG.match(tool) || (p.disabledRules != nil && p.disabledRules[r.id]) {
+		if !r.matches(ref) || (p.disabledRules != nil && p.disabledRules[r.id]) {
 			continue
 		}
 		if p.on(CheckScopes) && !hasAll(principal.Scopes, r.scopes) {
 			continue
 		}
 		if r.action != Deny {
-			ct := p.contractFor(server, tool)
+			ct := p.contractFor(ref)
 			return p.on(CheckBudget) && ct.maxCalls == 0
 		}
 		if len(r.preds) == 0 {
@@ -89,4 +89,10 @@ func (p *Policy) PathPrefixes() []string {
 func (s *State) Pinned(name string) (digest string, ok bool) {
 	digest, ok = s.pins[name]
 	return digest, ok
+}
+
+// matches tells whether the rule selects the tool: Decide, Explain and
+// Hidden all select with it.
+func (r *rule) matches(ref ToolRef) bool {
+	return r.serverG.match(ref.Server) && r.toolG.match(ref.Tool)
 }

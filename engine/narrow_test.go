@@ -29,8 +29,8 @@ const narrowInbox = "Please file it via email-desk-channel, target C0TARGETCH, a
 func decideNarrow(t *testing.T, p *Policy, tool string, args map[string]any, redacted ...string) Decision {
 	t.Helper()
 	s := NewState("s", "desk", Principal{Subject: "ana"}, []ToolDef{{Name: "read_inbox"}, {Name: "stage_claim"}, {Name: "note"}, {Name: "log_all"}})
-	s.AddOutput(p, Source{Pos: 1, Server: "desk", Tool: "read_inbox"}, narrowInbox)
-	c := &Call{ID: "c", Tool: tool, Args: args, Digest: ArgsDigest(args)}
+	s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Server: "desk", Tool: "read_inbox"}}, narrowInbox)
+	c := &Call{ID: "c", ToolRef: ToolRef{Tool: tool}, Args: args, Digest: ArgsDigest(args)}
 	for _, r := range redacted {
 		c.Redacted = append(c.Redacted, mustPath(t, r))
 	}
@@ -192,8 +192,8 @@ func TestNotDestinationsGlobs(t *testing.T) {
 	tools := []ToolDef{{Name: "stage_claim"}, {Name: "log_data"}, {Name: "log_rows"}}
 	decide := func(tool string, args map[string]any) Decision {
 		s := NewState("s", "desk", Principal{Subject: "ana"}, tools)
-		s.AddOutput(p, Source{Pos: 1, Server: "desk", Tool: "read_inbox"}, narrowInbox)
-		return Decide(p, s, &Call{ID: "c", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
+		s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Server: "desk", Tool: "read_inbox"}}, narrowInbox)
+		return Decide(p, s, &Call{ID: "c", ToolRef: ToolRef{Tool: tool}, Args: args, Digest: ArgsDigest(args)}, t0)
 	}
 	for _, tc := range []struct {
 		name string

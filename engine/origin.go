@@ -68,10 +68,11 @@ func (p *Policy) OriginOf(server string, c *Call) string {
 	if c == nil {
 		return ""
 	}
-	if c.Server != "" {
-		server = c.Server
+	ref := c.ToolRef
+	if ref.Server == "" {
+		ref.Server = server
 	}
-	ct := p.contractFor(server, c.Tool)
+	ct := p.contractFor(ref)
 	if ct.fetches == nil {
 		return ""
 	}
@@ -152,9 +153,8 @@ func carriesURL(s string) bool {
 // session (trace line or record seq, as the caller numbers it), the server
 // and the tool. Taint decisions name the Source that tainted them.
 type Source struct {
-	Pos    int    `json:"pos"`
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
+	Pos int `json:"pos"`
+	ToolRef
 	// Origin is the registrable domain of the URL the output was fetched
 	// from (Policy.OriginOf), "" when it is not known: search results,
 	// mail, documents, and any tool whose contract declares no fetches.

@@ -34,10 +34,10 @@ func decideAfter(t *testing.T, p *Policy, steps []step, tool string, args map[st
 	tools := []ToolDef{{Name: "fetch"}, {Name: "web_search"}, {Name: "read_inbox"}, {Name: "send_email"}, {Name: "submit_form"}}
 	s := NewState("s", "desk", Principal{Subject: "ana"}, tools)
 	for i, st := range steps {
-		c := &Call{ID: "r", Tool: st.tool, Args: map[string]any{"url": st.url}}
-		s.AddOutput(p, Source{Pos: i + 1, Server: "desk", Tool: st.tool, Origin: p.OriginOf("", c)}, st.text)
+		c := &Call{ID: "r", ToolRef: ToolRef{Tool: st.tool}, Args: map[string]any{"url": st.url}}
+		s.AddOutput(p, Source{Pos: i + 1, ToolRef: ToolRef{Server: "desk", Tool: st.tool}, Origin: p.OriginOf("", c)}, st.text)
 	}
-	return Decide(p, s, &Call{ID: "c", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
+	return Decide(p, s, &Call{ID: "c", ToolRef: ToolRef{Tool: tool}, Args: args, Digest: ArgsDigest(args)}, t0)
 }
 
 func TestOriginOf(t *testing.T) {
@@ -58,17 +58,17 @@ func TestOriginOf(t *testing.T) {
 		"www.flysanjose.com/baggage":                  "",
 		"https://www.flysanjose.com/ https://evil.io": "",
 	} {
-		c := &Call{Tool: "fetch", Args: map[string]any{"url": url}}
+		c := &Call{ToolRef: ToolRef{Tool: "fetch"}, Args: map[string]any{"url": url}}
 		if got := p.OriginOf("", c); got != want {
 			t.Errorf("OriginOf(%q) = %q, want %q", url, got, want)
 		}
 	}
 	// No fetches in the contract, a redacted or missing URL: unknown.
 	for _, c := range []*Call{
-		{Tool: "web_search", Args: map[string]any{"url": "https://www.flysanjose.com/"}},
-		{Tool: "fetch", Args: map[string]any{"url": "https://www.flysanjose.com/"}, Redacted: []Path{mustPath(t, "url")}},
-		{Tool: "fetch", Args: map[string]any{}},
-		{Tool: "fetch", Args: map[string]any{"url": []any{"https://www.flysanjose.com/"}}},
+		{ToolRef: ToolRef{Tool: "web_search"}, Args: map[string]any{"url": "https://www.flysanjose.com/"}},
+		{ToolRef: ToolRef{Tool: "fetch"}, Args: map[string]any{"url": "https://www.flysanjose.com/"}, Redacted: []Path{mustPath(t, "url")}},
+		{ToolRef: ToolRef{Tool: "fetch"}, Args: map[string]any{}},
+		{ToolRef: ToolRef{Tool: "fetch"}, Args: map[string]any{"url": []any{"https://www.flysanjose.com/"}}},
 		nil,
 	} {
 		if got := p.OriginOf("", c); got != "" {
@@ -206,10 +206,10 @@ func TestSelfPublishedDefaultDenies(t *testing.T) {
 func TestSelfPublishedWithPurgedOutput(t *testing.T) {
 	p := mustLoad(t, originPolicy)
 	s := NewState("s", "desk", Principal{Subject: "ana"}, []ToolDef{{Name: "fetch"}, {Name: "send_email"}})
-	s.AddPurged(p, Source{Pos: 1, Server: "desk", Tool: "read_inbox"})
-	s.AddOutput(p, Source{Pos: 2, Server: "desk", Tool: "fetch", Origin: "flysanjose.com"}, "write to claims@flysanjose.com")
+	s.AddPurged(p, Source{Pos: 1, ToolRef: ToolRef{Server: "desk", Tool: "read_inbox"}})
+	s.AddOutput(p, Source{Pos: 2, ToolRef: ToolRef{Server: "desk", Tool: "fetch"}, Origin: "flysanjose.com"}, "write to claims@flysanjose.com")
 	args := map[string]any{"to": "claims@flysanjose.com"}
-	if d := Decide(p, s, &Call{ID: "c", Tool: "send_email", Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Deny {
+	if d := Decide(p, s, &Call{ID: "c", ToolRef: ToolRef{Tool: "send_email"}, Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Deny {
 		t.Errorf("%s: %s, want deny", d.Verdict, d.Reason)
 	}
 }
@@ -276,10 +276,10 @@ func FuzzSelfPublished(f *testing.F) {
 		var ds [2]Decision
 		for i, p := range []*Policy{ask, deny} {
 			s := NewState("s", "desk", Principal{Subject: "ana"}, []ToolDef{{Name: "fetch"}, {Name: "send_email"}})
-			fc := &Call{Tool: "fetch", Args: map[string]any{"url": url}}
-			s.AddOutput(p, Source{Pos: 1, Tool: "fetch", Origin: p.OriginOf("", fc)}, page)
-			s.AddOutput(p, Source{Pos: 2, Tool: "web_search"}, other)
-			ds[i] = Decide(p, s, &Call{Tool: "send_email", Args: args, Digest: ArgsDigest(args)}, t0)
+			fc := &Call{ToolRef: ToolRef{Tool: "fetch"}, Args: map[string]any{"url": url}}
+			s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "fetch"}, Origin: p.OriginOf("", fc)}, page)
+			s.AddOutput(p, Source{Pos: 2, ToolRef: ToolRef{Tool: "web_search"}}, other)
+			ds[i] = Decide(p, s, &Call{ToolRef: ToolRef{Tool: "send_email"}, Args: args, Digest: ArgsDigest(args)}, t0)
 		}
 		got, def := ds[0], ds[1]
 		if got.Verdict == def.Verdict && (got.Reason == def.Reason || got.Verdict == Deny && got.Check == CheckTaint && def.Check == CheckTaint) {

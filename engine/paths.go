@@ -13,7 +13,7 @@ import "strconv"
 // decided on, the path recorded and the path the server writes are one;
 // the engine stays pure because the caller supplies resolve. A value that
 // is not a string is left alone: the path check denies it.
-func (p *Policy) ResolvePaths(server, tool string, args map[string]any, resolve func(string) (string, error)) (map[string]any, map[string]string, error) {
+func (p *Policy) ResolvePaths(ref ToolRef, args map[string]any, resolve func(string) (string, error)) (map[string]any, map[string]string, error) {
 	out := args
 	var from map[string]string
 	set := func(segs []seg, raw, old string) error {
@@ -28,7 +28,7 @@ func (p *Policy) ResolvePaths(server, tool string, args map[string]any, resolve 
 		from[raw] = old
 		return nil
 	}
-	for _, w := range p.contractFor(server, tool).writes {
+	for _, w := range p.contractFor(ref).writes {
 		v, ok := w.lookup(args)
 		if !ok {
 			continue

@@ -21,7 +21,7 @@ tools:
 	}
 	up := func(s string) (string, error) { return strings.ToUpper(s), nil }
 	args := map[string]any{"source": "/a", "other": "/b", "dest": map[string]any{"paths": []any{"/c", json1(), "/D"}}}
-	out, from, err := p.ResolvePaths("", "move", args, up)
+	out, from, err := p.ResolvePaths(ToolRef{Tool: "move"}, args, up)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,10 +34,10 @@ tools:
 	if args["source"] != "/a" || args["dest"].(map[string]any)["paths"].([]any)[0] != "/c" {
 		t.Errorf("the input changed: %v", args)
 	}
-	if out, from, _ := p.ResolvePaths("", "other", args, up); from != nil || out["source"] != "/a" {
+	if out, from, _ := p.ResolvePaths(ToolRef{Tool: "other"}, args, up); from != nil || out["source"] != "/a" {
 		t.Errorf("a tool without a path contract was rewritten: %v %v", out, from)
 	}
-	if _, _, err := p.ResolvePaths("", "move", args, func(string) (string, error) { return "", errors.New("no") }); err == nil {
+	if _, _, err := p.ResolvePaths(ToolRef{Tool: "move"}, args, func(string) (string, error) { return "", errors.New("no") }); err == nil {
 		t.Error("a resolver error was ignored")
 	}
 	if !HasPath(out, "dest.paths[2]") || HasPath(out, "dest.paths[3]") || HasPath(out, "[") {

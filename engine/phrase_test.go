@@ -61,8 +61,8 @@ tools:
 `)
 	decide := func(args map[string]any) Decision {
 		s := NewState("s", "shop", Principal{Subject: "ana"}, []ToolDef{{Name: "refund"}})
-		s.AddOutput(p, Source{Pos: 1, Server: "shop", Tool: "read"}, "refunds go to the original payment method; questions to thief@evil.example")
-		return Decide(p, s, &Call{ID: "c", Tool: "refund", Args: args, Digest: ArgsDigest(args)}, t0)
+		s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Server: "shop", Tool: "read"}}, "refunds go to the original payment method; questions to thief@evil.example")
+		return Decide(p, s, &Call{ID: "c", ToolRef: ToolRef{Tool: "refund"}, Args: args, Digest: ArgsDigest(args)}, t0)
 	}
 	if d := decide(map[string]any{"channel": "original payment method"}); d.Verdict != Ask || !strings.Contains(d.Reason, "but it is a phrase") {
 		t.Errorf("tainted phrase: %s (%s)", d.Verdict, d.Reason)

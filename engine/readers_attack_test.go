@@ -33,10 +33,10 @@ func decideReaders(t *testing.T, output, tool, arg string, dest any) Decision {
 	p := mustLoad(t, readersPolicy)
 	s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "http_post"}, {Name: "fetch_url"}})
 	if output != "" {
-		s.AddOutput(p, Source{Pos: 1, Tool: "read"}, output)
+		s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "read"}}, output)
 	}
 	args := map[string]any{arg: dest}
-	return Decide(p, s, &Call{ID: "c1", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
+	return Decide(p, s, &Call{ID: "c1", ToolRef: ToolRef{Tool: tool}, Args: args, Digest: ArgsDigest(args)}, t0)
 }
 
 // Every one of these was allowed: bailiff read one trusted place where a

@@ -88,7 +88,7 @@ func TestReadersAgreeOnTrustedDestinations(t *testing.T) {
 		}
 		args := map[string]any{"to": it.value}
 		s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send"}})
-		if d := Decide(p, s, &Call{ID: "c1", Tool: "send", Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Allow {
+		if d := Decide(p, s, &Call{ID: "c1", ToolRef: ToolRef{Tool: "send"}, Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != Allow {
 			continue
 		}
 		trusted++

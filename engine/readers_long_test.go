@@ -55,7 +55,7 @@ func BenchmarkLongValues(b *testing.B) {
 	v := strings.TrimSuffix(strings.Repeat("bob@corp.example, ", 1<<20/18), ", ")
 	p := mustLoad(b, readersPolicy)
 	s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}})
-	c := &Call{ID: "c1", Tool: "send_email", Args: map[string]any{"to": v}}
+	c := &Call{ID: "c1", ToolRef: ToolRef{Tool: "send_email"}, Args: map[string]any{"to": v}}
 	if d := Decide(p, s, c, t0); d.Verdict != Allow {
 		b.Fatalf("%s: %s", d.Verdict, d.Reason)
 	}

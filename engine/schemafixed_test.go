@@ -45,7 +45,7 @@ func refundState(t *testing.T, p *Policy, output string) *State {
 		t.Fatal(err)
 	}
 	s := NewState("s", "shop", Principal{Subject: "ana"}, []ToolDef{def})
-	s.AddOutput(p, Source{Pos: 1, Tool: "read"}, output)
+	s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "read"}}, output)
 	return s
 }
 
@@ -84,7 +84,7 @@ func TestSchemaFixedDestinations(t *testing.T) {
 	}
 	for _, c := range cases {
 		s := refundState(t, p, page)
-		d := Decide(p, s, &Call{ID: "c1", Tool: "send_refund", Args: c.args, Digest: ArgsDigest(c.args)}, t0)
+		d := Decide(p, s, &Call{ID: "c1", ToolRef: ToolRef{Tool: "send_refund"}, Args: c.args, Digest: ArgsDigest(c.args)}, t0)
 		if d.Verdict != c.verdict || !strings.Contains(d.Reason, c.reason) {
 			t.Errorf("%s: %s by %s (%s), want %s with %q", c.name, d.Verdict, d.Check, d.Reason, c.verdict, c.reason)
 		}
@@ -102,7 +102,7 @@ func TestSchemaFixedFollowsThePin(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := map[string]any{"channel": "attacker@evil.example"}
-	call := &Call{ID: "c1", Tool: "send_refund", Args: args, Digest: ArgsDigest(args)}
+	call := &Call{ID: "c1", ToolRef: ToolRef{Tool: "send_refund"}, Args: args, Digest: ArgsDigest(args)}
 	s.Repin([]ToolDef{evil})
 	if d := Decide(p, s, call, t0); d.Verdict != Deny {
 		t.Errorf("after a changed listing: %s by %s (%s)", d.Verdict, d.Check, d.Reason)
@@ -115,10 +115,10 @@ func TestSchemaFixedFollowsThePin(t *testing.T) {
 	def, _ := ParseTool([]byte(refundTool))
 	def.Name = "a.send_refund"
 	g := NewState("s", "gateway", Principal{Subject: "ana"}, []ToolDef{def, {Name: "b.send_refund", Digest: def.Digest}})
-	g.AddOutput(p, Source{Pos: 1, Tool: "read"}, "refund to the original payment method")
+	g.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "read"}}, "refund to the original payment method")
 	args = map[string]any{"channel": "original payment method"}
 	for server, want := range map[string]Verdict{"a": Allow, "b": Ask} {
-		if d := Decide(p, g, &Call{ID: "c", Server: server, Tool: "send_refund", Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != want {
+		if d := Decide(p, g, &Call{ID: "c", ToolRef: ToolRef{Server: server, Tool: "send_refund"}, Args: args, Digest: ArgsDigest(args)}, t0); d.Verdict != want {
 			t.Errorf("server %s: %s by %s (%s), want %s", server, d.Verdict, d.Check, d.Reason, want)
 		}
 	}

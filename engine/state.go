@@ -17,10 +17,9 @@ type Principal struct {
 
 // Call is one tools/call as the engine sees it.
 type Call struct {
-	ID     string
-	Server string
-	Tool   string
-	Args   map[string]any
+	ID string
+	ToolRef
+	Args map[string]any
 	// Redacted lists argument paths whose values are unknown (removed
 	// before the call was written down). Decide treats predicates over
 	// them as unknown.
@@ -32,9 +31,8 @@ type Call struct {
 
 // Grant is a human answer to an ask, bound to one call.
 type Grant struct {
-	ID       string
-	Server   string
-	Tool     string
+	ID string
+	ToolRef
 	Digest   string
 	Approver string
 	Approve  bool
@@ -162,7 +160,7 @@ func (s *State) Apply(p *Policy, c *Call, d Decision) {
 		s.forwarded[c.ID] = ref
 	}
 	if d.Check == CheckApproval {
-		ct := p.contractFor(callServer(s, c), c.Tool)
+		ct := p.contractFor(callRef(s, c))
 		for _, dst := range destinations(ct, c, nil) {
 			if !dst.unknown {
 				s.approved[dst.norm] = true

@@ -27,7 +27,7 @@ func TestObfuscatedOutputTaints(t *testing.T) {
 		{"hash 0123456789abcdefABCDEF0123456789 and token QUJDREVGR0hJSktMTU5PUA", "claims@drop.example", false},
 	} {
 		s := NewState("s", "srv", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "http_post"}})
-		s.AddOutput(p, Source{Pos: 1, Tool: "read"}, tc.output)
+		s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "read"}}, tc.output)
 		n := Normalize(tc.to)
 		out, _, _ := judge(s, &contract{}, tc.to, n)
 		if (out == destTainted) != tc.tainted {

@@ -61,7 +61,7 @@ func (p *Policy) trustedSource(src Source) bool { return matchSources(p.sources,
 
 func (p *Policy) firstParty(src Source) bool { return matchSources(p.first, src) }
 
-func (p *Policy) listing(src Source) bool { return p.contractFor(src.Server, src.Tool).lists }
+func (p *Policy) listing(src Source) bool { return p.contractFor(src.ToolRef).lists }
 
 // tierDecision is the decision for tainted destination d when no
 // third-party output, nor any of unknown origin, holds a piece of it:

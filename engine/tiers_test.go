@@ -41,15 +41,15 @@ func tierDecide(t *testing.T, p *Policy, steps []tierStep, tool string, args map
 	t.Helper()
 	s := NewState("s", "desk", Principal{Subject: "ana"}, []ToolDef{{Name: "send_email"}, {Name: "submit_form"}})
 	for i, st := range steps {
-		c := &Call{ID: "r", Tool: st.tool, Args: map[string]any{"url": st.url}}
-		src := Source{Pos: i + 1, Server: "desk", Tool: st.tool, Origin: p.OriginOf("", c)}
+		c := &Call{ID: "r", ToolRef: ToolRef{Tool: st.tool}, Args: map[string]any{"url": st.url}}
+		src := Source{Pos: i + 1, ToolRef: ToolRef{Server: "desk", Tool: st.tool}, Origin: p.OriginOf("", c)}
 		if st.purged {
 			s.AddPurged(p, src)
 			continue
 		}
 		s.AddOutput(p, src, st.text)
 	}
-	return Decide(p, s, &Call{ID: "c", Tool: tool, Args: args, Digest: ArgsDigest(args)}, t0)
+	return Decide(p, s, &Call{ID: "c", ToolRef: ToolRef{Tool: tool}, Args: args, Digest: ArgsDigest(args)}, t0)
 }
 
 func TestTiers(t *testing.T) {

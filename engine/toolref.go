@@ -5,28 +5,24 @@ import (
 	"strings"
 )
 
-// ToolRef names one tool on one server. Budgets are counted per ToolRef,
-// so two servers behind one gateway that expose the same tool name never
-// spend each other's calls.
+// ToolRef names one tool on one server: the one shape a tool's identity
+// takes in calls, grants, output sources and result records, which embed
+// it (so their JSON keeps its "server" and "tool" keys). Server "" is
+// the session's own server until the driver resolves it. Budgets are
+// counted per ToolRef, so two servers behind one gateway that expose the
+// same tool name never spend each other's calls.
 type ToolRef struct {
-	Server string
-	Name   string
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
 }
-
-// Ref is the tool a call names, on the server it names ("" for the
-// session's own).
-func (c *Call) Ref() ToolRef { return ToolRef{Server: c.Server, Name: c.Tool} }
-
-// Ref is the tool a grant is bound to.
-func (g Grant) Ref() ToolRef { return ToolRef{Server: g.Server, Name: g.Tool} }
 
 // String is the name a gateway lists the tool under, "<server>.<tool>",
 // or the bare name when no server is known.
 func (r ToolRef) String() string {
 	if r.Server == "" {
-		return r.Name
+		return r.Tool
 	}
-	return r.Server + "." + r.Name
+	return r.Server + "." + r.Tool
 }
 
 // In is the name the tool is known by in a session whose own server is
@@ -35,7 +31,7 @@ func (r ToolRef) String() string {
 // gateway's tools/list all use it.
 func (r ToolRef) In(session string) string {
 	if r.Server == "" || r.Server == session {
-		return r.Name
+		return r.Tool
 	}
 	return r.String()
 }
@@ -47,9 +43,9 @@ func (r ToolRef) In(session string) string {
 func ParseToolRef(name string) (r ToolRef, ok bool) {
 	server, tool, ok := strings.Cut(name, ".")
 	if !ok {
-		return ToolRef{Name: name}, false
+		return ToolRef{Tool: name}, false
 	}
-	return ToolRef{Server: server, Name: tool}, true
+	return ToolRef{Server: server, Tool: tool}, true
 }
 
 // Routable tells whether the tool's listed name reads back as the tool:
@@ -64,7 +60,7 @@ func (r ToolRef) Routable() bool {
 // "a.b" with tool "c" and server "a" with tool "b.c" would be one name)
 // and no whitespace (names are given on command lines and in tables).
 func CheckServerName(name string) error {
-	if name == "" || !(ToolRef{Server: name, Name: "tool"}).Routable() || strings.ContainsAny(name, " \t\r\n") {
+	if name == "" || !(ToolRef{Server: name, Tool: "tool"}).Routable() || strings.ContainsAny(name, " \t\r\n") {
 		return fmt.Errorf("server name %q must be non-empty, with no dot or space: tools are routed on the first dot", name)
 	}
 	return nil

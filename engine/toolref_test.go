@@ -18,7 +18,7 @@ tools:
 	s := NewState("s", "gateway", Principal{}, []ToolDef{{Name: "a.send_email"}, {Name: "b.send_email"}})
 	now := time.Unix(0, 0)
 	call := func(id, server string) Decision {
-		c := &Call{ID: id, Server: server, Tool: "send_email", Args: map[string]any{}}
+		c := &Call{ID: id, ToolRef: ToolRef{Server: server, Tool: "send_email"}, Args: map[string]any{}}
 		d := Decide(p, s, c, now)
 		s.Apply(p, c, d)
 		return d
@@ -53,10 +53,10 @@ rules:
 	// Listed by server "a" as its tool "b.c": the dotless reading.
 	s := NewState("s", "gateway", Principal{}, []ToolDef{{Name: "a.b.c", Digest: "d1"}})
 	now := time.Unix(0, 0)
-	if d := Decide(p, s, &Call{Server: "a", Tool: "b.c", Args: map[string]any{}}, now); d.Verdict != Allow {
+	if d := Decide(p, s, &Call{ToolRef: ToolRef{Server: "a", Tool: "b.c"}, Args: map[string]any{}}, now); d.Verdict != Allow {
 		t.Fatalf("the listed tool: %s by %s (%s)", d.Verdict, d.Check, d.Reason)
 	}
-	d := Decide(p, s, &Call{Server: "a.b", Tool: "c", Args: map[string]any{}}, now)
+	d := Decide(p, s, &Call{ToolRef: ToolRef{Server: "a.b", Tool: "c"}, Args: map[string]any{}}, now)
 	if d.Verdict != Deny || d.Check != CheckPinning {
 		t.Errorf("server a.b's tool c passed on a/b.c's pin: %s by %s (%s)", d.Verdict, d.Check, d.Reason)
 	}

@@ -51,7 +51,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		return
 	}
 	u, server, tool := p.route(name)
-	c := &engine.Call{Server: server, Tool: tool, Args: args}
+	c := &engine.Call{ToolRef: engine.ToolRef{Server: server, Tool: tool}, Args: args}
 	// A panic from here on is a bug, but one call's bug: that call is
 	// refused, the log says why, and the gateway goes on serving.
 	var recorded bool
@@ -266,7 +266,7 @@ func (p *Proxy) route(name string) (u *upstream, server, tool string) {
 	if !ok {
 		return nil, "", name
 	}
-	return p.byName[ref.Server], ref.Server, ref.Name
+	return p.byName[ref.Server], ref.Server, ref.Tool
 }
 
 // elicit asks the human through the client. The answer is bound to this
@@ -297,7 +297,7 @@ func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engi
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.opt.Now()
-	g := engine.Grant{ID: "elicit-" + c.ID, Server: c.Server, Tool: c.Tool, Digest: c.Digest,
+	g := engine.Grant{ID: "elicit-" + c.ID, ToolRef: c.ToolRef, Digest: c.Digest,
 		Approver: "elicitation", Approve: approve, Expires: now.Add(p.opt.Policy.ApprovalTTL())}
 	refuse := func(why string) engine.Decision {
 		return engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval, Rule: asked.Rule, Reason: why}

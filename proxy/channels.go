@@ -179,7 +179,7 @@ func (p *Proxy) flushEarly() {
 // output writes one channel output's record and taints with it. Called
 // with p.mu held, so records and the state see outputs in one order.
 func (p *Proxy) output(e early) {
-	body := &audit.ResultBody{Server: e.server, Tool: e.channel, Channel: e.channel, Status: e.status, Content: e.digest, Size: e.size}
+	body := &audit.ResultBody{ToolRef: engine.ToolRef{Server: e.server, Tool: e.channel}, Channel: e.channel, Status: e.status, Content: e.digest, Size: e.size}
 	if err := p.step(audit.Event{Result: &audit.ResultStep{Body: body, Out: &audit.Output{Text: e.text}}}); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}

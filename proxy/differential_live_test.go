@@ -16,6 +16,7 @@ import (
 
 	"bailiff/audit"
 	"bailiff/chain"
+	"bailiff/engine"
 	"bailiff/replay"
 )
 
@@ -205,8 +206,7 @@ func (d *diffRun) answer(opt Options, e *replay.Event, logPath string) {
 	if g.Approve {
 		answer = "approve"
 	}
-	ap := audit.Approval{ID: g.ID, Kind: audit.ApproveCall, Session: opt.Session, Server: opt.Server, Tool: tool,
-		Digest: digest, Answer: answer, Time: at(e).UTC().Format(chain.TimeFormat)}
+	ap := audit.Approval{ID: g.ID, Kind: audit.ApproveCall, Session: opt.Session, ToolRef: engine.ToolRef{Server: opt.Server, Tool: tool}, Digest: digest, Answer: answer, Time: at(e).UTC().Format(chain.TimeFormat)}
 	if _, err := opt.Approvals.Decide(ap, d.skey); err != nil {
 		d.t.Fatalf("answer %s: %v", g.ID, err)
 	}

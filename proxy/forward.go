@@ -126,7 +126,7 @@ func (p *Proxy) record(c *engine.Call, status string, evidence []byte, text stri
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	body := &audit.ResultBody{Call: c.ID, Server: c.Server, Tool: c.Tool, Status: status, Content: digest, Size: int64(len(evidence))}
+	body := &audit.ResultBody{Call: c.ID, ToolRef: c.ToolRef, Status: status, Content: digest, Size: int64(len(evidence))}
 	var out *audit.Output
 	if evidence != nil {
 		out = &audit.Output{Text: text}

@@ -278,7 +278,7 @@ func (p *Proxy) gatewayTools() []any {
 		for _, t := range kept {
 			// screen read each as an object with a string name.
 			tool := t.(map[string]any)
-			tool["name"] = engine.ToolRef{Server: u.name, Name: tool["name"].(string)}.String()
+			tool["name"] = engine.ToolRef{Server: u.name, Tool: tool["name"].(string)}.String()
 			out = append(out, tool)
 		}
 	}

@@ -57,7 +57,7 @@ func (p *Proxy) askRepin(c *engine.Call) string {
 	if p.opt.Approvals == nil {
 		return ""
 	}
-	name := c.Ref().In(p.opt.Server)
+	name := c.In(p.opt.Server)
 	p.mu.Lock()
 	digest, changed := p.sess.State().Changed(name)
 	p.mu.Unlock()
@@ -152,7 +152,7 @@ func (p *Proxy) collectGrants() {
 	for aid, def := range p.repins {
 		// A definition is named as the session pins it ("<server>.<tool>"
 		// in a gateway), under the session's server: what verify sees.
-		ap := audit.Approval{ID: aid, Kind: audit.ApproveDefinition, Session: p.opt.Session, Server: p.opt.Server, Tool: def.Name, Digest: def.Digest}
+		ap := audit.Approval{ID: aid, Kind: audit.ApproveDefinition, Session: p.opt.Session, ToolRef: engine.ToolRef{Server: p.opt.Server, Tool: def.Name}, Digest: def.Digest}
 		a, approver, ok := p.takeAnswer(ap)
 		if !ok {
 			continue
@@ -172,7 +172,7 @@ func (p *Proxy) collectGrants() {
 		}
 	}
 	for aid, c := range p.waiting {
-		ap := audit.Approval{ID: aid, Kind: audit.ApproveCall, Session: p.opt.Session, Server: c.Server, Tool: c.Tool, Digest: c.Digest}
+		ap := audit.Approval{ID: aid, Kind: audit.ApproveCall, Session: p.opt.Session, ToolRef: c.ToolRef, Digest: c.Digest}
 		a, approver, ok := p.takeAnswer(ap)
 		if !ok {
 			continue
@@ -189,7 +189,7 @@ func (p *Proxy) collectGrants() {
 			// The skew allowed for the approver's clock is no extra life.
 			signed = now
 		}
-		g := engine.Grant{ID: aid, Server: c.Server, Tool: c.Tool, Digest: c.Digest, Approver: approver,
+		g := engine.Grant{ID: aid, ToolRef: c.ToolRef, Digest: c.Digest, Approver: approver,
 			Approve: a.Answer == "approve", Expires: signed.Add(p.opt.Policy.ApprovalTTL())}
 		body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
 			Answer: audit.Answer(g.Approve), Expires: audit.FormatTime(g.Expires), Signature: &sig}

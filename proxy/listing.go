@@ -42,7 +42,7 @@ func (p *Proxy) listTools(ctx context.Context, u *upstream) ([]engine.ToolDef, [
 				continue
 			}
 			if p.gateway {
-				def.Name = engine.ToolRef{Server: u.name, Name: def.Name}.String()
+				def.Name = engine.ToolRef{Server: u.name, Tool: def.Name}.String()
 			}
 			defs = append(defs, def)
 			raws = append(raws, t)
@@ -138,7 +138,7 @@ func (p *Proxy) relist(ctx context.Context, u *upstream) {
 		for _, t := range o.tools {
 			if def, err := engine.ParseTool(t); err == nil {
 				if p.gateway {
-					def.Name = engine.ToolRef{Server: o.name, Name: def.Name}.String()
+					def.Name = engine.ToolRef{Server: o.name, Tool: def.Name}.String()
 				}
 				all = append(all, def)
 			}

@@ -45,8 +45,7 @@ const (
 type askState struct {
 	V       int    `json:"v"`
 	Session string `json:"session"`
-	Server  string `json:"server"`
-	Tool    string `json:"tool"`
+	engine.ToolRef
 	Call    string `json:"call"`
 	Digest  string `json:"digest"`
 	Expires int64  `json:"exp"` // unix seconds
@@ -126,7 +125,7 @@ func (p *Proxy) issueState(c *engine.Call, asked engine.Decision) string {
 	if _, err := rand.Read(n[:]); err != nil {
 		panic("bailiff: no randomness for a requestState nonce: " + err.Error())
 	}
-	s := askState{V: 1, Session: p.opt.Session, Server: c.Server, Tool: c.Tool, Call: c.ID, Digest: c.Digest,
+	s := askState{V: 1, Session: p.opt.Session, ToolRef: c.ToolRef, Call: c.ID, Digest: c.Digest,
 		Expires: p.opt.Now().Add(p.opt.AskTimeout).Unix(), Nonce: hex.EncodeToString(n[:])}
 	p.mu.Lock()
 	defer p.mu.Unlock()

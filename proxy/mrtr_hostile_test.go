@@ -138,7 +138,7 @@ func needNode(t *testing.T) {
 func TestAsksNeverRetriedAreDropped(t *testing.T) {
 	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	p := stateProxy(&now)
-	c := &engine.Call{ID: "c1", Server: "go", Tool: "send", Digest: "sha256:aa"}
+	c := &engine.Call{ID: "c1", ToolRef: engine.ToolRef{Server: "go", Tool: "send"}, Digest: "sha256:aa"}
 	first := p.issueState(c, engine.Decision{Verdict: engine.Ask})
 	spent := p.issueState(c, engine.Decision{Verdict: engine.Ask})
 	if _, err := p.takeState(spent, c); err != nil {

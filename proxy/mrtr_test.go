@@ -218,7 +218,7 @@ func stateProxy(now *time.Time) *Proxy {
 func TestStateExpires(t *testing.T) {
 	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	p := stateProxy(&now)
-	c := &engine.Call{ID: "c1", Server: "go", Tool: "send", Digest: "sha256:aa"}
+	c := &engine.Call{ID: "c1", ToolRef: engine.ToolRef{Server: "go", Tool: "send"}, Digest: "sha256:aa"}
 	st := p.issueState(c, engine.Decision{Verdict: engine.Ask})
 	now = now.Add(time.Minute)
 	if _, err := p.takeState(st, c); err == nil || err.(*stateError).Kind != "expired" {
@@ -247,7 +247,7 @@ func TestStateExpires(t *testing.T) {
 func FuzzRequestState(f *testing.F) {
 	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	p := stateProxy(&now)
-	c := &engine.Call{ID: "c1", Server: "go", Tool: "send", Digest: "sha256:aa"}
+	c := &engine.Call{ID: "c1", ToolRef: engine.ToolRef{Server: "go", Tool: "send"}, Digest: "sha256:aa"}
 	issued := map[string]bool{}
 	for i := 0; i < 3; i++ {
 		st := p.issueState(c, engine.Decision{Verdict: engine.Ask})

@@ -130,7 +130,7 @@ func (p *Proxy) resolve(name string, args map[string]any) (map[string]any, map[s
 			return args, nil, nil
 		}
 	}
-	out, from, err := p.opt.Policy.ResolvePaths(server, tool, args, resolvePath)
+	out, from, err := p.opt.Policy.ResolvePaths(engine.ToolRef{Server: server, Tool: tool}, args, resolvePath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("a path argument cannot be resolved: %v", err)
 	}

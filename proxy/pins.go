@@ -85,7 +85,7 @@ func (p *Proxy) ownListing(u *upstream) map[[2]string]any {
 		}
 		if def, err := engine.ToolFromValue(v); err == nil {
 			if p.gateway {
-				def.Name = engine.ToolRef{Server: u.name, Name: def.Name}.String()
+				def.Name = engine.ToolRef{Server: u.name, Tool: def.Name}.String()
 			}
 			own[[2]string{def.Name, def.Digest}] = v
 		}
@@ -129,11 +129,11 @@ func (p *Proxy) screen(u *upstream, tools []any) (kept []any, unseen []engine.To
 			p.logf("withheld a tool of %s the client would have seen: it cannot be read: %v", u.name, err)
 			continue
 		}
-		if p.opt.Policy.Hidden(u.name, def.Name, p.opt.Principal) {
+		if p.opt.Policy.Hidden(engine.ToolRef{Server: u.name, Tool: def.Name}, p.opt.Principal) {
 			continue
 		}
 		if p.gateway {
-			def.Name = engine.ToolRef{Server: u.name, Name: def.Name}.String()
+			def.Name = engine.ToolRef{Server: u.name, Tool: def.Name}.String()
 		}
 		pin, pinned := p.sess.State().Pinned(def.Name)
 		if pinned && pin != "" && pin == def.Digest {

@@ -132,7 +132,7 @@ func recordedAsk(p Pending, ev *audit.Event, s *logSession) Recorded {
 	b := ev.Call.Body
 	r := Recorded{Found: true, Args: b.Args, Redacted: b.Redacted, Verdict: b.Verdict, Reason: b.Reason, Asked: ev.At,
 		Principal: s.principal, Approvers: s.approvers,
-		Approval: audit.Approval{ID: p.ID, Kind: audit.ApproveCall, Session: ev.Session, Server: orServer(b.Server, s.server), Tool: b.Tool, Digest: b.Digest}}
+		Approval: audit.Approval{ID: p.ID, Kind: audit.ApproveCall, Session: ev.Session, ToolRef: engine.ToolRef{Server: orServer(b.Server, s.server), Tool: b.Tool}, Digest: b.Digest}}
 	var diff []string
 	if p.Server != r.Approval.Server {
 		diff = append(diff, "server")
@@ -166,14 +166,14 @@ func recordedDefinitions(pending []Pending, sessions map[string]*logSession, out
 		if p.Kind != "definition" || s == nil {
 			continue
 		}
-		name := engine.ToolRef{Server: p.Server, Name: p.Tool}.In(s.server)
+		name := engine.ToolRef{Server: p.Server, Tool: p.Tool}.In(s.server)
 		digest, ok := s.tools[name]
 		if !ok || digest == "" {
 			continue
 		}
 		r := Recorded{Found: true, Asked: s.at[name], Principal: s.principal, Approvers: s.approvers,
 			Reason:   "the tool's definition changed since the session pinned it",
-			Approval: audit.Approval{ID: p.ID, Kind: audit.ApproveDefinition, Session: p.Session, Server: s.server, Tool: name, Digest: digest}}
+			Approval: audit.Approval{ID: p.ID, Kind: audit.ApproveDefinition, Session: p.Session, ToolRef: engine.ToolRef{Server: s.server, Tool: name}, Digest: digest}}
 		if p.Digest != digest {
 			r.Differs = "digest"
 		}

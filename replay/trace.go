@@ -63,11 +63,10 @@ type Start struct {
 
 // Output is what a tool returned.
 type Output struct {
-	Server string
-	Tool   string
-	Call   string
-	Text   string
-	Error  bool
+	engine.ToolRef
+	Call  string
+	Text  string
+	Error bool
 	// Channel is the MCP method that carried output other than a
 	// tools/call result (resources/read, notifications/message, …); its
 	// tool is the channel. Empty for a tool's result.

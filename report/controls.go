@@ -34,7 +34,7 @@ func (p *Pack) namedByRule(tool string) bool {
 		servers = []string{""}
 	}
 	for _, s := range servers {
-		if p.Policy.Explain(s, tool).NamesTool() {
+		if p.Policy.Explain(engine.ToolRef{Server: s, Tool: tool}).NamesTool() {
 			return true
 		}
 	}
@@ -46,11 +46,11 @@ func (p *Pack) namedByRule(tool string) bool {
 func (p *Pack) ruleText(tool string) string {
 	servers := p.servers(tool)
 	if len(servers) == 0 {
-		return "no session shows its server; on any server: " + explainedRules(p.Policy.Explain("", tool))
+		return "no session shows its server; on any server: " + explainedRules(p.Policy.Explain(engine.ToolRef{Tool: tool}))
 	}
 	texts := map[string][]string{}
 	for _, s := range servers {
-		t := explainedRules(p.Policy.Explain(s, tool))
+		t := explainedRules(p.Policy.Explain(engine.ToolRef{Server: s, Tool: tool}))
 		texts[t] = append(texts[t], s)
 	}
 	if len(texts) == 1 {
@@ -113,7 +113,7 @@ func (p *Pack) controls(tool string) (rule, budget, path, patterns, sink string)
 	on := map[cols][]string{}
 	for _, s := range servers {
 		var c cols
-		c.budget, c.path, c.patterns, c.sink = p.contractText(tool, s, p.Policy.Explain(s, tool))
+		c.budget, c.path, c.patterns, c.sink = p.contractText(tool, s, p.Policy.Explain(engine.ToolRef{Server: s, Tool: tool}))
 		if _, ok := on[c]; !ok {
 			order = append(order, c)
 		}

@@ -67,7 +67,7 @@ func (set *sessionSet) Granted(_ *audit.Session, ev *audit.Event, pc *audit.Pend
 // missing or altered is reported, and the session counts it unknown.
 func (set *sessionSet) loadResult(s *audit.Session, rs *audit.ResultStep) error {
 	rec, vs, b := set.rec, set.vs, rs.Body
-	src, err := s.Source(b.Call, b.Server, b.Tool, int(rec.Seq))
+	src, err := s.Source(b.Call, b.ToolRef, int(rec.Seq))
 	if err != nil {
 		set.find(rec, b.Call, FindRecord, "", "", "result "+err.Error())
 		return errSkip
@@ -127,8 +127,8 @@ func (vs *vsession) grantProblem(s *audit.Session, rec chain.Record, b *audit.Gr
 		}
 		return ""
 	}
-	ap := audit.Approval{ID: b.Grant, Kind: audit.ApproveCall, Session: rec.Session, Server: server,
-		Tool: b.Tool, Digest: b.Digest, Answer: b.Answer}
+	ap := audit.Approval{ID: b.Grant, Kind: audit.ApproveCall, Session: rec.Session, ToolRef: engine.ToolRef{Server: server, Tool: b.Tool},
+		Digest: b.Digest, Answer: b.Answer}
 	return vs.signatureProblem(s, rec, "grant "+b.Grant, ap, *b.Signature, b.Approver, vs.asked[b.Call])
 }
 
@@ -141,8 +141,8 @@ func (vs *vsession) acceptProblem(s *audit.Session, rec chain.Record, b *audit.T
 	if len(b.Accept) != 1 {
 		return fmt.Sprintf("a signed acceptance is for one definition, not %d", len(b.Accept))
 	}
-	ap := audit.Approval{ID: b.AcceptID, Kind: audit.ApproveDefinition, Session: rec.Session, Server: s.State().Server,
-		Tool: b.Accept[0].Name, Digest: b.Accept[0].Digest, Answer: "approve"}
+	ap := audit.Approval{ID: b.AcceptID, Kind: audit.ApproveDefinition, Session: rec.Session, ToolRef: engine.ToolRef{Server: s.State().Server, Tool: b.Accept[0].Name},
+		Digest: b.Accept[0].Digest, Answer: "approve"}
 	return vs.signatureProblem(s, rec, "the acceptance "+b.AcceptID, ap, *b.AcceptSignature, b.AcceptedBy, time.Time{})
 }
 

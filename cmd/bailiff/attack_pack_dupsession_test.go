@@ -38,7 +38,7 @@ func TestAttackPackCountsSessionTwiceInOneLog(t *testing.T) {
 		}
 		at = at.Add(time.Second)
 		args := map[string]any{"id": 7}
-		c := &engine.Call{ID: "1", Tool: "delete_message", Args: args}
+		c := &engine.Call{ID: "1", ToolRef: engine.ToolRef{Tool: "delete_message"}, Args: args}
 		d := s.Decide(c, at)
 		if forge {
 			d = engine.Decision{Verdict: engine.Allow, Check: engine.CheckRules, Rule: "read"}

@@ -48,7 +48,7 @@ rules:
 		t.Fatal(err)
 	}
 	args := map[string]any{"id": 3}
-	c := &engine.Call{ID: "1", Server: "mail", Tool: "get_message", Args: args}
+	c := &engine.Call{ID: "1", ToolRef: engine.ToolRef{Server: "mail", Tool: "get_message"}, Args: args}
 	d := s.Decide(c, at.Add(time.Second))
 	if d.Verdict != engine.Allow || d.Rule != "read-mail" {
 		t.Fatalf("setup: the call is %s by %q, want allow by read-mail", d.Verdict, d.Rule)
@@ -57,7 +57,7 @@ rules:
 		t.Fatal(err)
 	}
 	// What a call to delete_message through the gateway would be decided by.
-	probe := s.Decide(&engine.Call{ID: "p", Server: "mail", Tool: "delete_message", Args: map[string]any{"id": 1}}, at.Add(time.Second))
+	probe := s.Decide(&engine.Call{ID: "p", ToolRef: engine.ToolRef{Server: "mail", Tool: "delete_message"}, Args: map[string]any{"id": 1}}, at.Add(time.Second))
 	if probe.Rule != "deny-mail" {
 		t.Fatalf("setup: delete_message through the gateway is decided by %q", probe.Rule)
 	}

@@ -43,7 +43,7 @@ rules:
 		t.Fatal(err)
 	}
 	args := map[string]any{"to": "bob@corp.example"}
-	c := &engine.Call{ID: "1", Server: "mail", Tool: "send_email", Args: args}
+	c := &engine.Call{ID: "1", ToolRef: engine.ToolRef{Server: "mail", Tool: "send_email"}, Args: args}
 	d := s.Decide(c, at.Add(time.Second))
 	if d.Verdict != engine.Deny || d.Rule != "deny-mail" {
 		t.Fatalf("setup: the call is %s by %q, want deny by deny-mail", d.Verdict, d.Rule)

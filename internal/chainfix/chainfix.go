@@ -198,8 +198,8 @@ func Generate(dir string) error {
 	resign := func(skey string) func(rec *chain.Record, body any) {
 		return func(rec *chain.Record, body any) {
 			if b, ok := body.(*audit.GrantBody); ok && b.Grant == "g-c4" {
-				sig, err := audit.SignApproval(audit.Approval{ID: b.Grant, Kind: audit.ApproveCall, Session: rec.Session, Server: "mail",
-					Tool: b.Tool, Digest: b.Digest, Answer: b.Answer, Time: b.Signature.Time}, skey)
+				sig, err := audit.SignApproval(audit.Approval{ID: b.Grant, Kind: audit.ApproveCall, Session: rec.Session, ToolRef: engine.ToolRef{Server: "mail", Tool: b.Tool},
+					Digest: b.Digest, Answer: b.Answer, Time: b.Signature.Time}, skey)
 				if err != nil {
 					panic(err)
 				}
