@@ -13,17 +13,8 @@ import (
 // request that never became a call.
 var ErrNoStep = errors.New("the record is no step of a session")
 
-// Decode is the one reading of an audit log's record as a step of its
-// session: verify, shadow, the summary and the gateway's own read-back
-// all take records through it. A step's Body is the record's body as
-// read. A call carries its recorded decision, and a grant, read back,
-// is bound to what its record names (a tampered record does not inherit
-// its call's binding). A result's output is left to the reader, which
-// decides how its evidence is loaded; a record that fails a check after
-// its body was read still carries its step, with the error; so does one
-// whose body cannot be read, empty, so that the record is known to be of
-// its kind and its session.
-func Decode(rec chain.Record) (Event, error) {
+// decodeOwned is Decoder.Decode into storage of its own.
+func decodeOwned(rec chain.Record) (Event, error) {
 	var dec Decoder
 	ev, err := dec.Decode(rec)
 	return ev.own(), err
@@ -84,7 +75,17 @@ type Decoder struct {
 	recorded engine.Decision
 }
 
-// Decode reads rec as Decode does, into the decoder's storage.
+// Decode is the one reading of an audit log's record as a step of its
+// session: verify, shadow, the summary and the gateway's own read-back
+// all take records through it. A step's Body is the record's body as
+// read. A call carries its recorded decision, and a grant, read back,
+// is bound to what its record names (a tampered record does not inherit
+// its call's binding). A result's output is left to the reader, which
+// decides how its evidence is loaded; a record that fails a check after
+// its body was read still carries its step, with the error; so does one
+// whose body cannot be read, empty, so that the record is known to be of
+// its kind and its session. The event is in the decoder's storage, good
+// until the next Decode.
 func (dec *Decoder) Decode(rec chain.Record) (*Event, error) {
 	e := &dec.ev
 	*e = Event{At: rec.TS, Pos: int(rec.Seq), Session: rec.Session}

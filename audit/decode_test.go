@@ -23,12 +23,12 @@ func TestDecodeKeepsKind(t *testing.T) {
 		chain.KindTools:   func(e *Event) bool { return e.Tools != nil },
 		chain.KindEnd:     func(e *Event) bool { return e.End != nil },
 	} {
-		ev, err := Decode(chain.Record{Seq: 3, Session: "s", Kind: kind, Body: []byte(`[1,2]`)})
+		ev, err := decodeOwned(chain.Record{Seq: 3, Session: "s", Kind: kind, Body: []byte(`[1,2]`)})
 		if err == nil || !has(&ev) || ev.kind() != string(kind) || ev.Pos != 3 || ev.Session != "s" {
 			t.Errorf("%s with a broken body: err %v, kind %q", kind, err, ev.kind())
 		}
 	}
-	if _, err := Decode(chain.Record{Kind: chain.KindCheckpoint}); !errors.Is(err, ErrNoStep) {
+	if _, err := decodeOwned(chain.Record{Kind: chain.KindCheckpoint}); !errors.Is(err, ErrNoStep) {
 		t.Errorf("a checkpoint: %v, want ErrNoStep", err)
 	}
 }

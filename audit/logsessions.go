@@ -56,7 +56,7 @@ func readSessions(name string, rd *chain.Reader, ev chain.EvidenceStore, fn func
 		fail := func(err error) error {
 			return fmt.Errorf("%s: record %d: %v (run bailiff verify)", name, rec.Seq, err)
 		}
-		e, err := Decode(rec)
+		e, err := decodeOwned(rec)
 		if errors.Is(err, ErrNoStep) {
 			continue
 		}

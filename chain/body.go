@@ -11,7 +11,7 @@ import (
 // How record bodies are encoded and decoded: canonical JSON, through a
 // body's own fast path where it has one.
 
-// A Canonical body writes its own encoding, the bytes MarshalBody would
+// A Canonical body writes its own encoding, the bytes marshalBody would
 // give, without reflection; ok false means it cannot, and encoding/json
 // is used. Bodies of the kinds a log holds most of implement it: their
 // encoding is most of the cost of writing and checking a log.
@@ -26,8 +26,8 @@ type FastDecoder interface {
 	DecodeFast(body []byte) bool
 }
 
-// MarshalBody encodes a body value the way records store it.
-func MarshalBody(v any) ([]byte, error) {
+// marshalBody encodes a body value the way records store it.
+func marshalBody(v any) ([]byte, error) {
 	if c, ok := v.(Canonical); ok {
 		if b, ok := c.AppendCanonical(nil); ok {
 			return b, nil
@@ -36,7 +36,7 @@ func MarshalBody(v any) ([]byte, error) {
 	return MarshalGeneral(v)
 }
 
-// MarshalGeneral is MarshalBody through encoding/json alone: the
+// MarshalGeneral is marshalBody through encoding/json alone: the
 // reference a Canonical body is fuzzed against.
 func MarshalGeneral(v any) ([]byte, error) {
 	var buf bytes.Buffer
@@ -76,7 +76,7 @@ func DecodeGeneral(body []byte, v any) error {
 	if len(rest) != 0 {
 		return errors.New("trailing data after the body")
 	}
-	again, err := MarshalBody(v)
+	again, err := marshalBody(v)
 	if err != nil {
 		return err
 	}

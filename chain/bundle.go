@@ -23,8 +23,8 @@ type Bundle struct {
 	Checkpoint string   `json:"checkpoint"`
 }
 
-// BundleFormat names the bundle format version.
-const BundleFormat = "bailiff-inclusion-proof/v1"
+// bundleFormat names the bundle format version.
+const bundleFormat = "bailiff-inclusion-proof/v1"
 
 // NewBundle proves record seq against a signed checkpoint (whose size
 // must be in the tree).
@@ -40,7 +40,7 @@ func (t *Tree) NewBundle(rec Record, signed []byte, c Checkpoint) (*Bundle, erro
 	if err != nil {
 		return nil, err
 	}
-	b := &Bundle{Format: BundleFormat, Seq: rec.Seq, Record: string(rec.Line()), Checkpoint: string(signed), Proof: []string{}}
+	b := &Bundle{Format: bundleFormat, Seq: rec.Seq, Record: string(rec.Line()), Checkpoint: string(signed), Proof: []string{}}
 	for _, h := range p {
 		b.Proof = append(b.Proof, base64.StdEncoding.EncodeToString(h[:]))
 	}
@@ -64,8 +64,8 @@ func ParseBundle(data []byte) (*Bundle, error) {
 	if dec.More() {
 		return nil, errors.New("proof bundle: trailing data")
 	}
-	if b.Format != BundleFormat {
-		return nil, fmt.Errorf("proof bundle format %q is not %s", b.Format, BundleFormat)
+	if b.Format != bundleFormat {
+		return nil, fmt.Errorf("proof bundle format %q is not %s", b.Format, bundleFormat)
 	}
 	return &b, nil
 }

@@ -27,7 +27,7 @@ func TestParseBundleRefusesDuplicateKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, _ := MarshalBody(b)
+	enc, _ := marshalBody(b)
 	if _, err := ParseBundle(enc); err != nil {
 		t.Fatalf("setup: %v", err)
 	}

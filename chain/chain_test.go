@@ -129,7 +129,7 @@ func TestParseRejects(t *testing.T) {
 
 func hashOfPrefix(line []byte) []byte {
 	var out [64]byte
-	_, _, _, actual, _ := Header(line)
+	_, _, _, actual, _ := readHeader(line)
 	const hexd = "0123456789abcdef"
 	for i, c := range actual {
 		out[2*i], out[2*i+1] = hexd[c>>4], hexd[c&15]
@@ -270,7 +270,7 @@ func TestProofs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("size %d seq %d: %v", size, seq, err)
 			}
-			enc, _ := MarshalBody(b)
+			enc, _ := marshalBody(b)
 			pb, err := ParseBundle(enc)
 			if err != nil {
 				t.Fatal(err)
@@ -291,12 +291,12 @@ func TestProofs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := CheckConsistency(p, Checkpoint{Origin: "o", Size: old, Root: oroot}, cp.withOrigin("o")); err != nil {
+			if err := checkConsistency(p, Checkpoint{Origin: "o", Size: old, Root: oroot}, cp.withOrigin("o")); err != nil {
 				t.Fatalf("%d -> %d: %v", old, size, err)
 			}
 			if old > 0 && old < size {
 				bad := tlog.RecordHash([]byte("rewritten"))
-				if err := CheckConsistency(p, Checkpoint{Origin: "o", Size: old, Root: bad}, cp.withOrigin("o")); err == nil {
+				if err := checkConsistency(p, Checkpoint{Origin: "o", Size: old, Root: bad}, cp.withOrigin("o")); err == nil {
 					t.Fatalf("%d -> %d: a rewritten prefix passed", old, size)
 				}
 			}

@@ -186,10 +186,10 @@ func (t *Tree) ProveConsistency(old, size int64) (tlog.TreeProof, error) {
 	return tlog.ProveTree(size, old, t.stored)
 }
 
-// CheckConsistency verifies a consistency proof between two checkpoints
+// checkConsistency verifies a consistency proof between two checkpoints
 // of the same log: the older one's records are the newer one's first
 // records, unchanged.
-func CheckConsistency(p tlog.TreeProof, older, newer Checkpoint) error {
+func checkConsistency(p tlog.TreeProof, older, newer Checkpoint) error {
 	if older.Origin != newer.Origin {
 		return fmt.Errorf("checkpoints are of different logs (%q, %q)", older.Origin, newer.Origin)
 	}

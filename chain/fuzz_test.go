@@ -23,13 +23,13 @@ func FuzzParse(f *testing.F) {
 		if !bytes.Equal(r.Line(), line) {
 			t.Fatalf("accepted line does not re-encode to itself:\n%s\n%s", line, r.Line())
 		}
-		seq, prev, stated, actual, err := Header(line)
+		seq, prev, stated, actual, err := readHeader(line)
 		if err != nil || seq != r.Seq || prev != r.Prev || stated != r.Hash || actual != r.Hash {
 			t.Fatalf("Header disagrees with Parse: %v", err)
 		}
 		var body map[string]any
 		if err := DecodeBody(r.Body, &body); err == nil {
-			again, _ := MarshalBody(body)
+			again, _ := marshalBody(body)
 			if !bytes.Equal(again, r.Body) {
 				t.Fatal("DecodeBody accepted a body it does not re-encode")
 			}

@@ -25,9 +25,9 @@ func TestKeyKinds(t *testing.T) {
 	}{
 		{"public for private", ParsePrivateKey, vkey, ErrPublicKey},
 		{"private for public", ParsePublicKey, skey, ErrPrivateKey},
-		{"text for private", ParsePrivateKey, "version: 1", ErrNotKey},
-		{"text for public", ParsePublicKey, "version: 1", ErrNotKey},
-		{"torn private", ParsePrivateKey, skey[:len(skey)-4], ErrNotKey},
+		{"text for private", ParsePrivateKey, "version: 1", errNotKey},
+		{"text for public", ParsePublicKey, "version: 1", errNotKey},
+		{"torn private", ParsePrivateKey, skey[:len(skey)-4], errNotKey},
 	} {
 		_, err := c.parse(c.in)
 		var ke *KeyError
@@ -39,8 +39,8 @@ func TestKeyKinds(t *testing.T) {
 
 func TestGenerateKeyRefusesBadNames(t *testing.T) {
 	for _, name := range []string{"", "bad name", "a+b", "tab\there", "\xff"} {
-		if _, _, err := GenerateKey(rand.Reader, name); !errors.Is(err, ErrKeyName) {
-			t.Errorf("GenerateKey(%q): err = %v, want ErrKeyName", name, err)
+		if _, _, err := GenerateKey(rand.Reader, name); !errors.Is(err, errKeyName) {
+			t.Errorf("GenerateKey(%q): err = %v, want errKeyName", name, err)
 		}
 	}
 }

@@ -46,23 +46,23 @@ func GenerateKey(rand io.Reader, name string) (skey, vkey string, err error) {
 	return note.GenerateKey(rand, name)
 }
 
-// KeyNameRule is the rule key names follow, as sumdb/note's signers and
+// keyNameRule is the rule key names follow, as sumdb/note's signers and
 // verifiers enforce it.
-const KeyNameRule = "a key name is non-empty UTF-8 without spaces or '+'"
+const keyNameRule = "a key name is non-empty UTF-8 without spaces or '+'"
 
-// ErrKeyName is a name no note key can carry.
-var ErrKeyName = errors.New(KeyNameRule)
+// errKeyName is a name no note key can carry.
+var errKeyName = errors.New(keyNameRule)
 
 // ValidKeyName reports whether name can name a note key.
 func ValidKeyName(name string) error {
 	if name == "" || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsSpace) >= 0 || strings.Contains(name, "+") {
-		return ErrKeyName
+		return errKeyName
 	}
 	return nil
 }
 
 // KeyError is a key that cannot be used where it was given. Err is one of
-// ErrPublicKey, ErrPrivateKey or ErrNotKey; Detail, if set, is why a text
+// ErrPublicKey, ErrPrivateKey or errNotKey; Detail, if set, is why a text
 // that looks like a key is still not one.
 type KeyError struct {
 	Err    error
@@ -87,9 +87,9 @@ func ParsePrivateKey(key string) (string, error) {
 			return "", &KeyError{Err: ErrPublicKey}
 		}
 		if strings.HasPrefix(key, "PRIVATE+KEY+") {
-			return "", &KeyError{Err: ErrNotKey, Detail: err.Error()}
+			return "", &KeyError{Err: errNotKey, Detail: err.Error()}
 		}
-		return "", &KeyError{Err: ErrNotKey}
+		return "", &KeyError{Err: errNotKey}
 	}
 	return key, nil
 }
@@ -102,7 +102,7 @@ func ParsePublicKey(key string) (string, error) {
 		if strings.HasPrefix(key, "PRIVATE+KEY+") {
 			return "", &KeyError{Err: ErrPrivateKey}
 		}
-		return "", &KeyError{Err: ErrNotKey}
+		return "", &KeyError{Err: errNotKey}
 	}
 	return key, nil
 }
@@ -112,5 +112,5 @@ func ParsePublicKey(key string) (string, error) {
 var (
 	ErrPublicKey  = errors.New("is a public key, a private key is needed")
 	ErrPrivateKey = errors.New("is a private key, a public key is needed")
-	ErrNotKey     = errors.New("is not a key")
+	errNotKey     = errors.New("is not a key")
 )

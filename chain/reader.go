@@ -14,9 +14,9 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// MaxLine is the longest record line read. Tool output is kept as
+// maxLine is the longest record line read. Tool output is kept as
 // evidence, not in the log, so only huge arguments come near it.
-const MaxLine = 64 << 20
+const maxLine = 64 << 20
 
 // VerifyError is the first record of a log that fails integrity: where it
 // is and why, with the expected and actual values when there are two.
@@ -74,8 +74,8 @@ func (lr *lineReader) next() (line []byte, off int64, complete bool, err error) 
 			lr.start = lr.end
 			return line, off, false, nil
 		}
-		if lr.end-lr.start >= MaxLine {
-			return nil, lr.offset, false, fmt.Errorf("line longer than %d bytes", MaxLine)
+		if lr.end-lr.start >= maxLine {
+			return nil, lr.offset, false, fmt.Errorf("line longer than %d bytes", maxLine)
 		}
 		// Move the partial line to the front, grow if full, and read more.
 		n := copy(lr.buf, lr.buf[lr.start:lr.end])
@@ -172,7 +172,7 @@ func (r *Reader) check(line []byte, off int64, complete bool) (Record, *VerifyEr
 
 // linkCheck is the integrity check of one line: seq, hash and link.
 func linkCheck(line []byte, want int64, prev tlog.Hash, fail func(reason, want, got string) *VerifyError) (tlog.Hash, *VerifyError) {
-	seq, p, stated, actual, err := Header(line)
+	seq, p, stated, actual, err := readHeader(line)
 	if err != nil {
 		return actual, fail(err.Error(), "", "")
 	}
@@ -353,7 +353,7 @@ func FirstLineHash(r io.Reader) (string, error) {
 		return "", nil
 	}
 	h := sha256.New()
-	for n := int64(0); n <= MaxLine; {
+	for n := int64(0); n <= maxLine; {
 		chunk, err := br.ReadSlice('\n')
 		h.Write(chunk)
 		n += int64(len(chunk))

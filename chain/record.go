@@ -128,10 +128,10 @@ const (
 	hashedTail = len(`,"hash":"`) + 64 + 2
 )
 
-// Header reads what integrity checking needs from a line (no trailing
+// readHeader reads what integrity checking needs from a line (no trailing
 // newline) without decoding its body: the seq, the prev and hash fields,
 // and the hash the line's bytes actually have.
-func Header(line []byte) (seq int64, prev, stated, actual tlog.Hash, err error) {
+func readHeader(line []byte) (seq int64, prev, stated, actual tlog.Hash, err error) {
 	if len(line) < len(linePrefix)+suffixLen || !bytes.HasPrefix(line, []byte(linePrefix)) {
 		return 0, prev, stated, actual, errors.New("not a version 1 record line")
 	}
@@ -202,7 +202,7 @@ var hexVal = func() (t [256]byte) {
 // in canonical form and that its hash field is the hash of its bytes. It
 // does not check the link to the previous record; Reader does.
 func Parse(line []byte) (Record, error) {
-	seq, prev, stated, actual, err := Header(line)
+	seq, prev, stated, actual, err := readHeader(line)
 	if err != nil {
 		return Record{}, err
 	}

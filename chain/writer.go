@@ -21,7 +21,7 @@ const (
 	// one, with the next record that is not): a call record is on disk
 	// before the call is forwarded. The default.
 	Sync Durability = iota
-	// Batch writes every record at once and fsyncs every BatchSize
+	// Batch writes every record at once and fsyncs every batchSize
 	// records and on Sync and Close: a crash of the machine (not of the
 	// process) can lose the records since the last fsync.
 	Batch
@@ -30,8 +30,8 @@ const (
 	None
 )
 
-// BatchSize is how many records Batch durability writes between fsyncs.
-const BatchSize = 64
+// batchSize is how many records Batch durability writes between fsyncs.
+const batchSize = 64
 
 // ParseDurability reads a --durability value.
 func ParseDurability(s string) (Durability, error) {
@@ -130,7 +130,7 @@ func tail(f *os.File) (int64, tlog.Hash, time.Time, error) {
 		body := buf[:len(buf)-1]
 		i := bytes.LastIndexByte(body, '\n')
 		if i < 0 && chunk < size {
-			if chunk >= MaxLine {
+			if chunk >= maxLine {
 				return 0, none, zero, errors.New("last line is longer than the longest record")
 			}
 			chunk *= 2
@@ -180,7 +180,7 @@ func (w *Writer) append(ts time.Time, session string, kind Kind, v any, durable 
 	body := []byte("{}")
 	if v != nil {
 		var err error
-		if body, err = MarshalBody(v); err != nil {
+		if body, err = marshalBody(v); err != nil {
 			return Record{}, err
 		}
 	}
@@ -207,7 +207,7 @@ func (w *Writer) append(ts time.Time, session string, kind Kind, v any, durable 
 	w.prev = rec.Hash
 	w.last = rec.TS
 	w.unsynced++
-	if (w.dur == Sync && durable) || (w.dur == Batch && w.unsynced >= BatchSize) {
+	if (w.dur == Sync && durable) || (w.dur == Batch && w.unsynced >= batchSize) {
 		if err := w.syncLocked(); err != nil {
 			return Record{}, err
 		}

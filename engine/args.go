@@ -14,11 +14,11 @@ import (
 // is refused rather than walked.
 const maxDepth = 64
 
-// ParseArgs decodes a tools/call arguments object. Keys are matched case
+// parseArgs decodes a tools/call arguments object. Keys are matched case
 // sensitively and a key given twice is an error: a proxy that checked one
 // of two "path" values must not forward the other. Numbers keep their exact
 // text (json.Number). Empty input or null is an empty object.
-func ParseArgs(raw []byte) (map[string]any, error) {
+func parseArgs(raw []byte) (map[string]any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
@@ -114,7 +114,7 @@ func CanonicalJSON(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	// Values from ParseArgs are maps, slices, strings, json.Numbers, bools
+	// Values from parseArgs are maps, slices, strings, json.Numbers, bools
 	// and nils: they always encode.
 	_ = enc.Encode(v)
 	return bytes.TrimRight(buf.Bytes(), "\n")
@@ -167,7 +167,7 @@ func ParseTool(raw []byte) (ToolDef, error) {
 	return ToolDef{Name: name, Digest: "sha256:" + hex.EncodeToString(sum[:]), Fixed: schemaFixed(m["inputSchema"])}, nil
 }
 
-// DecodeJSON decodes one JSON value as ParseArgs does: exact keys, no
+// DecodeJSON decodes one JSON value as parseArgs does: exact keys, no
 // duplicates, numbers as json.Number, bounded depth, nothing trailing.
 func DecodeJSON(raw []byte) (any, error) { return decodeStrict(raw) }
 

@@ -124,9 +124,9 @@ type Off struct {
 // OffCheck switches off check c (one of Switchable).
 func OffCheck(c Check) Off { return Off{check: c} }
 
-// OffRule switches off the rule with id: calls it would match fall to the
+// offRule switches off the rule with id: calls it would match fall to the
 // rules after it, and to the default.
-func OffRule(id string) Off { return Off{rule: id, isRule: true} }
+func offRule(id string) Off { return Off{rule: id, isRule: true} }
 
 // String is the Off as ParseOff reads it: the check's name, or
 // "rule:<id>".
@@ -141,7 +141,7 @@ func (o Off) String() string {
 // writes them.
 func ParseOff(s string) Off {
 	if id, ok := strings.CutPrefix(s, "rule:"); ok {
-		return OffRule(id)
+		return offRule(id)
 	}
 	return OffCheck(Check(s))
 }
@@ -235,7 +235,7 @@ func compileFile(f *File) (*Policy, *compileErr) {
 		return nil, ce
 	}
 	f = expanded
-	p := &Policy{ttl: DefaultApprovalTTL}
+	p := &Policy{ttl: defaultApprovalTTL}
 	seen := map[string]bool{}
 	for i, rs := range f.Rules {
 		r, ce := compileRule(rs, i)

@@ -210,7 +210,7 @@ func FuzzGlobWitness(f *testing.F) {
 }
 
 func TestLintContractOverlaps(t *testing.T) {
-	found, err := Lint("p.yaml", []byte(globPolicy+`  mail:
+	found, err := lintNames("p.yaml", []byte(globPolicy+`  mail:
     "*": {exfiltrating: false}
 `), []string{"stage_email", "stage_prod_push", "stage_prod_dry", "send_email"})
 	if err != nil {
@@ -218,7 +218,7 @@ func TestLintContractOverlaps(t *testing.T) {
 	}
 	var got []string
 	for _, f := range found {
-		if f.Kind == LintOverlap || f.Kind == LintLooseGlob {
+		if f.Kind == lintOverlap || f.Kind == lintLooseGlob {
 			got = append(got, f.Kind+" "+f.Subject+": "+f.Message)
 		}
 	}
@@ -243,7 +243,7 @@ func TestLintContractOverlaps(t *testing.T) {
 // example is a name both keys match, and a glob not-destinations is a
 // loosening glob too.
 func TestLintOverlapWithoutListedTools(t *testing.T) {
-	found, err := Lint("p.yaml", []byte(`version: 1
+	found, err := lintNames("p.yaml", []byte(`version: 1
 rules: []
 tools:
   "stage_*": {exfiltrating: true, sink_params: [url], not_destinations: [data]}
@@ -376,13 +376,13 @@ servers:
 		`{exfiltrating: true, sink_params: [body, data], max_calls: 5, arg_patterns: {env: "dev|prod", x: y}}`:     "",
 	}
 	for override, want := range cases {
-		found, err := Lint("p.yaml", []byte(strings.Replace(base, "OVERRIDE", override, 1)), nil)
+		found, err := lintNames("p.yaml", []byte(strings.Replace(base, "OVERRIDE", override, 1)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := ""
 		for _, f := range found {
-			if f.Kind == LintOverlap {
+			if f.Kind == lintOverlap {
 				got = f.Message[strings.Index(f.Message, "which drops ")+len("which drops "):]
 			}
 		}
@@ -398,13 +398,13 @@ servers:
 func TestLintOverrideBehindAnother(t *testing.T) {
 	lint := func(text string) []string {
 		t.Helper()
-		found, err := Lint("p.yaml", []byte(text), nil)
+		found, err := lintNames("p.yaml", []byte(text), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
 		for _, f := range found {
-			if f.Kind == LintOverlap {
+			if f.Kind == lintOverlap {
 				out = append(out, f.Message)
 			}
 		}

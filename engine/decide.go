@@ -20,7 +20,7 @@ const (
 type Decision struct {
 	Verdict Verdict
 	Check   Check
-	Rule    string // the rule that matched, DefaultRuleID when none did
+	Rule    string // the rule that matched, "<implicit-default-deny>" when none did
 	Reason  string
 	// TaintedBy names the output a tainted destination appeared in.
 	TaintedBy *Source
@@ -196,7 +196,7 @@ func decideOnce(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision
 		return Decision{Verdict: Deny, Check: CheckScopes, Rule: scopeMiss.id,
 			Reason: fmt.Sprintf("rule %s needs scope %s, which %s does not hold", scopeMiss.id, missing(s.Principal.Scopes, scopeMiss.scopes), subject(s))}
 	}
-	return Decision{Verdict: Deny, Check: CheckDefaultDeny, Rule: DefaultRuleID,
+	return Decision{Verdict: Deny, Check: CheckDefaultDeny, Rule: defaultRuleID,
 		Reason: "no rule matched: denied by default"}
 }
 

@@ -293,8 +293,8 @@ func isDestinationName(k string) bool {
 // destinationSuffixes catch compound names such as target_url or user_email.
 var destinationSuffixes = []string{"url", "uri", "email", "emails", "webhook", "recipient", "recipients", "address", "channel", "channelid"}
 
-// DestinationShaped tells whether an argument name looks like a destination.
-func DestinationShaped(name string) bool {
+// destinationShaped tells whether an argument name looks like a destination.
+func destinationShaped(name string) bool {
 	var b [64]byte
 	n := 0
 	for i := 0; i < len(name) && n < len(b); i++ {

@@ -129,12 +129,12 @@ func TestWithout(t *testing.T) {
 			t.Errorf("Without(%q): %v", c, err)
 		}
 	}
-	q, err := p.Without(OffRule("a"))
+	q, err := p.Without(offRule("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := NewState("s", "srv", Principal{}, []ToolDef{{Name: "x"}})
-	if d := Decide(q, s, &Call{ToolRef: ToolRef{Tool: "x"}, Args: map[string]any{}}, t0); d.Verdict != Deny || d.Rule != DefaultRuleID {
+	if d := Decide(q, s, &Call{ToolRef: ToolRef{Tool: "x"}, Args: map[string]any{}}, t0); d.Verdict != Deny || d.Rule != defaultRuleID {
 		t.Errorf("with its only rule off, a call got %+v; want the default deny", d)
 	}
 	if d := Decide(p, s, &Call{ToolRef: ToolRef{Tool: "x"}, Args: map[string]any{}}, t0); d.Verdict != Allow {
@@ -267,11 +267,11 @@ func TestParsePath(t *testing.T) {
 
 func TestParseArgsRejectsSmuggling(t *testing.T) {
 	for _, bad := range []string{`{"path":"/etc/passwd","path":"/ok"}`, `{"a":{"b":1,"b":2}}`, `[1]`, `{"a":1} {}`, `{"a":`} {
-		if _, err := ParseArgs([]byte(bad)); err == nil {
-			t.Errorf("ParseArgs(%s) accepted", bad)
+		if _, err := parseArgs([]byte(bad)); err == nil {
+			t.Errorf("parseArgs(%s) accepted", bad)
 		}
 	}
-	m, err := ParseArgs([]byte(`{"Path":"/ok","path":"/etc/passwd","n":1.50}`))
+	m, err := parseArgs([]byte(`{"Path":"/ok","path":"/etc/passwd","n":1.50}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,15 +307,19 @@ func TestPacksNameRealTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names, err := ToolNames(data)
+		listed, err := ListedTools(data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		text, err := Pack(pack)
+		var names []string
+		for _, l := range listed {
+			names = append(names, l.Name)
+		}
+		text, err := packText(pack)
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := ParseFile(pack, text)
+		f, _, err := decodeFile(pack, text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +354,7 @@ func TestPacksNameRealTools(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range Packs() {
+	for _, name := range packNames() {
 		if _, err := Load("p", []byte("version: 1\nrules: []\npacks: ["+name+"]\n")); err != nil {
 			t.Errorf("pack %s does not load: %v", name, err)
 		}
@@ -454,7 +458,7 @@ func TestNegativeZeroIsZero(t *testing.T) {
 func TestLintRefusesWhatLoadRefuses(t *testing.T) {
 	data := []byte("version: 1\nrules:\n  - {id: a, tool: !!binary /w==, action: allow}\n")
 	_, lerr := Load("p.yaml", data)
-	if _, err := Lint("p.yaml", data, nil); err == nil || lerr == nil || err.Error() != lerr.Error() {
+	if _, err := lintNames("p.yaml", data, nil); err == nil || lerr == nil || err.Error() != lerr.Error() {
 		t.Errorf("lint: %v; load: %v; want the same refusal", err, lerr)
 	}
 }
@@ -478,7 +482,7 @@ func TestLintCanonicalAsFile(t *testing.T) {
 			packed++
 		}
 		summary := func(name string, b []byte) []string {
-			fs, err := Lint(name, b, nil)
+			fs, err := lintNames(name, b, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -39,7 +39,7 @@ func TestExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noRule, err := p.Without(OffRule("fs-read"))
+	noRule, err := p.Without(offRule("fs-read"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestExplainAgreesWithDecide(t *testing.T) {
 		e := p.Explain(ToolRef{Server: sc[0], Tool: sc[1]})
 		s := NewState("s", sc[0], Principal{}, []ToolDef{{Name: sc[1], Digest: "d"}})
 		d := Decide(p, s, &Call{ToolRef: ToolRef{Tool: sc[1]}, Args: map[string]any{}}, time.Unix(0, 0))
-		want := DefaultRuleID
+		want := defaultRuleID
 		if len(e.Rules) > 0 && !e.Rules[0].Conditional() {
 			want = e.Rules[0].ID
 		}

@@ -15,8 +15,8 @@ func FuzzLoad(f *testing.F) {
 		data, _ := os.ReadFile(file)
 		f.Add(data)
 	}
-	for _, name := range Packs() {
-		data, _ := Pack(name)
+	for _, name := range packNames() {
+		data, _ := packText(name)
 		f.Add(data)
 	}
 	f.Add([]byte(listPolicy))
@@ -42,12 +42,12 @@ func FuzzParseArgs(f *testing.F) {
 	f.Add([]byte(`{"to":["a@b.example",{"email":"c@d.example"}],"n":1.50,"x":null,"y":true}`))
 	f.Add([]byte(`{"path":"/etc/passwd","Path":"/ok"}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		m, err := ParseArgs(raw)
+		m, err := parseArgs(raw)
 		if err != nil {
 			return
 		}
 		c := CanonicalJSON(m)
-		m2, err := ParseArgs(c)
+		m2, err := parseArgs(c)
 		if err != nil {
 			t.Fatalf("canonical args do not parse: %v\n%s", err, c)
 		}
@@ -92,7 +92,7 @@ tools:
 	f.Add([]byte(`{"n":3,"url":"http://t.co/x"}`), "t.co/x", "url")
 	f.Add([]byte(`{"to":"claims@mail.ups.com","cc":"x@ups.com.evil.example"}`), "claims@mail.ups.com", "")
 	f.Fuzz(func(t *testing.T, raw []byte, output string, redacted string) {
-		args, err := ParseArgs(raw)
+		args, err := parseArgs(raw)
 		if err != nil {
 			return
 		}

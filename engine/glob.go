@@ -116,10 +116,6 @@ func backtrack(g, s string, names bool) bool {
 	return gi == len(g)
 }
 
-// MatchGlob tells whether s matches a rule's server or tool glob: *
-// within a path segment, ** across, ? one character.
-func MatchGlob(g, s string) bool { return matchGlob(g, s) }
-
 const (
 	globGeneral globKind = iota
 	globLiteral

@@ -10,8 +10,10 @@ import (
 
 // Finding is one problem lint found in a policy.
 type Finding struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Kind is the finding's stable id (shadowed-rule, no-sink-params, …;
+	// the lint* constants list them all), which outputs and tests key on.
 	Kind    string `json:"kind"`
 	Subject string `json:"subject"` // the rule id or tool name
 	Message string `json:"message"`
@@ -32,7 +34,7 @@ const (
 // (the review pack, SARIF) weighs a finding the same.
 func (f Finding) Severity() Severity {
 	switch f.Kind {
-	case LintNoSinkParams, LintWriteNoPrefixes:
+	case lintNoSinkParams, lintWriteNoPrefixes:
 		return SeverityHigh
 	}
 	return SeverityMedium
@@ -40,43 +42,32 @@ func (f Finding) Severity() Severity {
 
 // The kinds of lint finding.
 const (
-	LintShadowed        = "shadowed-rule"
-	LintNeverMatches    = "never-matches"
-	LintUnlisted        = "unlisted-contract"
-	LintNoSinkParams    = "no-sink-params"
-	LintWriteNoPrefixes = "write-without-prefixes"
-	LintOriginUnset     = "self-published-unset"
-	LintOriginUnknown   = "self-published-no-fetch"
-	LintOverlap         = "contract-overlap"
-	LintLooseGlob       = "glob-loosens"
+	lintShadowed        = "shadowed-rule"
+	lintNeverMatches    = "never-matches"
+	lintUnlisted        = "unlisted-contract"
+	lintNoSinkParams    = "no-sink-params"
+	lintWriteNoPrefixes = "write-without-prefixes"
+	lintOriginUnset     = "self-published-unset"
+	lintOriginUnknown   = "self-published-no-fetch"
+	lintOverlap         = "contract-overlap"
+	lintLooseGlob       = "glob-loosens"
 )
 
 // Lint checks a policy for rules that can never decide and contracts that
-// cannot do their job. tools, when not nil, are the tool names the servers
-// list (from their tools/list answers): rules and contracts naming no
-// listed tool are findings too. The policy must load; lint does not repeat
-// the loader's errors.
-func Lint(name string, data []byte, tools []string) ([]Finding, error) {
-	var listed []ListedTool
-	if tools != nil {
-		listed = []ListedTool{}
-	}
-	for _, t := range tools {
-		listed = append(listed, ListedTool{Name: t})
-	}
-	return LintListed(name, data, listed)
-}
-
-// Lint is LintListed over the file the policy was loaded from: its
-// findings name that file and its lines.
+// cannot do their job, in the file it was loaded from: its findings name
+// that file and its lines. listed, when not nil, are the tools the
+// servers list (from their tools/list answers), with their schemas'
+// argument paths: rules and contracts naming no listed tool are findings
+// too, and findings can name real arguments (what a not_destinations
+// glob takes out of each listed tool).
 func (p *Policy) Lint(listed []ListedTool) ([]Finding, error) {
-	return LintListed(p.name, p.source, listed)
+	return lintListed(p.name, p.source, listed)
 }
 
-// LintListed is Lint given the servers' tools with their schemas'
-// argument paths, so that findings can name real arguments: what a
-// not_destinations glob takes out of each listed tool.
-func LintListed(name string, data []byte, listed []ListedTool) ([]Finding, error) {
+// lintListed is Lint over a file's bytes. What lint passes must load
+// everywhere else too, so it loads the policy again rather than trust one
+// loaded another way.
+func lintListed(name string, data []byte, listed []ListedTool) ([]Finding, error) {
 	var tools []string
 	if listed != nil {
 		tools = []string{}
@@ -105,14 +96,14 @@ func LintListed(name string, data []byte, listed []ListedTool) ([]Finding, error
 		line := lineOf(root, "rules", j)
 		for i := 0; i < j; i++ {
 			if covers(f.Rules[i], b) {
-				add(line, LintShadowed, b.ID, "rule %s can never match: rule %s (earlier) matches every call it does", b.ID, f.Rules[i].ID)
+				add(line, lintShadowed, b.ID, "rule %s can never match: rule %s (earlier) matches every call it does", b.ID, f.Rules[i].ID)
 				break
 			}
 		}
 		if why := contradiction(b.When); why != "" {
-			add(line, LintNeverMatches, b.ID, "rule %s can never match: %s", b.ID, why)
+			add(line, lintNeverMatches, b.ID, "rule %s can never match: %s", b.ID, why)
 		} else if tools != nil && !anyMatch(b.Tool, tools) {
-			add(line, LintNeverMatches, b.ID, "rule %s can never match: no listed tool matches %q", b.ID, b.Tool)
+			add(line, lintNeverMatches, b.ID, "rule %s can never match: no listed tool matches %q", b.ID, b.Tool)
 		}
 	}
 	written := map[string]bool{}
@@ -139,13 +130,13 @@ func LintListed(name string, data []byte, listed []ListedTool) ([]Finding, error
 				line = lineOf(root, "packs")
 			}
 			if mine && tools != nil && !anyMatch(tool, tools) {
-				add(line, LintUnlisted, tool, "contract for %s, which no listed server offers", tool)
+				add(line, lintUnlisted, tool, "contract for %s, which no listed server offers", tool)
 			}
 			if mine && c.Exfiltrating != nil && *c.Exfiltrating && len(c.SinkParams) == 0 {
-				add(line, LintNoSinkParams, tool, "%s is exfiltrating but names no sink_params: only arguments whose names look like destinations are gated (every argument when none does), so a destination under another name is never checked", tool)
+				add(line, lintNoSinkParams, tool, "%s is exfiltrating but names no sink_params: only arguments whose names look like destinations are gated (every argument when none does), so a destination under another name is never checked", tool)
 			}
 			if len(c.WriteParams) > 0 && len(c.AllowedPathPrefixes) == 0 && (tools == nil || anyMatch(tool, tools)) && allowedBySomeRule(f.Rules, tool) {
-				add(line, LintWriteNoPrefixes, tool, "%s has write_params but no allowed_path_prefixes: every write is denied", tool)
+				add(line, lintWriteNoPrefixes, tool, "%s has write_params but no allowed_path_prefixes: every write is denied", tool)
 			}
 			lintOrigin(add, line, tool, c, fetchers)
 		}
@@ -302,20 +293,6 @@ func contradiction(when []Predicate) string {
 	return ""
 }
 
-// ToolNames reads the tool names out of a tools/list result ({"tools":
-// [...]}) or a bare list of tool objects.
-func ToolNames(data []byte) ([]string, error) {
-	listed, err := ListedTools(data)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, t := range listed {
-		names = append(names, t.Name)
-	}
-	return names, nil
-}
-
 // lintOrigin points out where a fetch tool and a sending tool meet with
 // no word on self-published destinations (the deny default then refuses
 // the form a site publishes on its own page), and a setting that cannot
@@ -326,8 +303,8 @@ func lintOrigin(add func(int, string, string, string, ...any), line int, tool st
 	sink := (c.Exfiltrating == nil || *c.Exfiltrating) && len(c.SinkParams) > 0
 	switch {
 	case c.OnSelfPublished != "" && len(fetchers) == 0:
-		add(line, LintOriginUnknown, tool, "%s sets on_self_published, but no contract declares fetches: no output has a known origin, so no destination is self-published", tool)
+		add(line, lintOriginUnknown, tool, "%s sets on_self_published, but no contract declares fetches: no output has a known origin, so no destination is self-published", tool)
 	case sink && c.OnSelfPublished == "" && c.OnFirstParty != "ask" && c.OnTaint != "ask" && len(fetchers) > 0:
-		add(line, LintOriginUnset, tool, "%s sends and %s fetches pages: a destination a site publishes on its own page is denied; set on_self_published: ask to ask a human instead, or deny to keep it denied", tool, strings.Join(fetchers, ", "))
+		add(line, lintOriginUnset, tool, "%s sends and %s fetches pages: a destination a site publishes on its own page is denied; set on_self_published: ask to ask a human instead, or deny to keep it denied", tool, strings.Join(fetchers, ", "))
 	}
 }

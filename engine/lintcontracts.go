@@ -136,7 +136,7 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 				if len(c.NotDestinations) > 0 {
 					what = "takes " + strings.Join(c.NotDestinations, ", ") + " out of the sink gate (not_destinations)"
 				}
-				add(where(g), LintLooseGlob, g, "%sglob %s %s, and a server chooses its tools' names: it can name a sending tool to match; name the tools exactly", on, g, what)
+				add(where(g), lintLooseGlob, g, "%sglob %s %s, and a server chooses its tools' names: it can name a sending tool to match; name the tools exactly", on, g, what)
 			}
 		}
 		seen := map[[2]string]bool{}
@@ -158,7 +158,7 @@ func lintOverlaps(add func(int, string, string, string, ...any), root *yaml.Node
 			if tool == "" {
 				tool = "some tools both match"
 			}
-			add(where(winner), LintOverlap, winner, "%s does not apply to %s%s: %s does, which drops %s", hiddenName, tool, at, winnerName, strings.Join(lost, "; "))
+			add(where(winner), lintOverlap, winner, "%s does not apply to %s%s: %s does, which drops %s", hiddenName, tool, at, winnerName, strings.Join(lost, "; "))
 		}
 		name := func(k, in string) string {
 			kind := "contract"

@@ -8,10 +8,10 @@ import (
 
 // The kinds of lint finding on provenance tiers.
 const (
-	LintFirstPartyWide    = "first-party-loosens"
-	LintFirstPartyUnused  = "first-party-no-source"
-	LintListingFetches    = "listing-fetches"
-	LintFirstPartyTrusted = "first-party-trusted"
+	lintFirstPartyWide    = "first-party-loosens"
+	lintFirstPartyUnused  = "first-party-no-source"
+	lintListingFetches    = "listing-fetches"
+	lintFirstPartyTrusted = "first-party-trusted"
 )
 
 // lintTiers points out where a tier setting loosens the taint check more
@@ -23,7 +23,7 @@ func lintTiers(add func(int, string, string, string, ...any), root *yaml.Node, f
 		line := lineOf(root, "first_party", i)
 		subject := s.Server + "/" + s.Tool
 		if s.Tool == "*" || s.Tool == "**" {
-			add(line, LintFirstPartyWide, subject, "first_party names every tool%s: no output is third-party, so a stranger's page or mail that plants a destination is only asked about, never denied", onServer(s))
+			add(line, lintFirstPartyWide, subject, "first_party names every tool%s: no output is third-party, so a stranger's page or mail that plants a destination is only asked about, never denied", onServer(s))
 			continue
 		}
 		for _, sec := range sections(f, pol) {
@@ -36,12 +36,12 @@ func lintTiers(add func(int, string, string, string, ...any), root *yaml.Node, f
 				if c.Fetches == "" {
 					what = "lists search results"
 				}
-				add(line, LintFirstPartyWide, subject, "first_party takes in %s, which %s: what a stranger's page says would count as the user's own records, and a destination planted there would be asked about instead of denied", tool, what)
+				add(line, lintFirstPartyWide, subject, "first_party takes in %s, which %s: what a stranger's page says would count as the user's own records, and a destination planted there would be asked about instead of denied", tool, what)
 			}
 		}
 		for _, t := range pol.sources {
 			if globsMeet(t.Tool, s.Tool) && globsMeet(t.Server, s.Server) {
-				add(line, LintFirstPartyTrusted, subject, "first_party %s meets trusted_sources %s/%s: output of a tool both name is trusted and does not taint at all, so the first-party tier never applies to it", subject, t.Server, t.Tool)
+				add(line, lintFirstPartyTrusted, subject, "first_party %s meets trusted_sources %s/%s: output of a tool both name is trusted and does not taint at all, so the first-party tier never applies to it", subject, t.Server, t.Tool)
 				break
 			}
 		}
@@ -51,10 +51,10 @@ func lintTiers(add func(int, string, string, string, ...any), root *yaml.Node, f
 			c := sec.tools[tool]
 			line := lineOf(root, append(sec.keys, tool)...)
 			if c.OnFirstParty != "" && len(pol.first) == 0 {
-				add(line, LintFirstPartyUnused, tool, "%s sets on_first_party, but the policy names no first_party source: no output is first-party, so it decides nothing itself (an unset on_self_published still follows it)", tool)
+				add(line, lintFirstPartyUnused, tool, "%s sets on_first_party, but the policy names no first_party source: no output is first-party, so it decides nothing itself (an unset on_self_published still follows it)", tool)
 			}
 			if c.Lists && c.Fetches != "" {
-				add(line, LintListingFetches, tool, "%s lists search results and fetches pages: a page it reads would be set aside as a listing whenever another output holds the same destination", tool)
+				add(line, lintListingFetches, tool, "%s lists search results and fetches pages: a page it reads would be set aside as a listing whenever another output holds the same destination", tool)
 			}
 		}
 	}

@@ -18,17 +18,17 @@ tools:
   send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, nil},
 		{"every tool", `first_party: [{tool: "*"}]
 tools:
-  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{LintFirstPartyWide: "names every tool"}},
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{lintFirstPartyWide: "names every tool"}},
 		{"a fetch tool", `first_party: [{tool: "fe*"}]
 tools:
   fetch: {exfiltrating: false, fetches: url}
-  send: {exfiltrating: true, sink_params: [to], on_first_party: ask, on_self_published: ask}`, map[string]string{LintFirstPartyWide: "takes in fetch, which fetches pages"}},
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask, on_self_published: ask}`, map[string]string{lintFirstPartyWide: "takes in fetch, which fetches pages"}},
 		{"a listing", `first_party: [{server: web, tool: search}]
 servers:
   web:
     search: {exfiltrating: false, lists: true}
 tools:
-  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{LintFirstPartyWide: "takes in search, which lists search results"}},
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{lintFirstPartyWide: "takes in search, which lists search results"}},
 		{"a listing on another server", `first_party: [{server: crm, tool: search}]
 servers:
   web:
@@ -36,17 +36,17 @@ servers:
 tools:
   send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, nil},
 		{"no source", `tools:
-  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{LintFirstPartyUnused: "names no first_party source"}},
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{lintFirstPartyUnused: "names no first_party source"}},
 		{"trusted already", `trusted_sources: [{tool: "get_*"}]
 first_party: [{tool: get_case}]
 tools:
-  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{LintFirstPartyTrusted: "meets trusted_sources */get_*"}},
+  send: {exfiltrating: true, sink_params: [to], on_first_party: ask}`, map[string]string{lintFirstPartyTrusted: "meets trusted_sources */get_*"}},
 		{"a listing that fetches", `tools:
   browse: {exfiltrating: false, lists: true, fetches: url}
-  send: {exfiltrating: true, sink_params: [to], on_self_published: ask}`, map[string]string{LintListingFetches: "browse lists search results and fetches pages"}},
+  send: {exfiltrating: true, sink_params: [to], on_self_published: ask}`, map[string]string{lintListingFetches: "browse lists search results and fetches pages"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs, err := Lint("p.yaml", []byte("version: 1\nrules: [{id: all, tool: \"*\", action: allow}]\n"+tc.text+"\n"), nil)
+			fs, err := lintNames("p.yaml", []byte("version: 1\nrules: [{id: all, tool: \"*\", action: allow}]\n"+tc.text+"\n"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,12 +78,12 @@ tools:
   "send_*": {exfiltrating: true, sink_params: [to], on_first_party: deny}
   send_mail: {exfiltrating: true, sink_params: [to], on_first_party: ask}
 `
-	fs, err := Lint("p.yaml", []byte(text), nil)
+	fs, err := lintNames("p.yaml", []byte(text), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range fs {
-		if f.Kind == LintOverlap && strings.Contains(f.Message, "on_first_party: deny") {
+		if f.Kind == lintOverlap && strings.Contains(f.Message, "on_first_party: deny") {
 			return
 		}
 	}
@@ -110,13 +110,13 @@ rules: [{id: all, tool: "*", action: allow}]
 tools:
   submit_form: {exfiltrating: true, sink_params: [url], not_destinations: ["data.**", "**.phone_*", data.notes]}
 `
-	fs, err := LintListed("p.yaml", []byte(policy), listed)
+	fs, err := lintListed("p.yaml", []byte(policy), listed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, f := range fs {
-		if f.Kind == LintNotGlob {
+		if f.Kind == lintNotGlob {
 			got = append(got, f.Message)
 		}
 	}
@@ -128,12 +128,12 @@ tools:
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// Without the tools, nothing to list.
-	fs, err = Lint("p.yaml", []byte(policy), nil)
+	fs, err = lintNames("p.yaml", []byte(policy), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range fs {
-		if f.Kind == LintNotGlob {
+		if f.Kind == lintNotGlob {
 			t.Fatalf("a glob finding without tools: %s", f.Message)
 		}
 	}
@@ -142,8 +142,8 @@ tools:
 // TestLintSeverity: a sink whose destinations go unchecked, and writes
 // that are always denied, are high; the rest medium.
 func TestLintSeverity(t *testing.T) {
-	for kind, want := range map[string]Severity{LintNoSinkParams: SeverityHigh, LintWriteNoPrefixes: SeverityHigh,
-		LintShadowed: SeverityMedium, LintNotGlob: SeverityMedium} {
+	for kind, want := range map[string]Severity{lintNoSinkParams: SeverityHigh, lintWriteNoPrefixes: SeverityHigh,
+		lintShadowed: SeverityMedium, lintNotGlob: SeverityMedium} {
 		if got := (Finding{Kind: kind}).Severity(); got != want {
 			t.Errorf("%s: %s, want %s", kind, got, want)
 		}

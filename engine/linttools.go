@@ -9,9 +9,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// LintNotGlob is the kind of finding that lists what a not_destinations
+// lintNotGlob is the kind of finding that lists what a not_destinations
 // glob takes out of the listed tools.
-const LintNotGlob = "not-destinations-glob"
+const lintNotGlob = "not-destinations-glob"
 
 // ListedTool is a tool a server lists, with the argument paths its input
 // schema declares (list elements as "[]").
@@ -22,7 +22,7 @@ type ListedTool struct {
 	// sorted; a reviewer weighs them, the engine never trusts them.
 	Hints []string
 	// Dests are the top-level arguments its schema declares whose names
-	// look like destinations (DestinationShaped), sorted.
+	// look like destinations (destinationShaped), sorted.
 	Dests []string
 }
 
@@ -55,7 +55,7 @@ func ListedTools(data []byte) ([]ListedTool, error) {
 		lt := ListedTool{Name: def.Name}
 		schemaPaths(obj["inputSchema"], nil, "", 0, &lt.Paths)
 		for _, p := range lt.Paths {
-			if len(p.segs) == 1 && p.segs[0].idx < 0 && DestinationShaped(p.segs[0].key) {
+			if len(p.segs) == 1 && p.segs[0].idx < 0 && destinationShaped(p.segs[0].key) {
 				lt.Dests = append(lt.Dests, p.segs[0].key)
 			}
 		}
@@ -115,7 +115,7 @@ func lintNotGlobs(add func(int, string, string, string, ...any), root *yaml.Node
 					}
 					var paths []string
 					for _, p := range t.Paths {
-						if last := p.segs[len(p.segs)-1]; last.idx < 0 && DestinationShaped(last.key) && excludes(n, p.segs) {
+						if last := p.segs[len(p.segs)-1]; last.idx < 0 && destinationShaped(last.key) && excludes(n, p.segs) {
 							paths = append(paths, p.text)
 						}
 					}
@@ -125,13 +125,13 @@ func lintNotGlobs(add func(int, string, string, string, ...any), root *yaml.Node
 				}
 				sort.Strings(took)
 				if len(took) == 0 {
-					add(line, LintNotGlob, key, "not_destinations %q takes out no destination-shaped argument of the listed tools", entry)
+					add(line, lintNotGlob, key, "not_destinations %q takes out no destination-shaped argument of the listed tools", entry)
 					continue
 				}
 				if len(took) > 20 {
 					took = append(took[:20], fmt.Sprintf("and %d more", len(took)-20))
 				}
-				add(line, LintNotGlob, key, "not_destinations %q takes out %s: their values are never checked as destinations", entry, strings.Join(took, "; "))
+				add(line, lintNotGlob, key, "not_destinations %q takes out %s: their values are never checked as destinations", entry, strings.Join(took, "; "))
 			}
 		}
 	}

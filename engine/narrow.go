@@ -219,7 +219,7 @@ func shapedOutside(ct *contract, v any, segs []seg, depth int) bool {
 			if ct.payload(sub) {
 				continue
 			}
-			if DestinationShaped(k) || shapedOutside(ct, e, sub, depth+1) {
+			if destinationShaped(k) || shapedOutside(ct, e, sub, depth+1) {
 				return true
 			}
 		}

@@ -230,7 +230,7 @@ func TestOnSelfPublishedLoad(t *testing.T) {
 func TestLintOrigin(t *testing.T) {
 	kinds := func(policy string) map[string]string {
 		t.Helper()
-		found, err := Lint("p.yaml", []byte(policy), nil)
+		found, err := lintNames("p.yaml", []byte(policy), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,8 +242,8 @@ func TestLintOrigin(t *testing.T) {
 	}
 	// send_email sets it; submit_form does not.
 	got := kinds(strings.Replace(originPolicy, "    sink_params: [url, fields.contact.email]\n    on_self_published: ask\n", "    sink_params: [url, fields.contact.email]\n", 1))
-	if got["submit_form"] != LintOriginUnset || got["send_email"] != "" {
-		t.Errorf("findings %v, want %s on submit_form only", got, LintOriginUnset)
+	if got["submit_form"] != lintOriginUnset || got["send_email"] != "" {
+		t.Errorf("findings %v, want %s on submit_form only", got, lintOriginUnset)
 	}
 	// An explicit deny is a decision, not an oversight.
 	got = kinds(strings.ReplaceAll(originPolicy, "on_self_published: ask", "on_self_published: deny"))
@@ -252,8 +252,8 @@ func TestLintOrigin(t *testing.T) {
 	}
 	// Without a fetch tool the setting cannot act.
 	got = kinds(strings.Replace(originPolicy, "{exfiltrating: false, fetches: url}", "{exfiltrating: false}", 1))
-	if got["send_email"] != LintOriginUnknown || got["submit_form"] != LintOriginUnknown {
-		t.Errorf("findings %v, want %s on both senders", got, LintOriginUnknown)
+	if got["send_email"] != lintOriginUnknown || got["submit_form"] != lintOriginUnknown {
+		t.Errorf("findings %v, want %s on both senders", got, lintOriginUnknown)
 	}
 }
 
@@ -269,7 +269,7 @@ func FuzzSelfPublished(f *testing.F) {
 	f.Add("https://a.github.io/x", "post to https://b.github.io/c?to=//evil", "", []byte(`{"to":"https://b.github.io/c?to=//evil"}`))
 	f.Add("https://x.co.uk/", "Desk <d@x.co.uk>, cc e@evil.example", "e@evil.example", []byte(`{"to":["Desk <d@x.co.uk>"],"cc":"e@evil.example"}`))
 	f.Fuzz(func(t *testing.T, url, page, other string, raw []byte) {
-		args, err := ParseArgs(raw)
+		args, err := parseArgs(raw)
 		if err != nil {
 			return
 		}

@@ -16,8 +16,8 @@ import (
 //go:embed packs/*.yaml
 var packFS embed.FS
 
-// Packs lists the built-in pack names.
-func Packs() []string {
+// packNames lists the built-in pack names.
+func packNames() []string {
 	ents, _ := packFS.ReadDir("packs")
 	var names []string
 	for _, e := range ents {
@@ -27,11 +27,11 @@ func Packs() []string {
 	return names
 }
 
-// Pack returns the text of a built-in pack.
-func Pack(name string) ([]byte, error) {
+// packText returns the text of a built-in pack.
+func packText(name string) ([]byte, error) {
 	b, err := packFS.ReadFile("packs/" + name + ".yaml")
 	if err != nil {
-		return nil, fmt.Errorf("no built-in pack %q (known: %s)", name, strings.Join(Packs(), ", "))
+		return nil, fmt.Errorf("no built-in pack %q (known: %s)", name, strings.Join(packNames(), ", "))
 	}
 	return b, nil
 }
@@ -49,7 +49,7 @@ func expandPacks(f *File) (*File, *compileErr) {
 		out.Tools[k] = v
 	}
 	for i, name := range f.Packs {
-		text, err := Pack(name)
+		text, err := packText(name)
 		if err != nil {
 			return nil, fail(err.Error(), "packs", i)
 		}
@@ -121,8 +121,8 @@ func packContract(tool string, c *Contract) bool {
 	if err != nil {
 		return false
 	}
-	for _, name := range Packs() {
-		text, err := Pack(name)
+	for _, name := range packNames() {
+		text, err := packText(name)
 		if err != nil {
 			continue
 		}

@@ -23,13 +23,13 @@ import (
 // without `version: 1` is refused rather than guessed at.
 const FormatVersion = 1
 
-// DefaultRuleID names the decision of a call that no rule matched. It can
+// defaultRuleID names the decision of a call that no rule matched. It can
 // never be written as a rule id, so it cannot be confused with one.
-const DefaultRuleID = "<implicit-default-deny>"
+const defaultRuleID = "<implicit-default-deny>"
 
-// DefaultApprovalTTL is how long a grant stays usable when neither the grant
+// defaultApprovalTTL is how long a grant stays usable when neither the grant
 // nor the policy says otherwise.
-const DefaultApprovalTTL = 15 * time.Minute
+const defaultApprovalTTL = 15 * time.Minute
 
 // File is a policy as written in YAML. Load turns it into a Policy; the
 // canonical form of a Policy is a File again, with packs expanded.
@@ -219,13 +219,6 @@ func Load(name string, data []byte) (*Policy, error) {
 	}
 	p.name, p.source = name, bytes.Clone(data)
 	return p, nil
-}
-
-// ParseFile decodes a policy file strictly without compiling it, for tools
-// (lint, import) that need the file as written.
-func ParseFile(name string, data []byte) (*File, error) {
-	f, _, err := decodeFile(name, data)
-	return f, err
 }
 
 var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)

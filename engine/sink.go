@@ -36,7 +36,7 @@ func gated(ct *contract, c *Call) bool {
 			continue
 		}
 		for _, s := range r.segs {
-			if s.idx < 0 && DestinationShaped(s.key) {
+			if s.idx < 0 && destinationShaped(s.key) {
 				return true
 			}
 		}
@@ -51,7 +51,7 @@ func hasDestinationShaped(v any, depth int) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
-			if DestinationShaped(k) || hasDestinationShaped(e, depth+1) {
+			if destinationShaped(k) || hasDestinationShaped(e, depth+1) {
 				return true
 			}
 		}
@@ -142,7 +142,7 @@ func (w *walker) shaped(v any, segs []seg, depth int) {
 			if len(w.ct.not) > 0 && w.ct.payload(sub) {
 				continue
 			}
-			if DestinationShaped(k) {
+			if destinationShaped(k) {
 				w.flatten(v[k], sub, depth+1)
 				continue
 			}
@@ -156,7 +156,7 @@ func (w *walker) shaped(v any, segs []seg, depth int) {
 	if len(segs) == 0 {
 		// A redacted destination-shaped key is a destination of unknown value.
 		for _, r := range w.c.Redacted {
-			if n := len(r.segs); n > 0 && r.segs[n-1].idx < 0 && DestinationShaped(r.segs[n-1].key) && !w.ct.payload(r.segs) {
+			if n := len(r.segs); n > 0 && r.segs[n-1].idx < 0 && destinationShaped(r.segs[n-1].key) && !w.ct.payload(r.segs) {
 				w.out = append(w.out, dest{path: r.raw, unknown: true})
 			}
 		}

@@ -7,7 +7,7 @@ import (
 )
 
 // FormatEvent writes an event as one trace line (without the newline),
-// such that ParseEvent reads back the same event. Output is written as its
+// such that parseEvent reads back the same event. Output is written as its
 // evidence holds it: text, content blocks and structured content.
 func FormatEvent(ev Event) []byte {
 	body := map[string]any{}

@@ -25,11 +25,11 @@ func FuzzParseEvent(f *testing.F) {
 	f.Add([]byte(`{"tools":{"tools":["a",{"name":"b","inputSchema":{"type":"object"}}],"repin":true,"at":"2026-01-01T00:00:00Z"}}`))
 	f.Add([]byte(`{"tools":{"tools":[],"repin":false}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		ev, err := ParseEvent(line, 7)
+		ev, err := parseEvent(line, 7)
 		if err != nil {
 			return
 		}
-		again, err := ParseEvent(FormatEvent(ev), 7)
+		again, err := parseEvent(FormatEvent(ev), 7)
 		if err != nil {
 			t.Fatalf("formatted event does not parse: %v\n%s", err, FormatEvent(ev))
 		}
@@ -43,7 +43,7 @@ func FuzzParseEvent(f *testing.F) {
 // are exactly the ones the parser reads.
 func TestEventKindsAreTheParsers(t *testing.T) {
 	for _, k := range append(slices.Clone(eventKinds), "output2", "Start", "tool", "") {
-		_, err := ParseEvent([]byte(`{"`+k+`":{}}`), 1)
+		_, err := parseEvent([]byte(`{"`+k+`":{}}`), 1)
 		unknown := err != nil && strings.Contains(err.Error(), "unknown event")
 		if IsEventKind(k) == unknown {
 			t.Errorf("%q: IsEventKind %v, parser says %v", k, IsEventKind(k), err)

@@ -16,8 +16,8 @@ var eventKinds = []string{"start", "output", "call", "grant", "tools", "end"}
 // told to be a trace by its first line. Only replay knows the format.
 func IsEventKind(k string) bool { return slices.Contains(eventKinds, k) }
 
-// ParseEvent parses one trace line.
-func ParseEvent(b []byte, line int) (Event, error) {
+// parseEvent parses one trace line.
+func parseEvent(b []byte, line int) (Event, error) {
 	ev := Event{Line: line}
 	if err := jsontext.CheckText(b); err != nil {
 		return ev, fmt.Errorf("not valid text: %v", err)

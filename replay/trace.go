@@ -30,8 +30,8 @@ func (ev *Event) Time() time.Time {
 	return Epoch.Add(time.Duration(ev.Line) * time.Second)
 }
 
-// MaxLine is the longest trace line accepted (tool output can be large).
-const MaxLine = 256 << 20
+// maxLine is the longest trace line accepted (tool output can be large).
+const maxLine = 256 << 20
 
 // Event is one parsed trace line. Exactly one of the kind fields is set.
 type Event struct {
@@ -116,7 +116,7 @@ var ErrEmptyTrace = errors.New("is empty: no session to replay or record")
 // trace with no events is ErrEmptyTrace.
 func ParseTrace(name string, r io.Reader) ([]Event, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), MaxLine)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	var events []Event
 	line := 0
 	for sc.Scan() {
@@ -125,7 +125,7 @@ func ParseTrace(name string, r io.Reader) ([]Event, error) {
 		if len(b) == 0 {
 			continue
 		}
-		ev, err := ParseEvent(b, line)
+		ev, err := parseEvent(b, line)
 		if err != nil {
 			return nil, &SyntaxError{File: name, Line: line, Reason: err.Error()}
 		}
@@ -133,7 +133,7 @@ func ParseTrace(name string, r io.Reader) ([]Event, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &SyntaxError{File: name, Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", MaxLine)}
+			return nil, &SyntaxError{File: name, Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", maxLine)}
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

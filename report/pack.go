@@ -334,7 +334,7 @@ func (p *Pack) auditFindings(listed []string, lintName string) {
 // it, and what verify and reading it found.
 func (p *Pack) addLog(l PackLog) {
 	rep := l.Report
-	p.Logs = append(p.Logs, LogStatus{File: l.Name, Result: VerifyResult(rep), Records: rep.Records, Findings: len(rep.Findings), Unevaluable: len(rep.Unevaluable)})
+	p.Logs = append(p.Logs, LogStatus{File: l.Name, Result: verifyResult(rep), Records: rep.Records, Findings: len(rep.Findings), Unevaluable: len(rep.Unevaluable)})
 	p.refs = append(p.refs, InputRef{File: l.Name, First: l.First, Records: rep.Records})
 	for _, x := range rep.Findings {
 		p.Findings = append(p.Findings, PackFinding{Rule: "verify-" + x.Kind, Severity: SevHigh, Where: l.Name, Line: int(x.Seq) + 1,

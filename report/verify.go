@@ -9,8 +9,8 @@ import (
 	"bailiff/verify"
 )
 
-// VerifyResult is "ok" for a log with no findings, "FAILED" otherwise.
-func VerifyResult(r *verify.Report) string {
+// verifyResult is "ok" for a log with no findings, "FAILED" otherwise.
+func verifyResult(r *verify.Report) string {
 	if len(r.Findings) > 0 {
 		return "FAILED"
 	}
@@ -65,7 +65,7 @@ func Verify(w io.Writer, f Format, logs []*verify.Report) error {
 		if !r.Checked {
 			sessions, calls = "-", "-"
 		}
-		sums = append(sums, []string{r.File, VerifyResult(r), fmt.Sprint(r.Records), sessions, calls, checked,
+		sums = append(sums, []string{r.File, verifyResult(r), fmt.Sprint(r.Records), sessions, calls, checked,
 			fmt.Sprint(len(r.Findings)), fmt.Sprint(len(r.Unevaluable))})
 		for _, x := range r.Findings {
 			finds = append(finds, []string{x.File, fmt.Sprint(x.Seq), x.Session, x.Call, x.Kind, x.Recorded, x.Recomputed, x.Reason})
@@ -109,7 +109,7 @@ func verifyJSON(w io.Writer, logs []*verify.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, r := range logs {
-		l := verifyLogLine{Type: "log", File: r.File, Result: VerifyResult(r), Records: r.Records,
+		l := verifyLogLine{Type: "log", File: r.File, Result: verifyResult(r), Records: r.Records,
 			Semantics: r.Checked, Findings: len(r.Findings), Unevaluable: len(r.Unevaluable)}
 		if r.Checked {
 			l.Sessions, l.Calls = &r.Sessions, &r.Calls

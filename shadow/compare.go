@@ -32,16 +32,16 @@ type Pair struct {
 // policy in shadow mode would have been. A call a recorded log holds
 // keeps its recorded verdict as the baseline.
 func CompareSession(base, cand *engine.Policy, file string, events []audit.Event, fn func(Pair)) error {
-	return CompareSessions(base, []*engine.Policy{cand}, file, events, func(_ int, p Pair) { fn(p) })
+	return compareSessions(base, []*engine.Policy{cand}, file, events, func(_ int, p Pair) { fn(p) })
 }
 
-// CompareSessions is CompareSession for several candidates at once, over
+// compareSessions is CompareSession for several candidates at once, over
 // one baseline: the history is applied once, and each output analyzed
 // once, for all of them. fn is called with the candidate's index; a
 // session's pairs are handed on candidate by candidate, each in order.
 // The events are not changed: an output read from a log is read when its
 // step is taken, and let go after.
-func CompareSessions(base *engine.Policy, cands []*engine.Policy, file string, events []audit.Event, fn func(int, Pair)) error {
+func compareSessions(base *engine.Policy, cands []*engine.Policy, file string, events []audit.Event, fn func(int, Pair)) error {
 	cmp := &comparison{sd: newSides(cands, file, fn)}
 	d := &audit.Driver{Config: audit.Config{Policy: base, Spill: true}, Observer: cmp}
 	defer func() {

@@ -45,9 +45,9 @@ func (in Input) File() string {
 	return in.Name
 }
 
-// IsLog tells whether a file is an audit log rather than a trace, by its
+// isLog tells whether a file is an audit log rather than a trace, by its
 // first bytes.
-func IsLog(name string) (bool, error) {
+func isLog(name string) (bool, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return false, err
@@ -60,7 +60,7 @@ func IsLog(name string) (bool, error) {
 
 // ReadInput reads a trace into memory, or notes an audit log to stream.
 func ReadInput(name string) (Input, error) {
-	log, err := IsLog(name)
+	log, err := isLog(name)
 	if err != nil {
 		return Input{}, err
 	}
@@ -93,15 +93,15 @@ func Fixed(p *engine.Policy) Candidate {
 // the recorded verdicts under each session's recorded policy, or, when
 // base is set, base's verdicts recomputed on the recorded history.
 func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(Pair)) error {
-	return CompareEach(inputs, base, []Candidate{cand}, func(_ int, p Pair) { fn(p) })
+	return compareEach(inputs, base, []Candidate{cand}, func(_ int, p Pair) { fn(p) })
 }
 
-// CompareEach is Compare under several candidates in one pass over the
+// compareEach is Compare under several candidates in one pass over the
 // inputs: each session is read and decoded once, then compared under
 // every candidate in turn, each from its own fresh state, so a
 // candidate's pairs are exactly what Compare would give it alone. fn gets
 // the candidate's index with each pair.
-func CompareEach(inputs []Input, base *engine.Policy, cands []Candidate, fn func(int, Pair)) error {
+func compareEach(inputs []Input, base *engine.Policy, cands []Candidate, fn func(int, Pair)) error {
 	// A session id names one session: the same id in two logs is one
 	// session counted twice (a copy), or ids reused, and either way a
 	// count over both is wrong.
@@ -239,5 +239,5 @@ func compareSafely(name string, base *engine.Policy, cands []Candidate, s audit.
 		}
 		cs[i] = c
 	}
-	return CompareSessions(b, cs, name, s.Events, emit)
+	return compareSessions(b, cs, name, s.Events, emit)
 }

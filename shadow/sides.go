@@ -11,7 +11,7 @@ import (
 // sides is the candidates' side of one session being compared. It
 // follows the baseline's history step by step: each candidate decides
 // every call on that history, and its verdict waits in the call's pair
-// for a grant to settle. CompareSessions tells it a trace's history as
+// for a grant to settle. compareSessions tells it a trace's history as
 // the baseline makes it; for an audit log verify does, as it applies each
 // record (a Follower).
 //

@@ -103,7 +103,11 @@ func runLint(stdin io.Reader, stdout io.Writer, p lintParams, name string) error
 	if p.tools != nil && tools == nil {
 		tools = []engine.ListedTool{}
 	}
-	found, err := engine.LintListed(name, data, tools)
+	pol, err := engine.Load(name, data)
+	if err != nil {
+		return usageErr(err, "")
+	}
+	found, err := pol.Lint(tools)
 	if err != nil {
 		return usageErr(err, "")
 	}

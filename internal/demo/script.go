@@ -119,9 +119,9 @@ func Script(l Layout) []Step {
 	}
 }
 
-// Approves is the scripted human at the client: asked about a call, they
+// approves is the scripted human at the client: asked about a call, they
 // approve mail to carol, whom the user named, and nothing else.
-func Approves(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+func approves(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	if strings.Contains(r.Params.Message, "carol@partner.example") {
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 	}
@@ -135,11 +135,11 @@ type Answer struct {
 }
 
 // RunAgent starts the gateway command as the agent's MCP server over
-// stdio, makes the script's calls in order, approving asks as Approves
+// stdio, makes the script's calls in order, approving asks as approves
 // does, and ends the session, which ends the gateway.
 func RunAgent(ctx context.Context, gateway *exec.Cmd, steps []Step) ([]Answer, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bailiff-demo-agent", Version: "1"},
-		&mcp.ClientOptions{ElicitationHandler: Approves})
+		&mcp.ClientOptions{ElicitationHandler: approves})
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: gateway}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("starting the gateway: %w", err)
