@@ -3,6 +3,7 @@ package chain
 import (
 	"crypto/rand"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -22,17 +23,20 @@ func TestKeyKinds(t *testing.T) {
 		parse func(string) (string, error)
 		in    string
 		want  error
+		text  string // ends the sentence whose subject is the key file
 	}{
-		{"public for private", ParsePrivateKey, vkey, ErrPublicKey},
-		{"private for public", ParsePublicKey, skey, ErrPrivateKey},
-		{"text for private", ParsePrivateKey, "version: 1", errNotKey},
-		{"text for public", ParsePublicKey, "version: 1", errNotKey},
-		{"torn private", ParsePrivateKey, skey[:len(skey)-4], errNotKey},
+		{"public for private", ParsePrivateKey, vkey, ErrPublicKey, "is a public key, a private key is needed"},
+		{"private for public", ParsePublicKey, skey, ErrPrivateKey, "is a private key, a public key is needed"},
+		{"text for private", ParsePrivateKey, "version: 1", errNotKey, "is not a key"},
+		{"text for public", ParsePublicKey, "version: 1", errNotKey, "is not a key"},
+		{"torn private", ParsePrivateKey, skey[:len(skey)-4], errNotKey, "is not a key"},
 	} {
 		_, err := c.parse(c.in)
 		var ke *KeyError
 		if !errors.Is(err, c.want) || !errors.As(err, &ke) {
 			t.Errorf("%s: err = %v, want a KeyError for %v", c.name, err, c.want)
+		} else if !strings.HasPrefix(err.Error(), c.text) {
+			t.Errorf("%s: says %q, want it to start %q", c.name, err, c.text)
 		}
 	}
 }

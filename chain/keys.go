@@ -27,13 +27,19 @@ func wrongKey(v note.Verifier, sigs []note.Signature) error {
 		by = append(by, id(s.Name, s.Hash))
 	}
 	if len(by) == 0 {
-		return fmt.Errorf("%w %s: it holds no signature", ErrWrongKey, id(v.Name(), v.KeyHash()))
+		return &wrongKeyError{"the checkpoint is not signed by key " + id(v.Name(), v.KeyHash()) + ": it holds no signature"}
 	}
-	return fmt.Errorf("%w %s, but by %s", ErrWrongKey, id(v.Name(), v.KeyHash()), strings.Join(by, " and "))
+	return &wrongKeyError{"the checkpoint is not signed by key " + id(v.Name(), v.KeyHash()) + ", but by " + strings.Join(by, " and ")}
 }
 
 // ErrWrongKey is a checkpoint not signed by the key it was opened with.
-var ErrWrongKey = errors.New("the checkpoint is not signed by key")
+var ErrWrongKey = errors.New("checkpoint not signed by the key given")
+
+// wrongKeyError is ErrWrongKey, saying which key and which signed it.
+type wrongKeyError struct{ text string }
+
+func (e *wrongKeyError) Error() string { return e.text }
+func (e *wrongKeyError) Unwrap() error { return ErrWrongKey }
 
 // GenerateKey makes an Ed25519 key pair for signing checkpoints, in the
 // sumdb/note text form: skey is secret, vkey is published. It refuses a
@@ -69,11 +75,20 @@ type KeyError struct {
 	Detail string
 }
 
+// Error ends a sentence whose subject is the key file given
+// ("ci.key is a public key, …").
 func (e *KeyError) Error() string {
-	if e.Detail != "" {
-		return e.Err.Error() + ": " + e.Detail
+	text := "is not a key"
+	switch e.Err {
+	case ErrPublicKey:
+		text = "is a public key, a private key is needed"
+	case ErrPrivateKey:
+		text = "is a private key, a public key is needed"
 	}
-	return e.Err.Error()
+	if e.Detail != "" {
+		return text + ": " + e.Detail
+	}
+	return text
 }
 
 func (e *KeyError) Unwrap() error { return e.Err }
@@ -110,7 +125,7 @@ func ParsePublicKey(key string) (string, error) {
 // The kinds of wrong key a KeyError reports; a caller tells them apart
 // with errors.Is, and a CLI calls each a usage error, not a finding.
 var (
-	ErrPublicKey  = errors.New("is a public key, a private key is needed")
-	ErrPrivateKey = errors.New("is a private key, a public key is needed")
-	errNotKey     = errors.New("is not a key")
+	ErrPublicKey  = errors.New("public key given where a private key is needed")
+	ErrPrivateKey = errors.New("private key given where a public key is needed")
+	errNotKey     = errors.New("not a key")
 )

@@ -8,13 +8,11 @@ import (
 )
 
 // ErrEmptyLog is a log with no records: there is nothing in it to prove,
-// and an empty file must not read as a clean log. Its text, like
-// ErrNotALog's, ends a sentence whose subject is the file
-// ("audit.jsonl is empty: ...").
-var ErrEmptyLog = errors.New("is empty: there is nothing to verify")
+// and an empty file must not read as a clean log.
+var ErrEmptyLog = errors.New("empty audit log: nothing to verify")
 
 // ErrNotALog matches every *NotALogError.
-var ErrNotALog = errors.New("is not a bailiff audit log")
+var ErrNotALog = errors.New("not a bailiff audit log")
 
 // NotALogError is input whose first line is not an audit record at all:
 // a trace, a policy, a binary. It is the wrong file, not a tampered log,
@@ -55,5 +53,5 @@ func sniff(first, next []byte) error {
 		// knows those formats to say: the log knows only its own.
 		return &NotALogError{Looks: "is JSON but not a bailiff audit log"}
 	}
-	return &NotALogError{Looks: ErrNotALog.Error()}
+	return &NotALogError{Looks: "is not a bailiff audit log"}
 }

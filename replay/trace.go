@@ -108,9 +108,16 @@ func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e
 
 // ErrEmptyTrace is a trace with no events. Replaying or recording it would
 // print a bare header or write a log of nothing, both of which read as a
-// clean session that never happened. Its text ends a sentence whose
-// subject is the file.
-var ErrEmptyTrace = errors.New("is empty: no session to replay or record")
+// clean session that never happened.
+var ErrEmptyTrace = errors.New("empty trace: no session to replay or record")
+
+// emptyTraceError is ErrEmptyTrace, naming the file.
+type emptyTraceError struct{ name string }
+
+func (e *emptyTraceError) Error() string {
+	return e.name + " is empty: no session to replay or record"
+}
+func (e *emptyTraceError) Unwrap() error { return ErrEmptyTrace }
 
 // ParseTrace reads a whole trace. name is used in error messages only. A
 // trace with no events is ErrEmptyTrace.
@@ -138,7 +145,7 @@ func ParseTrace(name string, r io.Reader) ([]Event, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(events) == 0 {
-		return nil, fmt.Errorf("%s %w", name, ErrEmptyTrace)
+		return nil, &emptyTraceError{name}
 	}
 	return events, nil
 }

@@ -144,11 +144,24 @@ func verifyIntegrity(rep *Report, r io.Reader, opt Options) error {
 // inputError names the file an error is about. The two that say what the
 // file is read as a sentence about it ("audit.jsonl is empty: ...").
 func inputError(name string, err error) error {
-	if errors.Is(err, chain.ErrNotALog) || errors.Is(err, chain.ErrEmptyLog) {
-		return fmt.Errorf("%s %w", name, err)
+	var not *chain.NotALogError
+	switch {
+	case errors.As(err, &not):
+		return &fileError{name + " " + not.Looks, err}
+	case errors.Is(err, chain.ErrEmptyLog):
+		return &fileError{name + " is empty: there is nothing to verify", err}
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
+
+// fileError is an input error phrased as a sentence about the file.
+type fileError struct {
+	text string
+	err  error
+}
+
+func (e *fileError) Error() string { return e.text }
+func (e *fileError) Unwrap() error { return e.err }
 
 func checkRoot(rep *Report, c *chain.Checkpoint, root [32]byte) {
 	if root == c.Root {

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +17,6 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -235,9 +232,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		return err
 	}
 	defer closeLog()
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	session := fmt.Sprintf("gateway-%s-%s", time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(suffix))
+	session := newSessionID("gateway")
 
 	names, ups := gatewayUpstreams(c)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

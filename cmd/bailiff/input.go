@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"bailiff/chain"
 	"bailiff/replay"
 )
 
@@ -163,6 +164,11 @@ var (
 // on a positive sign of it, so an unusual but valid file of the wanted
 // kind always reaches its parser.
 func sniff(head []byte) fileKind {
+	// What a log's lines look like is chain's to say, and what a
+	// trace's events are replay's: the CLI keeps no copy of either.
+	if chain.StartsLikeLog(head) {
+		return kindLog
+	}
 	line, _, _ := bytes.Cut(head, []byte("\n"))
 	if k := sniffJSONLine(line); k != kindUnknown {
 		return k
@@ -256,8 +262,6 @@ func toolsKind(v json.RawMessage) fileKind {
 func sniffJSONKeys(obj map[string]json.RawMessage) fileKind {
 	has := func(k string) bool { _, ok := obj[k]; return ok }
 	switch {
-	case has("v") && has("seq") && has("kind"):
-		return kindLog
 	case has("type") && (has("calls") || has("check") || has("category") || has("key")):
 		return kindShadow
 	case has("label") && has("call") && has("session"):

@@ -169,9 +169,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	}
 	session := p.session
 	if session == "" {
-		suffix := make([]byte, 4)
-		_, _ = rand.Read(suffix)
-		session = fmt.Sprintf("%s-%s-%s", server, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(suffix))
+		session = newSessionID(server)
 	}
 	log, closeLog, err := openAudit(audit, dur)
 	if err != nil {
@@ -302,4 +300,13 @@ func openLog(audit string, dur chain.Durability) (*chain.Writer, error) {
 		return nil, usageErr(fmt.Errorf("cannot open the audit log: %v", err), hint)
 	}
 	return log, nil
+}
+
+// newSessionID names a session the gateway opens: who it fronts, when it
+// started (UTC, to the second) and four random bytes, so two sessions
+// started in one second never share an id.
+func newSessionID(prefix string) string {
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	return fmt.Sprintf("%s-%s-%s", prefix, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(suffix))
 }

@@ -185,7 +185,7 @@ func owner(imp string) (who string, known bool) {
 // for a decision or an answer; every other package drives a session
 // through it, so no driver can decide under rules of its own.
 func TestOneDriver(t *testing.T) {
-	forbidCalls(t, regexp.MustCompile(`\bengine\.(Decide|Answer)\(`), "calls the engine directly: drive the session through audit",
+	forbidLines(t, regexp.MustCompile(`\bengine\.(Decide|Answer)\(`), "calls the engine directly: drive the session through audit",
 		func(rel string) bool { return !strings.HasPrefix(rel, "engine/") && !strings.HasPrefix(rel, "audit/") })
 }
 
@@ -193,13 +193,13 @@ func TestOneDriver(t *testing.T) {
 // tool listings reach it loaded and parsed, so it cannot read a file
 // another way than every other command does.
 func TestReportRenders(t *testing.T) {
-	forbidCalls(t, regexp.MustCompile(`\bengine\.(Load|ListedTools|ParseTool|ToolFromValue|DecodeJSON)\(`), "loads or parses a policy or a listing: give report what is loaded",
+	forbidLines(t, regexp.MustCompile(`\bengine\.(Load|ListedTools|ParseTool|ToolFromValue|DecodeJSON)\(`), "loads or parses a policy or a listing: give report what is loaded",
 		func(rel string) bool { return strings.HasPrefix(rel, "report/") })
 }
 
-// forbidCalls fails on every line of the non-test Go files in scope that
-// matches call.
-func forbidCalls(t *testing.T, call *regexp.Regexp, why string, inScope func(rel string) bool) {
+// forbidLines fails on every line of the non-test Go files in scope that
+// matches pattern.
+func forbidLines(t *testing.T, pattern *regexp.Regexp, why string, inScope func(rel string) bool) {
 	t.Helper()
 	err := filepath.WalkDir(root(t), func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -217,8 +217,8 @@ func forbidCalls(t *testing.T, call *regexp.Regexp, why string, inScope func(rel
 		if err != nil {
 			return err
 		}
-		for i, line := range strings.Split(string(data), "\n") {
-			if call.MatchString(line) {
+		for i, text := range strings.Split(string(data), "\n") {
+			if pattern.MatchString(text) {
 				t.Errorf("%s:%d %s", rel, i+1, why)
 			}
 		}
@@ -227,4 +227,13 @@ func forbidCalls(t *testing.T, call *regexp.Regexp, why string, inScope func(rel
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSentinelsStandAlone: a sentinel error's text is read alone (in a
+// log, a %v, a test's failure), so it must say what went wrong by
+// itself, not end a sentence whose subject only its caller knows. An
+// error type that names the file phrases the sentence.
+func TestSentinelsStandAlone(t *testing.T) {
+	sentinel := regexp.MustCompile(`\b[Ee]rr[A-Z]\w* *= *errors\.New\("((is|are|was|has) [^"]*)"\)`)
+	forbidLines(t, sentinel, "declares a sentinel error whose text is a sentence fragment", func(string) bool { return true })
 }
