@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -280,13 +281,20 @@ func (p *Pack) listTools(in PackInput) (listed, toolList []string) {
 // lint adds the policy's lint findings; a line is kept only where it
 // points at the file given.
 func (p *Pack) lint(in PackInput, lintName string, linted *engine.Policy, toolList []string) error {
-	// The tools by name only, as the logs show them called too.
+	// The listed tools with their schemas, so that a finding names the
+	// arguments a glob takes out of them; by name alone, the tools only
+	// the logs show.
 	var listed []engine.ListedTool
 	if toolList != nil {
 		listed = []engine.ListedTool{}
+		for _, file := range sortedKeys(in.Tools) {
+			listed = append(listed, in.Tools[file]...)
+		}
 	}
 	for _, n := range toolList {
-		listed = append(listed, engine.ListedTool{Name: n})
+		if !slices.ContainsFunc(listed, func(t engine.ListedTool) bool { return t.Name == n }) {
+			listed = append(listed, engine.ListedTool{Name: n})
+		}
 	}
 	lint, err := linted.Lint(listed)
 	if err != nil {

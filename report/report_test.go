@@ -100,6 +100,39 @@ servers:
 	}
 }
 
+// TestPackLintNamesGlobbedArguments: the pack lints with the listed
+// tools' schemas, so what a not_destinations glob takes out is named, as
+// policy lint names it; by name alone it would read "takes out no
+// destination-shaped argument", which is false.
+func TestPackLintNamesGlobbedArguments(t *testing.T) {
+	pol, err := engine.Load("p.yaml", []byte("version: 1\nrules: [{id: all, tool: \"*\", action: allow}]\ntools:\n  submit_form: {exfiltrating: true, sink_params: [url], not_destinations: [\"data.**\"]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := engine.ListedTools([]byte(`{"tools": [{"name": "submit_form", "inputSchema": {"type": "object", "properties": {
+  "url": {"type": "string"}, "data": {"type": "object", "properties": {"contact_email": {"type": "string"}}}}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := audit.NewSummary(time.Time{}, time.Time{})
+	sum.ByTool["send_email"] = map[string]int{"allow": 1} // called, never listed
+	pk := &Pack{Policy: pol, Summary: sum, Annots: map[string][]string{}, Dests: map[string][]string{}}
+	in := PackInput{PolicyName: "p.yaml", Given: pol, Tools: map[string][]engine.ListedTool{"t.json": listed}}
+	_, toolList := pk.listTools(in)
+	if err := pk.lint(in, "p.yaml", pol, toolList); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range pk.Findings {
+		if f.Rule == "not-destinations-glob" {
+			got = append(got, f.Message)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "takes out submit_form's data.contact_email") {
+		t.Errorf("the pack's glob findings %q do not name data.contact_email", got)
+	}
+}
+
 // TestPackShowsListingHints: a tools file's annotations and
 // destination-shaped arguments reach the tools table, for a tool no
 // session called as for one it did.
