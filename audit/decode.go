@@ -13,13 +13,6 @@ import (
 // request that never became a call.
 var ErrNoStep = errors.New("the record is no step of a session")
 
-// decodeOwned is Decoder.Decode into storage of its own.
-func decodeOwned(rec chain.Record) (Event, error) {
-	var dec Decoder
-	ev, err := dec.Decode(rec)
-	return ev.own(), err
-}
-
 // own is the event with its step and body copied out of a decoder's
 // storage, holding nothing else of it.
 func (ev *Event) own() Event {
@@ -55,11 +48,12 @@ func (ev *Event) own() Event {
 	return e
 }
 
-// Decoder is Decode with its storage kept from one record to the next:
-// the event it returns, with its step and body, is valid only until the
-// next record is decoded. A reader that takes each step before reading
-// the next (verify) allocates no event per record; one that keeps events
-// (a session's, to compare it later) uses Decode.
+// Decoder reads records with its storage kept from one record to the
+// next: the event it returns, with its step and body, is valid only until
+// the next record is decoded. A reader that takes each step before
+// reading the next (verify) allocates no event per record; one that keeps
+// events (a session's, to compare it later) copies each out (own), which
+// costs the step and body alone, not a decoder per record.
 type Decoder struct {
 	ev       Event
 	start    StartStep

@@ -101,3 +101,10 @@ func (o *settleSpy) Granted(s *Session, ev *Event, pc *Pending, g engine.Grant, 
 	*o.decided = d
 	return o.tally.Granted(s, ev, pc, g, settles, d, c)
 }
+
+// decodeOwned is Decoder.Decode into storage of its own, for tests that keep an event.
+func decodeOwned(rec chain.Record) (Event, error) {
+	var dec Decoder
+	ev, err := dec.Decode(rec)
+	return ev.own(), err
+}

@@ -45,6 +45,9 @@ func readSessions(name string, rd *chain.Reader, ev chain.EvidenceStore, fn func
 	v := NewCache(ev)
 	open := map[string]*LogSession{}
 	ended := map[string]bool{}
+	// One decoder for every record: each event is copied out of it (own)
+	// to be kept, and its storage is not allocated again per record.
+	var dec Decoder
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
@@ -56,7 +59,8 @@ func readSessions(name string, rd *chain.Reader, ev chain.EvidenceStore, fn func
 		fail := func(err error) error {
 			return fmt.Errorf("%s: record %d: %v (run bailiff verify)", name, rec.Seq, err)
 		}
-		e, err := decodeOwned(rec)
+		got, err := dec.Decode(rec)
+		e := got.own()
 		if errors.Is(err, ErrNoStep) {
 			continue
 		}

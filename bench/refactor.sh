@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A refactor against the revision before it, in one run: full verify and
-# shadow over the same generated log by both builds (seconds, and the new
-# build's ratio to the old: above 1.00x is slower), then the exported
+# shadow over the same generated log by both builds, interleaved (the
+# best seconds of five rounds, and the new build's ratio to the old:
+# above 1.00x is slower), then the exported
 # names of each package in both trees. Timings are for reading, never
 # for pass/fail.
 #   bench/refactor.sh BASE [bytes]    (default 268435456: a 256 MiB log)
@@ -20,15 +21,21 @@ git worktree add --detach "$tree" "$base" >/dev/null 2>&1
 go build -o "$dir/bailiff-head" ./cmd/bailiff
 cat "$log" > /dev/null
 
-# secs CMD...: wall seconds of the best of three runs.
-secs() {
-  local best="" t0 t1 s
-  for _ in 1 2 3; do
-    t0=$(date +%s.%N); "$@" > /dev/null; t1=$(date +%s.%N)
-    s=$(echo "$t1 - $t0" | bc -l)
-    if [ -z "$best" ] || [ "$(echo "$s < $best" | bc -l)" = 1 ]; then best=$s; fi
+# pair ARGS...: the best wall seconds of base and head over five rounds,
+# each round running base then head, so that a machine that slows down
+# or speeds up during the run weighs on both alike.
+pair() {
+  local bb="" hb="" t0 t1 s bin
+  for _ in 1 2 3 4 5; do
+    for bin in base head; do
+      t0=$(date +%s.%N); "$dir/bailiff-$bin" "$@" > /dev/null; t1=$(date +%s.%N)
+      s=$(echo "$t1 - $t0" | bc -l)
+      if [ $bin = base ]; then
+        if [ -z "$bb" ] || [ "$(echo "$s < $bb" | bc -l)" = 1 ]; then bb=$s; fi
+      elif [ -z "$hb" ] || [ "$(echo "$s < $hb" | bc -l)" = 1 ]; then hb=$s; fi
+    done
   done
-  echo "$best"
+  echo "$bb $hb"
 }
 
 printf 'log: %s bytes; base %s, head %s%s\n\n' "$(stat -c %s "$log")" "$(git rev-parse --short "$base")" "$(git rev-parse --short HEAD)" "$(git diff --quiet HEAD || echo " with uncommitted changes")"
@@ -38,8 +45,7 @@ for job in verify shadow; do
     verify) args=(verify "$log") ;;
     shadow) args=(shadow --candidate "$dir/candidate.yaml" "$log") ;;
   esac
-  b=$(secs "$dir/bailiff-base" "${args[@]}")
-  h=$(secs "$dir/bailiff-head" "${args[@]}")
+  read -r b h < <(pair "${args[@]}")
   awk -v j="$job" -v b="$b" -v h="$h" 'BEGIN { printf "%-16s %12.2f %12.2f %11.2fx\n", j, b, h, h/b }'
 done
 
