@@ -163,7 +163,7 @@ func (dec *Decoder) decodeGrant(rec chain.Record) error {
 		return fmt.Errorf("answer %q is not approve or decline", b.Answer)
 	}
 	dec.grant = GrantStep{Call: b.Call, ID: b.Grant, Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp,
-		Logged: true, Server: b.Server, Tool: b.Tool, Digest: b.Digest, Body: b}
+		Logged: true, Tool: engine.ToolRef{Server: b.Server, Tool: b.Tool}, Digest: b.Digest, Body: b}
 	if b.Decision != nil {
 		dec.recorded = toDecision(*b.Decision)
 		dec.grant.Recorded, dec.grant.Settled = &dec.recorded, true

@@ -83,7 +83,7 @@ func TestLoggedGrantExpiresAsWritten(t *testing.T) {
 	asked := engine.Decision{Verdict: engine.Allow, Check: engine.CheckApproval}
 	c := call("c1", "pay")
 	ss.add(Event{Grant: &GrantStep{ID: "g1", Call: "c1", Approver: "lee", Approve: true, Logged: true, Settled: true, Recorded: &asked,
-		Server: "srv", Tool: "pay", Digest: c.Digest, Expires: time.Time{}}})
+		Tool: engine.ToolRef{Server: "srv", Tool: "pay"}, Digest: c.Digest, Expires: time.Time{}}})
 	if err := drive(d, ss); err != nil {
 		t.Fatal(err)
 	}

@@ -330,14 +330,14 @@ func grantFor(s *Session, pc *Pending, gs *GrantStep, now time.Time) engine.Gran
 	if exp.IsZero() && !gs.Logged { // a log's grant expires as written, whatever it says
 		exp = now.Add(s.Policy().ApprovalTTL())
 	}
-	server, tool, digest := gs.Server, gs.Tool, gs.Digest
+	ref, digest := gs.Tool, gs.Digest
 	if !gs.Logged {
 		c := pc.Call()
-		server, tool, digest = c.Server, c.Tool, c.Digest
+		ref, digest = c.ToolRef, c.Digest
 	}
-	if server == "" {
-		server = s.State().Server
+	if ref.Server == "" {
+		ref.Server = s.State().Server
 	}
-	return engine.Grant{ID: gs.ID, ToolRef: engine.ToolRef{Server: server, Tool: tool}, Digest: digest,
+	return engine.Grant{ID: gs.ID, ToolRef: ref, Digest: digest,
 		Approver: gs.Approver, Approve: gs.Approve, Expires: exp}
 }

@@ -140,7 +140,7 @@ func TestDriverSettlesByOneRule(t *testing.T) {
 	ss.add(callStep("c7", "send"))
 	decided := grantStep("g5", "c6")
 	decided.Grant.Logged, decided.Grant.Settled = true, true
-	decided.Grant.Server, decided.Grant.Tool, decided.Grant.Digest = "srv", "pay", call("c6", "pay").Digest
+	decided.Grant.Tool, decided.Grant.Digest = engine.ToolRef{Server: "srv", Tool: "pay"}, call("c6", "pay").Digest
 	decided.Grant.Expires = t0.Add(time.Hour)
 	ss.add(decided) // a log's answer whose decision the reader dropped: settles as the engine decides
 	ss.add(Event{End: &EndBody{}})

@@ -64,9 +64,10 @@ type GrantStep struct {
 	// is committed, unless the reader drops it to have the engine decide
 	// (a baseline policy of the reader's own).
 	Recorded *engine.Decision
-	// Server, Tool and Digest are what a log's grant names; a trace's
-	// grant is bound to the call it answers.
-	Server, Tool, Digest string
+	// Tool and Digest are what a log's grant names; a trace's grant is
+	// bound to the call it answers.
+	Tool   engine.ToolRef
+	Digest string
 	// Body is the grant record: written with a log, or as read back.
 	Body *GrantBody
 }

@@ -310,7 +310,7 @@ func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engi
 	// The gateway's answer claims to settle its call: the driver settles
 	// it only if the call still waits for one.
 	err := p.step(audit.Event{At: now, Grant: &audit.GrantStep{Call: c.ID, ID: g.ID, Approver: g.Approver, Approve: approve,
-		Expires: g.Expires, Logged: true, Settled: true, Server: g.Server, Tool: g.Tool, Digest: g.Digest, Body: body}})
+		Expires: g.Expires, Logged: true, Settled: true, Tool: g.ToolRef, Digest: g.Digest, Body: body}})
 	var se *audit.StepError
 	switch {
 	case errors.As(err, &se):

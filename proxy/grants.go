@@ -199,7 +199,7 @@ func (p *Proxy) collectGrants() {
 		// An answer out of band settles nothing: it is kept for the
 		// call's retry.
 		if err := p.step(audit.Event{At: now, Grant: &audit.GrantStep{Call: c.ID, ID: g.ID, Approver: g.Approver, Approve: g.Approve,
-			Expires: g.Expires, Logged: true, Server: g.Server, Tool: g.Tool, Digest: g.Digest, Body: body}}); err != nil {
+			Expires: g.Expires, Logged: true, Tool: g.ToolRef, Digest: g.Digest, Body: body}}); err != nil {
 			p.logf("cannot write the audit log: %v", err)
 			continue
 		}
