@@ -107,11 +107,11 @@ func (s *Summary) inRange(t time.Time) bool {
 	return (s.Since.IsZero() || !t.Before(s.Since)) && (s.Until.IsZero() || t.Before(s.Until))
 }
 
-func (s *Summary) sawServer(server, tool string) {
-	if s.ToolServers[tool] == nil {
-		s.ToolServers[tool] = map[string]bool{}
+func (s *Summary) sawServer(ref engine.ToolRef) {
+	if s.ToolServers[ref.Tool] == nil {
+		s.ToolServers[ref.Tool] = map[string]bool{}
 	}
-	s.ToolServers[tool][server] = true
+	s.ToolServers[ref.Tool][ref.Server] = true
 }
 
 // session counts one session, if it has a record in range.
@@ -144,17 +144,18 @@ func (s *Summary) session(ls LogSession) error {
 		server = st.Server
 		multi := spansServers(server, ls.Events)
 		for _, t := range st.Tools {
-			on, name := server, t.Name
+			ref := engine.ToolRef{Server: server, Tool: t.Name}
 			if multi {
 				// A session that spans several servers (a gateway's)
 				// lists each tool as "<server>.<tool>", read back at the
 				// first dot as the engine reads its pins: a server name
 				// with a dot is refused there.
-				if ref, ok := engine.ParseToolRef(name); ok {
-					on, name = ref.Server, ref.Tool
+				if r, ok := engine.ParseToolRef(t.Name); ok {
+					ref = r
 				}
 			}
-			s.sawServer(on, name)
+			s.sawServer(ref)
+			on, name := ref.Server, ref.Tool
 			for path, vals := range t.Fixed {
 				if s.Fixed[name] == nil {
 					s.Fixed[name] = map[string]map[string][]string{}
@@ -183,12 +184,13 @@ func (s *Summary) session(ls LogSession) error {
 
 func (s *Summary) call(server, day string, c *engine.Call, d engine.Decision) {
 	s.Calls++
-	if c.Server != "" {
-		// A gateway's session fronts several servers: each call names
-		// the one it went to, which is what the policy decided it by.
-		server = c.Server
+	ref := c.ToolRef
+	if ref.Server == "" {
+		// A call names its server in a gateway's session, which fronts
+		// several: the one it went to, which the policy decided it by.
+		ref.Server = server
 	}
-	s.sawServer(server, c.Tool)
+	s.sawServer(ref)
 	v := string(d.Verdict)
 	if s.ByTool[c.Tool] == nil {
 		s.ByTool[c.Tool] = map[string]int{}

@@ -50,8 +50,8 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 	if !ok {
 		return
 	}
-	u, server, tool := p.route(name)
-	c := &engine.Call{ToolRef: engine.ToolRef{Server: server, Tool: tool}, Args: args}
+	u, ref := p.route(name)
+	c := &engine.Call{ToolRef: ref, Args: args}
 	// A panic from here on is a bug, but one call's bug: that call is
 	// refused, the log says why, and the gateway goes on serving.
 	var recorded bool
@@ -258,15 +258,15 @@ func (p *Proxy) internalError(req *jsonrpc.Request, c *engine.Call, recorded boo
 
 // route finds the server a tool name goes to: the only one, or in a
 // gateway the one named before the first dot (nil when there is none).
-func (p *Proxy) route(name string) (u *upstream, server, tool string) {
+func (p *Proxy) route(name string) (*upstream, engine.ToolRef) {
 	if !p.gateway {
-		return p.ups[0], p.opt.Server, name
+		return p.ups[0], engine.ToolRef{Server: p.opt.Server, Tool: name}
 	}
 	ref, ok := engine.ParseToolRef(name)
 	if !ok {
-		return nil, "", name
+		return nil, ref
 	}
-	return p.byName[ref.Server], ref.Server, ref.Tool
+	return p.byName[ref.Server], ref
 }
 
 // elicit asks the human through the client. The answer is bound to this

@@ -124,13 +124,13 @@ func (p *Proxy) resolve(name string, args map[string]any) (map[string]any, map[s
 	if !p.resolveLinks {
 		return args, nil, nil
 	}
-	u, server, tool := p.route(name)
+	u, ref := p.route(name)
 	if u != nil {
 		if _, remote := u.wire.(*connStream); remote {
 			return args, nil, nil
 		}
 	}
-	out, from, err := p.opt.Policy.ResolvePaths(engine.ToolRef{Server: server, Tool: tool}, args, resolvePath)
+	out, from, err := p.opt.Policy.ResolvePaths(ref, args, resolvePath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("a path argument cannot be resolved: %v", err)
 	}
