@@ -36,7 +36,7 @@
 // # Records
 //
 // With a log, the [Session] writes each step's record before it applies
-// the step, so no decision exists that the log does not hold. [Decode]
+// the step, so no decision exists that the log does not hold. [Decoder]
 // is the one reading of a record as a step, and [LogSessions] reads a
 // log as its sessions' events.
 package audit

@@ -35,6 +35,13 @@
 // decided for every value its unknown parts could take: when the
 // verdicts differ, the decision is Unevaluable and lists them.
 //
+// A tool is one [ToolRef]: its server and its name, embedded in every
+// [Call], [Grant] and output [Source] that names one. Server "" is the
+// session's own until the driver resolves it; a gateway lists a tool as
+// "<server>.<tool>" ([ToolRef.String]) and routes a name at its first dot
+// ([ParseToolRef]), which is why [CheckServerName] refuses a dot in a
+// server's name.
+//
 // # The state
 //
 // [State] is what the engine remembers of one session: the tools pinned
@@ -47,7 +54,7 @@
 //
 // [Load] reads a policy strictly (unknown keys, duplicate rules and
 // contradictions are errors with their line), compiles it, and gives its
-// canonical form and version, which every session record carries. [Lint]
+// canonical form and version, which every session record carries. [Policy.Lint]
 // finds what loads but is likely wrong, [Policy.Explain] says what a policy does
 // to each tool, and [Policy.Without] switches one check or rule off, for
 // ablation. The format is docs/policy.md.
