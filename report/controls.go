@@ -184,7 +184,7 @@ func (p *Pack) contractText(tool, server string, e engine.Explanation) (budget, 
 		if e.Gate != engine.GateAlways {
 			sink += " " + string(e.Gate)
 		}
-		sink += ": destinations in " + orWord(c.SinkParams, "no named argument") + "; trusted: " + orWord(c.TrustedDestinations, "nothing")
+		sink += ": " + destinationsText(c.SinkParams, p.Dests[tool]) + "; trusted: " + orWord(c.TrustedDestinations, "nothing")
 		if c.OnTaint == "ask" {
 			sink += "; on taint ask"
 		}
@@ -206,6 +206,29 @@ func (p *Pack) contractText(tool, server string, e engine.Explanation) (budget, 
 		more("output's origin: the site of " + c.Fetches)
 	}
 	return
+}
+
+// destinationsText says which arguments the sink gate checks, as the
+// engine flattens them: the sink_params, every argument named like a
+// destination at any depth, and every argument when there is neither.
+// listed are the top-level destination-shaped arguments a tools file
+// gives the tool, named where the sink_params leave them out: a reviewer
+// reading "to, cc" alone would take bcc to go unchecked.
+func destinationsText(sinkParams, listed []string) string {
+	var extra []string
+	for _, d := range listed {
+		if !slices.Contains(sinkParams, d) && !slices.Contains(extra, d) {
+			extra = append(extra, d)
+		}
+	}
+	shaped := "any argument named like one"
+	if len(extra) > 0 {
+		shaped += " (" + strings.Join(extra, ", ") + ")"
+	}
+	if len(sinkParams) == 0 {
+		return "destinations in " + shaped + ", or in every argument when none is"
+	}
+	return "destinations in " + strings.Join(sinkParams, ", ") + " and " + shaped
 }
 
 // contractNames are the tools a contract names exactly, at the top level

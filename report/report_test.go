@@ -82,7 +82,7 @@ servers:
 	if budget != "on crm: 2; on mail: -" {
 		t.Errorf("budget column %q", budget)
 	}
-	if want := "on crm: -; on mail: a sink: destinations in to; trusted: @corp.example"; sink != want {
+	if want := "on crm: -; on mail: a sink: destinations in to and any argument named like one; trusted: @corp.example"; sink != want {
 		t.Errorf("sink column %q, want %q", sink, want)
 	}
 	// A server section the logs never showed is still described.
@@ -221,15 +221,21 @@ tools:
   always: {exfiltrating: true, sink_params: [to]}
   shaped: {sink_params: [to], trusted_destinations: ["@corp.example"]}
   never: {exfiltrating: false, sink_params: [to]}
+  mail: {exfiltrating: true, sink_params: [to, cc]}
+  form: {exfiltrating: true}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk := &Pack{Policy: p, Summary: &audit.Summary{}}
+	// The engine checks bcc too, as every argument named like a
+	// destination: the column must not read as "to and cc only".
+	pk := &Pack{Policy: p, Summary: &audit.Summary{}, Dests: map[string][]string{"mail": {"bcc", "cc"}}}
 	for tool, want := range map[string]string{
-		"always": "a sink: destinations in to; trusted: nothing",
-		"shaped": "a sink when an argument looks like a destination: destinations in to; trusted: @corp.example",
+		"always": "a sink: destinations in to and any argument named like one; trusted: nothing",
+		"shaped": "a sink when an argument looks like a destination: destinations in to and any argument named like one; trusted: @corp.example",
 		"never":  "not a sink",
+		"mail":   "a sink: destinations in to, cc and any argument named like one (bcc); trusted: nothing",
+		"form":   "a sink: destinations in any argument named like one, or in every argument when none is; trusted: nothing",
 	} {
 		if _, _, _, _, sink := pk.controls(tool); sink != want {
 			t.Errorf("%s: sink column %q, want %q", tool, sink, want)

@@ -147,7 +147,10 @@ Write the audit log a session leaves, and prove every verdict in it:
 
 Put a real MCP server behind it:
 
-  bailiff run --policy policy.yaml -- npx -y @modelcontextprotocol/server-filesystem /srv`,
+  bailiff run --policy policy.yaml --server filesystem -- npx -y @modelcontextprotocol/server-filesystem /srv
+
+(--server is the name the policy's rules select; without it the name is
+guessed from the command line, here "srv".)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Suggestions are made in run, as a one-line hint.
