@@ -165,7 +165,9 @@ var (
 // kind always reaches its parser.
 func sniff(head []byte) fileKind {
 	// What a log's lines look like is chain's to say, and what a
-	// trace's events are replay's: the CLI keeps no copy of either.
+	// trace's events are replay's. A log whose first line was edited
+	// past its prefix is still a log, told by its keys below: it must
+	// reach verify as an integrity failure, not be called another file.
 	if chain.StartsLikeLog(head) {
 		return kindLog
 	}
@@ -262,6 +264,8 @@ func toolsKind(v json.RawMessage) fileKind {
 func sniffJSONKeys(obj map[string]json.RawMessage) fileKind {
 	has := func(k string) bool { _, ok := obj[k]; return ok }
 	switch {
+	case has("v") && has("seq") && has("kind"):
+		return kindLog // a record line, its prefix edited
 	case has("type") && (has("calls") || has("check") || has("category") || has("key")):
 		return kindShadow
 	case has("label") && has("call") && has("session"):

@@ -65,6 +65,11 @@ func TestSniffSigns(t *testing.T) {
 	}{
 		// A log a crash zero-filled after its first record is still a log.
 		{`{"v":1,"seq":0,"ts":"x","kind":"session"}` + "\n\x00\x00\x00", kindLog},
+		// So is one whose first record was edited past its prefix (a
+		// space, keys reordered): a session record holds "tools", and
+		// must not be called a tools/list answer and kept from verify.
+		{`{"v":1, "seq":0,"ts":"x","session":"s","kind":"session","tools":[{"name":"t"}]}`, kindLog},
+		{`{"seq":0,"v":1,"ts":"x","session":"s","kind":"session","tools":[]}`, kindLog},
 		{"\x00\x01\x02", kindBinary},
 		{"caf\xe9\n", kindBinary},
 		// A character cut by the sniff window is not binary.

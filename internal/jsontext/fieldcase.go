@@ -57,20 +57,7 @@ func fieldCase(node any, t reflect.Type, at string, depth int) error {
 // structCase checks the keys of object n against the fields of struct t.
 func structCase(n map[string]any, t reflect.Type, at string, depth int) error {
 	fields := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		fields[name] = f.Type
-	}
+	jsonFields(t, fields, 0)
 	for k, e := range n {
 		if ft, ok := fields[k]; ok {
 			if err := fieldCase(e, ft, at+"."+k, depth+1); err != nil {
@@ -85,6 +72,49 @@ func structCase(n map[string]any, t reflect.Type, at string, depth int) error {
 		}
 	}
 	return nil
+}
+
+// jsonFields adds the JSON keys of struct t to fields, as encoding/json
+// names them: an embedded struct with no name of its own gives its fields
+// to the outer struct (a call's server and tool come from an embedded
+// tool reference), and a field of the outer struct hides a promoted one
+// of the same name.
+func jsonFields(t reflect.Type, fields map[string]reflect.Type, depth int) {
+	var embedded []reflect.Type
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+			embedded = append(embedded, ft)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
+	if depth > maxDepth {
+		return
+	}
+	for _, et := range embedded {
+		inner := map[string]reflect.Type{}
+		jsonFields(et, inner, depth+1)
+		for name, ft := range inner {
+			if _, hidden := fields[name]; !hidden {
+				fields[name] = ft
+			}
+		}
+	}
 }
 
 func where(at string) string {

@@ -55,6 +55,39 @@ func TestExactFieldCase(t *testing.T) {
 	}
 }
 
+type caseRef struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+}
+
+type caseEmbeds struct {
+	ID string `json:"id"`
+	caseRef
+	Shadow *caseSig
+}
+
+// TestExactFieldCaseEmbedded: an embedded struct's fields are the outer
+// object's keys, as Go decodes them, so a case variant of one is refused
+// as of any other field.
+func TestExactFieldCaseEmbedded(t *testing.T) {
+	for text, want := range map[string]string{
+		`{"id":"a","server":"mail","Server":"evil"}`: `"Server"`,
+		`{"id":"a","TOOL":"x"}`:                      `"TOOL"`,
+		`{"id":"a","Shadow":{"KEY":"x"}}`:            `in Shadow`,
+	} {
+		if err := ExactFieldCase([]byte(text), &caseEmbeds{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %s", text, err, want)
+		}
+		var v caseEmbeds
+		if json.Unmarshal([]byte(text), &v) != nil {
+			t.Errorf("%s: Go refuses it, so the case check is not what stops it", text)
+		}
+	}
+	if err := ExactFieldCase([]byte(`{"id":"a","server":"mail","tool":"send"}`), &caseEmbeds{}); err != nil {
+		t.Errorf("exact keys refused: %v", err)
+	}
+}
+
 // FuzzExactFieldCase: any text, read against a struct with nested
 // structs, maps and slices, is judged without a panic, and text it
 // accepts that Go decodes has no key Go would fold onto a field.
