@@ -34,10 +34,16 @@ type Summary struct {
 	First, Last time.Time
 	Untimed     int
 	Calls       int
-	ByTool      map[string]map[string]int // tool -> verdict -> n
-	ByCheck     map[string]int
-	ByRule      map[string]int
-	ByDay       map[string]map[string]int // day -> verdict -> n
+	// ByTool, ByDay and Over count each call by its final verdict:
+	// allow, deny, or, for a call held at an ask, Answered when a human
+	// answered it out of band (bailiff approve or decline; a retry then
+	// goes through as a call of its own) and ask when no one ever did.
+	// An ask settled in band counts by its answer. Asks is computed with
+	// them, in one pass, so every chart and count of a pack agrees.
+	ByTool  map[string]map[string]int // tool -> verdict -> n
+	ByCheck map[string]int
+	ByRule  map[string]int
+	ByDay   map[string]map[string]int // day -> verdict -> n
 	// Over is the final verdicts of the calls with a real time, over
 	// time.
 	Over Timeline

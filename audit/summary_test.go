@@ -123,8 +123,8 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 		if !reflect.DeepEqual(s.Asks, want) {
 			t.Errorf("approve %v: asks = %v, want %v", approve, s.Asks, want)
 		}
-		if got := s.ByTool["send"]; got["ask"] != 1 || got["allow"] != 1 {
-			t.Errorf("approve %v: the held call and its retry: %v", approve, got)
+		if got := s.ByTool["send"]; got["ask"] != 0 || got[Answered] != 1 || got["allow"] != 1 {
+			t.Errorf("approve %v: the held call (answered) and its retry (allowed): %v", approve, got)
 		}
 	}
 	// The last answer counts (a decline, then an approval the retry
@@ -150,6 +150,81 @@ func TestSummaryOutOfBandAnswer(t *testing.T) {
 		if !reflect.DeepEqual(s.Asks, c.want) {
 			t.Errorf("%s: asks = %v, want %v", name, s.Asks, c.want)
 		}
+	}
+}
+
+// TestSummaryAsksOneTruth: every count of asks comes from one pass, so
+// the charts' series (by tool, by day, over time) and the ask counts
+// agree, whichever way each ask ended: settled in band (approved,
+// declined), answered out of band (approved, declined, approved after
+// its expiry), or never answered. A call answered out of band was drawn
+// as "asked, never answered" while the counts said approved.
+func TestSummaryAsksOneTruth(t *testing.T) {
+	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	ask := engine.Decision{Verdict: engine.Ask, Check: engine.CheckRules, Rule: "send-asks"}
+	pol, err := engine.Load("p.yaml", []byte("version: 1\nrules: [{id: send-asks, tool: send, action: ask}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := []Event{{At: at, Start: &StartStep{ID: "s", Body: &SessionBody{Server: "mail", Tools: []engine.ToolDef{{Name: "send"}}}}}}
+	n := 0
+	next := func() time.Time { n++; return at.Add(time.Duration(n) * time.Minute) }
+	call := func(id string) {
+		events = append(events, Event{At: next(), Call: &CallStep{Call: &engine.Call{ID: id, ToolRef: engine.ToolRef{Tool: "send"}}, Recorded: &ask}})
+	}
+	answer := func(id string, approve, inBand bool, expires time.Time) {
+		g := &GrantStep{ID: "g-" + id, Call: id, Approve: approve, Logged: true, Approver: "ana", Expires: expires}
+		if inBand {
+			d := engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval, Rule: "send-asks", Grant: g.ID}
+			if approve {
+				d.Verdict = engine.Allow
+			}
+			g.Settled, g.Recorded = true, &d
+		}
+		events = append(events, Event{At: next(), Grant: g})
+	}
+	later := at.Add(24 * time.Hour)
+	call("in-yes")
+	answer("in-yes", true, true, later)
+	call("in-no")
+	answer("in-no", false, true, later)
+	call("oob-yes")
+	answer("oob-yes", true, false, later)
+	call("oob-no")
+	answer("oob-no", false, false, later)
+	call("oob-late")
+	answer("oob-late", true, false, at) // expired before it was recorded
+	call("never")
+	s := NewSummary(time.Time{}, time.Time{})
+	if err := s.events(pol, "mail", events); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{"approved": 2, "declined": 3, "unanswered": 1}; !reflect.DeepEqual(s.Asks, want) {
+		t.Errorf("asks = %v, want %v", s.Asks, want)
+	}
+	want := map[string]int{"allow": 1, "deny": 1, Answered: 3, "ask": 1}
+	_, _, over := s.Over.Finest()
+	totals := map[string]map[string]int{"by tool": s.ByTool["send"], "by day": s.ByDay["2026-11-03"], "over time": {}}
+	for _, m := range over {
+		for v, k := range m {
+			totals["over time"][v] += k
+		}
+	}
+	for name, got := range totals {
+		for v, k := range want {
+			if got[v] != k {
+				t.Errorf("%s: %s = %d, want %d (all: %v)", name, v, got[v], k, got)
+			}
+		}
+	}
+	// The ask counts are the series: what was settled in band is in
+	// allow and deny, what was answered out of band is Answered, and what
+	// no one answered is ask.
+	if got := s.Asks["approved"] + s.Asks["declined"]; got != s.Settled+s.ByTool["send"][Answered] {
+		t.Errorf("%d asks answered, but %d settled and %d answered out of band", got, s.Settled, s.ByTool["send"][Answered])
+	}
+	if s.Asks["unanswered"] != s.ByTool["send"]["ask"] {
+		t.Errorf("%d unanswered, but %d drawn as never answered", s.Asks["unanswered"], s.ByTool["send"]["ask"])
 	}
 }
 

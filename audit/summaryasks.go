@@ -6,6 +6,10 @@ import (
 	"bailiff/engine"
 )
 
+// Answered is the final verdict a summary counts a call held at an ask
+// by when a human answered it out of band: not forwarded, yet answered.
+const Answered = "answered"
+
 // asked is a call waiting for its answer.
 type asked struct {
 	tool, day string
@@ -93,32 +97,28 @@ func (c *askCounter) Granted(_ *Session, ev *Event, pc *Pending, g engine.Grant,
 		c.oob[ev.Grant.Call] = g.Approve && !ev.At.After(g.Expires)
 	case settles:
 		delete(c.open, ev.Grant.Call)
-		s, v := c.s, string(d.Verdict)
-		s.ByTool[a.tool][string(engine.Ask)]--
-		s.ByTool[a.tool][v]++
-		s.ByDay[a.day][string(engine.Ask)]--
-		s.ByDay[a.day][v]++
-		s.Settled++
-		if !a.at.IsZero() {
-			s.Over.add(a.at, string(engine.Ask), -1)
-			s.Over.add(a.at, v, 1)
-		}
+		c.s.move(a, string(d.Verdict))
+		c.s.Settled++
 		if d.Verdict == engine.Allow {
-			s.Asks["approved"]++
+			c.s.Asks["approved"]++
 		} else {
-			s.Asks["declined"]++
+			c.s.Asks["declined"]++
 		}
 	}
 	return nil
 }
 
-// finish counts the asks answered out of band and those never answered.
+// finish counts the asks answered out of band and those never answered:
+// a call answered out of band moves from ask to Answered wherever it was
+// counted, so no chart draws it as never answered.
 func (c *askCounter) finish() {
 	for call, approved := range c.oob {
-		if _, ok := c.open[call]; !ok {
+		a, ok := c.open[call]
+		if !ok {
 			continue // settled in band after all
 		}
 		delete(c.open, call)
+		c.s.move(a, Answered)
 		if approved {
 			c.s.Asks["approved"]++
 		} else {
@@ -126,6 +126,18 @@ func (c *askCounter) finish() {
 		}
 	}
 	c.s.Asks["unanswered"] += len(c.open)
+}
+
+// move counts an asked call by its final verdict v instead of ask.
+func (s *Summary) move(a asked, v string) {
+	s.ByTool[a.tool][string(engine.Ask)]--
+	s.ByTool[a.tool][v]++
+	s.ByDay[a.day][string(engine.Ask)]--
+	s.ByDay[a.day][v]++
+	if !a.at.IsZero() {
+		s.Over.add(a.at, string(engine.Ask), -1)
+		s.Over.add(a.at, v, 1)
+	}
 }
 
 func (c *askCounter) Started(*Session, *Event) error                 { return nil }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"bailiff/audit"
 	"bailiff/engine"
 )
 
@@ -77,7 +78,7 @@ func (p *Pack) mdSummary(b *mdWriter, mermaid bool) {
 	rows = nil
 	for _, t := range sortedKeys(p.ByTool) {
 		m := p.ByTool[t]
-		rows = append(rows, []string{t, fmt.Sprint(m["allow"]), fmt.Sprint(m["deny"]), fmt.Sprint(m["ask"])})
+		rows = append(rows, []string{t, fmt.Sprint(m["allow"]), fmt.Sprint(m["deny"]), fmt.Sprint(m["ask"] + m[audit.Answered])})
 	}
 	b.table([]string{"TOOL", "ALLOW", "DENY", "ASK"}, rows)
 	rows = nil

@@ -8,13 +8,17 @@ import (
 	"sort"
 	"strings"
 
+	"bailiff/audit"
 	"bailiff/engine"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 )
 
-var verdicts = []string{"allow", "deny", "ask"}
+// verdicts are the final verdicts a summary counts calls by, as the
+// charts stack them: a call held at an ask is answered (out of band) or
+// never answered (ask).
+var verdicts = []string{"allow", "deny", audit.Answered, "ask"}
 
 // coverage is what bailiff covers and what it does not.
 const coverage = `**Covered**, for every call that goes through bailiff: the tool must be pinned
@@ -185,7 +189,7 @@ func (p *Pack) svg() string {
 	}
 	max := 1
 	for _, t := range tools {
-		if n := p.ByTool[t]["allow"] + p.ByTool[t]["deny"] + p.ByTool[t]["ask"]; n > max {
+		if n := verdictSum(p.ByTool[t], verdicts); n > max {
 			max = n
 		}
 	}
@@ -210,12 +214,22 @@ func (p *Pack) svg() string {
 	return b.String()
 }
 
-var colors = map[string]string{"allow": "#4a8", "deny": "#c44", "ask": "#da3"}
+var colors = map[string]string{"allow": "#4a8", "deny": "#c44", audit.Answered: "#78b", "ask": "#da3"}
+
+// verdictSum is the calls of counts with any of the verdicts vs.
+func verdictSum(counts map[string]int, vs []string) int {
+	n := 0
+	for _, v := range vs {
+		n += counts[v]
+	}
+	return n
+}
 
 // legend is the charts' key, under their titles.
 const legend = `<rect x="0" y="24" width="12" height="12" fill="#4a8"/><text x="16" y="34" font-size="12">allowed</text>` +
 	`<rect x="80" y="24" width="12" height="12" fill="#c44"/><text x="96" y="34" font-size="12">denied</text>` +
-	`<rect x="156" y="24" width="12" height="12" fill="#da3"/><text x="172" y="34" font-size="12">asked, never answered</text>` + "\n"
+	`<rect x="156" y="24" width="12" height="12" fill="#da3"/><text x="172" y="34" font-size="12">asked, never answered</text>` +
+	`<rect x="330" y="24" width="12" height="12" fill="#78b"/><text x="346" y="34" font-size="12">asked, answered out of band</text>` + "\n"
 
 // svgTimeline draws the verdicts over time as stacked columns, one per
 // bucket of the finest grain whose span fits.
@@ -226,7 +240,7 @@ func (p *Pack) svgTimeline() string {
 	}
 	max := 1
 	for _, k := range buckets {
-		if n := counts[k]["allow"] + counts[k]["deny"] + counts[k]["ask"]; n > max {
+		if n := verdictSum(counts[k], verdicts); n > max {
 			max = n
 		}
 	}
@@ -238,7 +252,7 @@ func (p *Pack) svgTimeline() string {
 	b.WriteString(legend)
 	for i, k := range buckets {
 		y := top + height
-		for _, v := range []string{"allow", "ask", "deny"} {
+		for _, v := range []string{"allow", audit.Answered, "ask", "deny"} {
 			ht := height * counts[k][v] / max
 			if ht > 0 {
 				y -= ht

@@ -242,3 +242,29 @@ tools:
 		}
 	}
 }
+
+// TestChartsDrawAnsweredAsks: a call held at an ask that a human
+// answered out of band is drawn as answered, in its own colour, not as
+// "asked, never answered": the charts say what the ask counts say.
+func TestChartsDrawAnsweredAsks(t *testing.T) {
+	sum := audit.NewSummary(time.Time{}, time.Time{})
+	sum.ByTool["send"] = map[string]int{"allow": 1, audit.Answered: 2, "ask": 1}
+	sum.Asks = map[string]int{"approved": 2, "unanswered": 1}
+	pk := &Pack{Summary: sum}
+	svg := pk.svg()
+	if !strings.Contains(svg, "asked, answered out of band") {
+		t.Errorf("the legend has no entry for asks answered out of band:\n%s", svg)
+	}
+	// Two of four calls answered: half the bar's 480 pixels, in the
+	// answered colour; one never answered: a quarter, in the ask colour.
+	for _, want := range []string{`width="240" height="18" fill="` + colors[audit.Answered] + `"`, `width="120" height="18" fill="` + colors["ask"] + `"`} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("no bar %s in:\n%s", want, svg)
+		}
+	}
+	var b mdWriter
+	pk.mdSummary(&b, false)
+	if !strings.Contains(b.String(), "| send | 1     | 0    | 3   |") {
+		t.Errorf("the tool table does not hold the three asked calls as ASK:\n%s", b.String())
+	}
+}

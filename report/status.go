@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"bailiff/audit"
 )
 
 // Checkpoint is what the pack says of a signed checkpoint a log was
@@ -72,7 +74,7 @@ func (p *Pack) mdStatus(b *mdWriter) {
 	}
 	b.w("- Findings: %d high, %d medium, %d low\n", sev[SevHigh], sev[SevMedium], sev[SevLow])
 	b.w("- Calls: %d in %s: %d allowed, %d denied, %d held at an ask (not forwarded)\n",
-		p.Calls, counted(p.Sessions, "session"), p.total("allow"), p.total("deny"), p.total("ask"))
+		p.Calls, counted(p.Sessions, "session"), p.total("allow"), p.total("deny"), p.total("ask")+p.total(audit.Answered))
 	b.w("- Attacks stopped: %s\n", p.attacksLine())
 	asks := p.Asks["approved"] + p.Asks["declined"] + p.Asks["unanswered"]
 	b.w("- Asks: %d: %d approved, %d declined, %d unanswered\n", asks, p.Asks["approved"], p.Asks["declined"], p.Asks["unanswered"])
