@@ -148,7 +148,20 @@ func (p *Pack) mdResults(b *mdWriter) {
 			rows[0] = append(rows[0], fmt.Sprint(r.summary.Counts[c]))
 		}
 		b.table(head, rows)
+		if c := r.summary.Candidate; c != nil {
+			name := ""
+			if c.Name != "" {
+				name = ", named " + mdEscape(c.Name)
+			}
+			b.w("Candidate policy: %s%s, version %s.\n\n", mdEscape(c.File), name, mdEscape(c.Version))
+		} else {
+			b.w("Candidate policy: not named by the result (give the output of this bailiff's shadow --format json).\n\n")
+		}
+		changed := r.summary.Calls - r.summary.Counts["unchanged"]
 		if ex := r.examples; len(ex) > 0 {
+			if len(ex) < changed {
+				b.w("%d of the %d changed calls are shown below: the result lists at most its --examples of each kind (bailiff shadow --examples N lists more).\n\n", len(ex), changed)
+			}
 			rows = nil
 			for _, e := range ex {
 				rows = append(rows, []string{e.Category, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, e.Reason})

@@ -268,3 +268,25 @@ func TestChartsDrawAnsweredAsks(t *testing.T) {
 		t.Errorf("the tool table does not hold the three asked calls as ASK:\n%s", b.String())
 	}
 }
+
+// TestPackNamesShadowCandidate: the pack's shadow section says which
+// policy the result scored, and that its list of changed calls is
+// partial when it is.
+func TestPackNamesShadowCandidate(t *testing.T) {
+	result := `{"type":"summary","calls":9,"counts":{"newly-allowed":3,"newly-asked":0,"newly-denied":2,"unchanged":4,"unevaluable":0},"candidate":{"file":"new.yaml","name":"tighter","version":"sha256:ab12"},"verified":true,"inputs":[]}
+{"type":"example","category":"newly-allowed","file":"a.jsonl","session":"s","pos":3,"call":"c1","tool":"write_file","baseline":"deny by rules (r)","candidate":"allow by rules (w)","reason":"rule w: allow"}
+{"type":"example","category":"newly-denied","file":"a.jsonl","session":"s","pos":5,"call":"c2","tool":"send","baseline":"allow by rules (s)","candidate":"deny by taint","reason":"tainted"}
+`
+	r, err := readShadow([]byte(result))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := &Pack{Summary: audit.NewSummary(time.Time{}, time.Time{}), In: PackInput{shadow: r}}
+	var b mdWriter
+	pk.mdResults(&b)
+	for _, want := range []string{"Candidate policy: new.yaml, named tighter, version sha256:ab12.", "2 of the 5 changed calls are shown below"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the shadow section lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -28,7 +28,18 @@ type shadowSummary struct {
 	Type   string         `json:"type"`
 	Calls  int            `json:"calls"`
 	Counts map[string]int `json:"counts"`
+	// Candidate is the policy the calls were scored under, so a pack
+	// given the result can say which change it measured.
+	Candidate *PolicyRef `json:"candidate,omitempty"`
 	unverifiedFields
+}
+
+// PolicyRef names a policy as it was given: its file, the name its
+// name: key gives it, and its version (the canonical form's hash).
+type PolicyRef struct {
+	File    string `json:"file"`
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version"`
 }
 
 // unverifiedFields mark a result whose baseline includes logs that fail
@@ -55,6 +66,7 @@ func (u unverifiedFields) verified() (bool, []string) {
 type Provenance struct {
 	Unverified []string
 	Inputs     []InputRef
+	Candidate  *PolicyRef // shadow's candidate policy
 }
 
 // InputRef names one input of a result: a log by the hash of its first
@@ -232,7 +244,7 @@ func categoryCounts(m map[string]int) map[string]int {
 func shadowJSON(w io.Writer, d *shadow.Diff, prov Provenance, groups []shadowGroupSet, examples []shadowExample) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: categoryCounts(d.Counts), unverifiedFields: unverifiedOf(prov)}); err != nil {
+	if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: categoryCounts(d.Counts), Candidate: prov.Candidate, unverifiedFields: unverifiedOf(prov)}); err != nil {
 		return err
 	}
 	for _, g := range groups {

@@ -356,6 +356,7 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 	if err != nil {
 		return err
 	}
+	prov.Candidate = &report.PolicyRef{File: p.candidate, Name: cand.Spec().Name, Version: cand.Version()}
 	d := shadow.NewDiff(p.examples)
 	if err := shadow.Compare(inputs, base, shadow.Fixed(cand), d.Add); err != nil {
 		return compareErr(err)
