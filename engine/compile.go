@@ -386,7 +386,7 @@ func compileContract(name string, cs *Contract) (*contract, *compileErr) {
 		if err != nil {
 			return nil, fail(err.Error(), "tools", name, "arg_patterns", k)
 		}
-		re, err := regexp.Compile(`^(?:` + cs.ArgPatterns[k] + `)$`)
+		re, err := anchored(cs.ArgPatterns[k])
 		if err != nil {
 			return nil, fail(fmt.Sprintf("tool %q: arg_patterns %q: bad regex: %v", name, k, err), "tools", name, "arg_patterns", k)
 		}

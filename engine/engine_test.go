@@ -37,6 +37,12 @@ func TestLoadErrors(t *testing.T) {
 		{"map for list", "version: 1\nrules: {a: 1}\n", "test.yaml:2: rules wants a list, not a mapping"},
 		{"bad regex", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: allow\n    when:\n      - arg: to\n        regex: \"a(\"\n", `test.yaml:7: rule "a": bad regex "a("`},
 		{"bad pattern", "version: 1\nrules: []\ntools:\n  t:\n    arg_patterns:\n      p: \"[\"\n", `test.yaml:6: tool "t": arg_patterns "p": bad regex`},
+		// The error quotes the pattern as written, not as anchored.
+		{"bad pattern as written", "version: 1\nrules: []\ntools:\n  t:\n    arg_patterns:\n      p: \"[a-\"\n", "missing closing ]: `[a-`"},
+		// A pattern that closes the anchoring group would match a part
+		// of a value: ^(?:a)|(b)$ holds for any value starting with a.
+		{"pattern escaping its anchors", "version: 1\nrules: []\ntools:\n  t:\n    arg_patterns:\n      p: \"safe)|(.*\"\n", `arg_patterns "p": bad regex`},
+		{"regex escaping its anchors", "version: 1\nrules:\n  - id: a\n    tool: x\n    action: allow\n    when:\n      - arg: to\n        regex: \"ok@corp\\\\.example)|(.*\"\n", `rule "a": bad regex`},
 		{"relative prefix", "version: 1\nrules: []\ntools:\n  w:\n    write_params: [path]\n    allowed_path_prefixes: [/ok, tmp/x]\n", `test.yaml:6: tool "w": path prefix "tmp/x" is relative`},
 		{"unknown pack", "version: 1\npacks: [fax]\nrules: []\n", `test.yaml:2: no built-in pack "fax"`},
 		{"duplicate id", "version: 1\nrules:\n  - {id: a, tool: x, action: allow}\n  - {id: a, tool: y, action: deny}\n", `test.yaml:4: duplicate rule id "a"`},

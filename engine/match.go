@@ -192,7 +192,7 @@ func compilePred(ps Predicate) (pred, error) {
 	}
 	if ps.Regex != nil {
 		set(pRegex)
-		re, err := regexp.Compile(`^(?:` + *ps.Regex + `)$`)
+		re, err := anchored(*ps.Regex)
 		if err != nil {
 			return pr, fmt.Errorf("bad regex %q: %v", *ps.Regex, err)
 		}
@@ -354,4 +354,14 @@ func scalarEqual(want, got any) bool {
 		return ok && g == w
 	}
 	return false
+}
+
+// anchored compiles a policy's pattern to match a whole value. A pattern
+// that does not compile is reported as written: the anchoring wrapped
+// around it would otherwise show in the error (`a-)` for "[a-").
+func anchored(src string) (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(src); err != nil {
+		return nil, err
+	}
+	return regexp.Compile(`^(?:` + src + `)$`)
 }

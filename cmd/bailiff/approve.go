@@ -45,7 +45,8 @@ func approverKey(stdin io.Reader, flag string) (string, error) {
 		keys, _ := filepath.Glob(filepath.Join(dir, "*.key"))
 		switch len(keys) {
 		case 0:
-			return "", usageErr(fmt.Errorf("no approver key in %s", dir), "bailiff keygen --approver NAME makes one")
+			return "", usageErr(fmt.Errorf("no approver key given (--key or $BAILIFF_APPROVER_KEY), and none in %s", dir),
+				"give your approver key with --key FILE.key, or make one with bailiff keygen --approver NAME")
 		case 1:
 			flag = keys[0]
 		default:

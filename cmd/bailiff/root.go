@@ -189,8 +189,20 @@ guessed from the command line, here "srv".)`,
 			c.Example = "  bailiff help verify\n  bailiff help policy lint"
 		case "completion":
 			c.Example = "  bailiff completion bash > /etc/bash_completion.d/bailiff\n  bailiff completion zsh > \"${fpath[1]}/_bailiff\"\n  bailiff completion bash --help"
+			var shells []string
 			for _, sh := range c.Commands() {
 				sh.Example = completionExamples[sh.Name()]
+				shells = append(shells, sh.Name())
+			}
+			// Without this, cobra prints the help for a shell it does
+			// not know and exits 0, as if it had written a script.
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(c *cobra.Command, args []string) error {
+				what := "name a shell"
+				if len(args) > 0 {
+					what = fmt.Sprintf("no completion for shell %q", args[0])
+				}
+				return usageErr(fmt.Errorf("%s: want %s", what, strings.Join(shells, ", ")), "bailiff completion --help")
 			}
 		}
 	}
