@@ -9,7 +9,8 @@ import (
 )
 
 // Lint writes policy lint findings; nothing at all in table form when
-// there are none, so a clean lint is silent.
+// there are none, so a clean lint leaves standard output empty (the CLI
+// says on standard error what it checked).
 func Lint(w io.Writer, f Format, findings []engine.Finding) error {
 	if f == JSON {
 		enc := json.NewEncoder(w)

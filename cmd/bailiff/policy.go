@@ -75,7 +75,7 @@ repeat it for every server the policy covers. Exit 1 when there are findings.`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLint(cmd.InOrStdin(), stdout, p, args[0])
+			return runLint(cmd.InOrStdin(), stdout, cmd.ErrOrStderr(), p, args[0])
 		},
 	}
 	c.Flags().StringArrayVar(&p.tools, "tools", nil, "a tools/list answer (JSON) of a server the policy covers (repeatable)")
@@ -83,7 +83,7 @@ repeat it for every server the policy covers. Exit 1 when there are findings.`,
 	return c
 }
 
-func runLint(stdin io.Reader, stdout io.Writer, p lintParams, name string) error {
+func runLint(stdin io.Reader, stdout, stderr io.Writer, p lintParams, name string) error {
 	data, err := readInput(stdin, name, kindPolicy)
 	if err != nil {
 		return err
@@ -122,7 +122,27 @@ func runLint(stdin io.Reader, stdout io.Writer, p lintParams, name string) error
 	if len(found) > 0 {
 		return findings
 	}
+	if f == report.Table {
+		// Standard output stays empty for a script; the person at the
+		// terminal learns that lint ran, and over what.
+		fmt.Fprintf(stderr, "bailiff: %s: no findings in %s\n", name, lintScope(pol, tools))
+	}
 	return nil
+}
+
+// lintScope says what a clean lint looked at: the rules and contracts,
+// and the listed tools when there were any.
+func lintScope(pol *engine.Policy, tools []engine.ListedTool) string {
+	spec := pol.Spec()
+	contracts := len(spec.Tools)
+	for _, s := range spec.Servers {
+		contracts += len(s)
+	}
+	scope := fmt.Sprintf("%s and %s", countOf(len(spec.Rules), "rule"), countOf(contracts, "contract"))
+	if tools != nil {
+		scope += fmt.Sprintf(", against %s", countOf(len(tools), "listed tool"))
+	}
+	return scope
 }
 
 type importParams struct {
