@@ -32,7 +32,7 @@ type ablateParams struct {
 func parseRate(flag, s string) (float64, error) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(v >= 0 && v <= 1) {
-		return 0, usageErr(fmt.Errorf("--%s wants a number from 0 to 1, not %q", flag, s), "")
+		return 0, usageErr(fmt.Errorf("--%s wants a number from 0 to 1, not %q", flag, s), "a rate is a share of the calls: 95% is --"+flag+" 0.95")
 	}
 	return v, nil
 }

@@ -249,7 +249,7 @@ func (f *formatFlag) get() (report.Format, error) {
 	}
 	r, err := report.ParseFormat(f.value)
 	if err != nil {
-		return "", usageErr(err, "")
+		return "", usageErr(err, "json is for scripts, markdown for a page, table (the default) for a terminal")
 	}
 	return r, nil
 }

@@ -292,7 +292,7 @@ pull-request comment.`,
 				}
 			}
 			if cmd.Flags().Changed("max-changed") && len(p.failOn) == 0 {
-				return usageErr(errors.New("--max-changed needs --fail-on, the categories it counts"), "")
+				return usageErr(errors.New("--max-changed needs --fail-on, the categories it counts"), "for example: --fail-on newly-allowed,newly-denied --max-changed 3")
 			}
 			if p.maxChange < 0 {
 				return usageErr(fmt.Errorf("--max-changed wants a count of 0 or more, not %d", p.maxChange), "")

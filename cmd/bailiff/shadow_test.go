@@ -94,6 +94,8 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "2", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "2"`},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "1.5", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "1.5"`},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "abc", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "abc"`},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "95%", fx + "/corpus"}, 2, "hint: a rate is a share of the calls: 95% is --min-block-rate 0.95"},
+		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", "--format", "yaml", fx + "/chain/good_mail.jsonl"}, 2, "unknown format \"yaml\" (want table, json or markdown)\nbailiff: hint: json is for scripts"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "NaN", fx + "/corpus"}, 2, `--min-block-rate wants a number from 0 to 1, not "NaN"`},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "-0.1", fx + "/corpus"}, 2, `--max-benign-loss wants a number from 0 to 1, not "-0.1"`},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "", fx + "/corpus"}, 2, `--max-benign-loss wants a number from 0 to 1, not ""`},
@@ -103,7 +105,7 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"ablate", "--policy", fx + "/policies/main.yaml", "--fail-on-dead", noCalls}, 2, "the gates have nothing to measure: the input holds no calls"},
 		{[]string{"ablate", "--policy", fx + "/policies/main.yaml", "--min-block-rate", "0.5", noCalls}, 2, "the gates have nothing to measure"},
 		{[]string{"shadow", "--baseline", fx + "/policies/main.yaml", "--candidate", fx + "/policies/main.yaml", "--fail-on", "newly-allowed", noCalls}, 2, "--fail-on has nothing to measure: the input holds no calls"},
-		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", "--max-changed", "2", fx + "/chain/good_mail.jsonl"}, 2, "--max-changed needs --fail-on"},
+		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", "--max-changed", "2", fx + "/chain/good_mail.jsonl"}, 2, "--max-changed needs --fail-on, the categories it counts\nbailiff: hint: for example: --fail-on newly-allowed,newly-denied --max-changed 3"},
 		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", "--fail-on", "newly-allowed", "--max-changed", "-1", fx + "/chain/good_mail.jsonl"}, 2, "--max-changed wants a count of 0 or more, not -1"},
 		{[]string{"ablate", "--labels", unknown, fx + "/chain/good_mail.jsonl"}, 2, unknown + ":2: call c2 of session s9 is not in the input"},
 		// One call is one call.
