@@ -188,25 +188,30 @@ guessed from the command line, here "srv".)`,
 		case "help":
 			c.Example = "  bailiff help verify\n  bailiff help policy lint"
 		case "completion":
-			c.Example = "  bailiff completion bash > /etc/bash_completion.d/bailiff\n  bailiff completion zsh > \"${fpath[1]}/_bailiff\"\n  bailiff completion bash --help"
-			var shells []string
-			for _, sh := range c.Commands() {
-				sh.Example = completionExamples[sh.Name()]
-				shells = append(shells, sh.Name())
-			}
-			// Without this, cobra prints the help for a shell it does
-			// not know and exits 0, as if it had written a script.
-			c.Args = cobra.ArbitraryArgs
-			c.RunE = func(c *cobra.Command, args []string) error {
-				what := "name a shell"
-				if len(args) > 0 {
-					what = fmt.Sprintf("no completion for shell %q", args[0])
-				}
-				return usageErr(fmt.Errorf("%s: want %s", what, strings.Join(shells, ", ")), "bailiff completion --help")
-			}
+			completionCmd(c)
 		}
 	}
 	return root
+}
+
+// completionCmd gives cobra's completion command examples, and makes a
+// shell it has no script for a usage error: cobra would print the help
+// and exit 0, as if it had written a script.
+func completionCmd(c *cobra.Command) {
+	c.Example = "  bailiff completion bash > /etc/bash_completion.d/bailiff\n  bailiff completion zsh > \"${fpath[1]}/_bailiff\"\n  bailiff completion bash --help"
+	var shells []string
+	for _, sh := range c.Commands() {
+		sh.Example = completionExamples[sh.Name()]
+		shells = append(shells, sh.Name())
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(c *cobra.Command, args []string) error {
+		what := "name a shell"
+		if len(args) > 0 {
+			what = fmt.Sprintf("no completion for shell %q", args[0])
+		}
+		return usageErr(fmt.Errorf("%s: want %s", what, strings.Join(shells, ", ")), "bailiff completion --help")
+	}
 }
 
 // completionExamples load each shell's script, as its help says.
