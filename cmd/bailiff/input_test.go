@@ -125,3 +125,27 @@ func FuzzSniff(f *testing.F) {
 		}
 	})
 }
+
+// TestCommandName: a launched server is named after its package, never
+// after the directory it is given: a policy written for "filesystem"
+// must not silently deny every call of a server named "ws".
+func TestCommandName(t *testing.T) {
+	for _, c := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/ws"}, "filesystem"},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-filesystem@2025.1.14", "/srv"}, "filesystem"},
+		{[]string{"uvx", "mcp-server-fetch"}, "fetch"},
+		{[]string{"uvx", "--from", "mcp-server-git", "mcp-server-git", "--repository", "/r"}, "git"},
+		{[]string{"npx", "mcp-mail-server"}, "mcp-mail-server"},
+		{[]string{"npx", "-y", "@mcp-get-community/server-curl"}, "curl"},
+		{[]string{"/usr/bin/node", "/opt/servers/weather.js", "--port", "3"}, "weather"},
+		{[]string{"/usr/local/bin/my-server", "/data"}, "my-server"},
+		{[]string{"npx"}, "npx"},
+	} {
+		if got := commandName(c.cmd); got != c.want {
+			t.Errorf("commandName(%q) = %q, want %q", c.cmd, got, c.want)
+		}
+	}
+}

@@ -150,7 +150,7 @@ Put a real MCP server behind it:
   bailiff run --policy policy.yaml --server filesystem -- npx -y @modelcontextprotocol/server-filesystem /srv
 
 (--server is the name the policy's rules select; without it the name is
-guessed from the command line, here "srv".)`,
+the package's, here "filesystem", never a directory the server is given.)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Suggestions are made in run, as a one-line hint.

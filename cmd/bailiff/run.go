@@ -88,7 +88,7 @@ stderr go to stderr.`,
 	c.Flags().StringVar(&p.policy, "policy", os.Getenv("BAILIFF_POLICY"), "policy file (default $BAILIFF_POLICY, else deny every call)")
 	c.Flags().StringVar(&p.audit, "audit", os.Getenv("BAILIFF_AUDIT"), "audit log to append to, outside every served root (default $BAILIFF_AUDIT, else bailiff-SERVER.audit.jsonl in the user's state directory)")
 	c.Flags().StringArrayVar(&p.approvers, "approver-key", strings.Fields(os.Getenv("BAILIFF_APPROVER_KEYS")), "an approver's public key, or a file holding one, whose signed answers count (repeatable; default $BAILIFF_APPROVER_KEYS, space-separated)")
-	c.Flags().StringVar(&p.server, "server", os.Getenv("BAILIFF_SERVER"), "the server's name, as rules and servers: sections select it and approval ids begin with it (default $BAILIFF_SERVER, else the base name of the command, or for node, npx and uvx of its last argument; with --url the URL's host); name it when that default says little, such as 'stdio'")
+	c.Flags().StringVar(&p.server, "server", os.Getenv("BAILIFF_SERVER"), "the server's name, as rules and servers: sections select it and approval ids begin with it (default $BAILIFF_SERVER, else the base name of the command, or for npx, uvx, node and other launchers the package or script it runs, without its scope, version and server- prefix; with --url the URL's host); name it when that default says little, such as 'stdio'")
 	c.Flags().StringVar(&p.session, "session", "", "session id (default: server, time and a random suffix)")
 	c.Flags().StringVar(&p.principal, "principal", os.Getenv("BAILIFF_PRINCIPAL"), "who the agent acts for (default $BAILIFF_PRINCIPAL, else $USER)")
 	c.Flags().StringSliceVar(&p.scopes, "scopes", nil, "the principal's scopes")
@@ -198,12 +198,62 @@ func serverName(p runParams, command []string) string {
 		server = u.Hostname()
 	}
 	if server == "" {
-		server = filepath.Base(command[0])
-		if (server == "npx" || server == "node" || server == "uvx") && len(command) > 1 {
-			server = filepath.Base(command[len(command)-1])
-		}
+		server = commandName(command)
 	}
 	return server
+}
+
+// launchers run a package or a script named among their arguments.
+var launchers = map[string]bool{"npx": true, "node": true, "uvx": true, "bunx": true, "pipx": true, "deno": true}
+
+// commandName is the name a server's command line says it is: for a
+// launcher, the package (or script) it runs, never a path the server is
+// given to work on (server-filesystem /srv/ws is "filesystem", not
+// "ws"); else the command's base name. A package's scope, version and
+// its "server-"/"mcp-server-" prefix or "-mcp"/"-mcp-server" suffix say
+// nothing of which server it is.
+func commandName(command []string) string {
+	name := filepath.Base(command[0])
+	if !launchers[name] {
+		return name
+	}
+	for i := 1; i < len(command); i++ {
+		a := command[i]
+		switch {
+		case a == "run" || a == "exec" || a == "--":
+			continue
+		case a == "-p" || a == "--package" || a == "--from":
+			i++ // the option's value is the package, the next word its binary
+			continue
+		case strings.HasPrefix(a, "-"):
+			continue
+		}
+		return packageName(a)
+	}
+	return name
+}
+
+// packageName reads a package or script argument as a server's name.
+func packageName(a string) string {
+	if strings.HasPrefix(a, "@") {
+		if _, rest, ok := strings.Cut(a, "/"); ok {
+			a = rest // @scope/name
+		}
+	}
+	if i := strings.LastIndex(a, "@"); i > 0 {
+		a = a[:i] // name@version
+	}
+	a = filepath.Base(a)
+	if ext := filepath.Ext(a); ext == ".js" || ext == ".mjs" || ext == ".ts" || ext == ".py" {
+		a = strings.TrimSuffix(a, ext)
+	}
+	for _, p := range []string{"mcp-server-", "server-", "mcp_server_"} {
+		a = strings.TrimPrefix(a, p)
+	}
+	for _, s := range []string{"-mcp-server", "-mcp"} {
+		a = strings.TrimSuffix(a, s)
+	}
+	return a
 }
 
 // runPrincipal is who the agent acts for, checked against the approver
