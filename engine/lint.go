@@ -61,6 +61,11 @@ const (
 // too, and findings can name real arguments (what a not_destinations
 // glob takes out of each listed tool).
 func (p *Policy) Lint(listed []ListedTool) ([]Finding, error) {
+	if p.source == nil {
+		// Not loaded from a file (a policy built in code): its canonical
+		// form is the only text it has, and loads as it.
+		return lintListed("canonical policy "+p.version, p.canonical, listed)
+	}
 	return lintListed(p.name, p.source, listed)
 }
 

@@ -51,7 +51,7 @@ func ListedTools(data []byte) ([]ListedTool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tools[%d]: %v", i, err)
 		}
-		obj := t.(map[string]any) // ToolFromValue refuses anything else
+		obj, _ := t.(map[string]any) // ToolFromValue refuses anything else
 		lt := ListedTool{Name: def.Name}
 		schemaPaths(obj["inputSchema"], nil, "", 0, &lt.Paths)
 		for _, p := range lt.Paths {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -285,15 +284,18 @@ func (p *Pack) lint(in PackInput, lintName string, linted *engine.Policy, toolLi
 	// arguments a glob takes out of them; by name alone, the tools only
 	// the logs show.
 	var listed []engine.ListedTool
+	have := map[string]bool{}
 	if toolList != nil {
 		listed = []engine.ListedTool{}
 		for _, file := range sortedKeys(in.Tools) {
-			listed = append(listed, in.Tools[file]...)
+			for _, t := range in.Tools[file] {
+				listed, have[t.Name] = append(listed, t), true
+			}
 		}
 	}
 	for _, n := range toolList {
-		if !slices.ContainsFunc(listed, func(t engine.ListedTool) bool { return t.Name == n }) {
-			listed = append(listed, engine.ListedTool{Name: n})
+		if !have[n] {
+			listed, have[n] = append(listed, engine.ListedTool{Name: n}), true
 		}
 	}
 	lint, err := linted.Lint(listed)

@@ -149,3 +149,22 @@ func TestCommandName(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCommandName: any command line names its server without a panic,
+// with a name that is neither empty nor a path: it becomes part of the
+// default audit log's file name and is what rules select.
+func FuzzCommandName(f *testing.F) {
+	for _, s := range []string{"npx -y @modelcontextprotocol/server-filesystem /srv", "npx @scope/", "uvx --from", "node ./server-", "npx ..", "deno run -A x.ts"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		cmd := strings.Fields(line)
+		if len(cmd) == 0 {
+			return
+		}
+		name := commandName(cmd)
+		if !usableName(name) {
+			t.Errorf("commandName(%q) = %q", cmd, name)
+		}
+	})
+}

@@ -214,6 +214,9 @@ var launchers = map[string]bool{"npx": true, "node": true, "uvx": true, "bunx": 
 // nothing of which server it is.
 func commandName(command []string) string {
 	name := filepath.Base(command[0])
+	if !usableName(name) {
+		return "server"
+	}
 	if !launchers[name] {
 		return name
 	}
@@ -228,9 +231,21 @@ func commandName(command []string) string {
 		case strings.HasPrefix(a, "-"):
 			continue
 		}
-		return packageName(a)
+		// A package that names nothing once its scope, version and
+		// prefix are gone ("@scope/", "server-") leaves the launcher's
+		// name: an empty one would read as the session's own.
+		if n := packageName(a); usableName(n) {
+			return n
+		}
+		return name
 	}
 	return name
+}
+
+// usableName tells whether a name can name a server: it becomes part of
+// the default audit log's file name, so it must be one path element.
+func usableName(n string) bool {
+	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, `/\`)
 }
 
 // packageName reads a package or script argument as a server's name.
