@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bailiff/chain"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"bailiff/chain"
 
 	fastjson "github.com/segmentio/encoding/json"
 )

@@ -1,12 +1,13 @@
 package chain
 
 import (
-	"bailiff/internal/jsontext"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"bailiff/internal/jsontext"
 
 	"golang.org/x/mod/sumdb/tlog"
 )

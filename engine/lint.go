@@ -34,7 +34,7 @@ const (
 // (the review pack, SARIF) weighs a finding the same.
 func (f Finding) Severity() Severity {
 	switch f.Kind {
-	case lintNoSinkParams, lintWriteNoPrefixes:
+	case lintNoSinkParams, lintWriteNoPrefixes, lintUnserved:
 		return SeverityHigh
 	}
 	return SeverityMedium
@@ -73,13 +73,8 @@ func (p *Policy) Lint(listed []ListedTool) ([]Finding, error) {
 // everywhere else too, so it loads the policy again rather than trust one
 // loaded another way.
 func lintListed(name string, data []byte, listed []ListedTool) ([]Finding, error) {
-	var tools []string
-	if listed != nil {
-		tools = []string{}
-	}
-	for _, t := range listed {
-		tools = append(tools, t.Name)
-	}
+	l := listing{listed}
+	tools := l.names()
 	// What lint passes must load everywhere else too: Load also refuses a
 	// policy whose canonical form would load as another.
 	if _, err := Load(name, data); err != nil {
@@ -107,8 +102,8 @@ func lintListed(name string, data []byte, listed []ListedTool) ([]Finding, error
 		}
 		if why := contradiction(b.When); why != "" {
 			add(line, lintNeverMatches, b.ID, "rule %s can never match: %s", b.ID, why)
-		} else if tools != nil && !anyMatch(b.Tool, tools) {
-			add(line, lintNeverMatches, b.ID, "rule %s can never match: no listed tool matches %q", b.ID, b.Tool)
+		} else if why := l.unmatched(b); why != "" {
+			add(line, lintNeverMatches, b.ID, "rule %s can never match: %s", b.ID, why)
 		}
 	}
 	written := map[string]bool{}
@@ -134,18 +129,19 @@ func lintListed(name string, data []byte, listed []ListedTool) ([]Finding, error
 			if !mine {
 				line = lineOf(root, "packs")
 			}
-			if mine && tools != nil && !anyMatch(tool, tools) {
-				add(line, lintUnlisted, tool, "contract for %s, which no listed server offers", tool)
+			if why := l.unoffered(sec.server, tool); mine && why != "" {
+				add(line, lintUnlisted, tool, "contract for %s, %s", tool, why)
 			}
 			if mine && c.Exfiltrating != nil && *c.Exfiltrating && len(c.SinkParams) == 0 {
 				add(line, lintNoSinkParams, tool, "%s is exfiltrating but names no sink_params: only arguments whose names look like destinations are gated (every argument when none does), so a destination under another name is never checked", tool)
 			}
-			if len(c.WriteParams) > 0 && len(c.AllowedPathPrefixes) == 0 && (tools == nil || anyMatch(tool, tools)) && allowedBySomeRule(f.Rules, tool) {
+			if len(c.WriteParams) > 0 && len(c.AllowedPathPrefixes) == 0 && (!l.known() || l.offers(orStar(sec.server), tool)) && allowedBySomeRule(f.Rules, tool) {
 				add(line, lintWriteNoPrefixes, tool, "%s has write_params but no allowed_path_prefixes: every write is denied", tool)
 			}
 			lintOrigin(add, line, tool, c, fetchers)
 		}
 	}
+	lintServers(add, root, pol, l)
 	lintOverlaps(add, root, spec, pol, tools)
 	lintTiers(add, root, spec, pol)
 	lintNotGlobs(add, root, spec, pol, listed)
@@ -156,15 +152,6 @@ func lintListed(name string, data []byte, listed []ListedTool) ([]Finding, error
 func contains(l []string, s string) bool {
 	for _, e := range l {
 		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
-func anyMatch(glob string, names []string) bool {
-	for _, n := range names {
-		if matchName(glob, n) {
 			return true
 		}
 	}

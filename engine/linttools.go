@@ -16,8 +16,11 @@ const lintNotGlob = "not-destinations-glob"
 // ListedTool is a tool a server lists, with the argument paths its input
 // schema declares (list elements as "[]").
 type ListedTool struct {
-	Name  string
-	Paths []schemaPath
+	Name string
+	// Server is the server that lists it, when known: lint then judges
+	// rules and servers: sections by their server too.
+	Server string
+	Paths  []schemaPath
 	// Hints are the annotations the tool sets true (readOnlyHint, …),
 	// sorted; a reviewer weighs them, the engine never trusts them.
 	Hints []string

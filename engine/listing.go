@@ -96,3 +96,32 @@ func (s *State) Pinned(name string) (digest string, ok bool) {
 func (r *rule) matches(ref ToolRef) bool {
 	return r.serverG.match(ref.Server) && r.toolG.match(ref.Tool)
 }
+
+// Serves tells whether some rule could allow or ask for a call to the
+// server, for some principal. A policy that does not serve a server
+// denies its every call by the implicit default: almost always a server
+// named otherwise than the policy names it, which a gateway should say
+// before it starts, not after every call was denied.
+func (p *Policy) Serves(server string) bool {
+	for i := range p.rules {
+		r := &p.rules[i]
+		if r.action != Deny && r.serverG.match(server) {
+			return true
+		}
+	}
+	return false
+}
+
+// ServerGlobs are the server globs of the rules that allow or ask, sorted
+// and without repeats: the names a policy serves, for a message that
+// says which name was meant.
+func (p *Policy) ServerGlobs() []string {
+	var out []string
+	for i := range p.rules {
+		if r := &p.rules[i]; r.action != Deny {
+			out = append(out, r.server)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

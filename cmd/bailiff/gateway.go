@@ -38,6 +38,9 @@ type gatewayConfig struct {
 	ApproverKeys []string                  `yaml:"approver_keys"`
 	Principal    engine.Principal          `yaml:"principal"`
 	Servers      map[string]*serverCommand `yaml:"servers"`
+	// AllowDenyAll starts even when the policy has no rule that allows
+	// or asks for one of the servers.
+	AllowDenyAll bool `yaml:"allow_deny_all"`
 }
 
 // serverCommand is one server: a command to start, or the URL of a
@@ -153,6 +156,7 @@ env and cwd comes from the environment):
   audit: /var/lib/bailiff/gateway.audit.jsonl   # outside every served root
   approver_keys: [lee.pub]     # whose signed answers to asks count
   durability: sync             # sync, batch or none
+  allow_deny_all: false        # true: start though the policy serves a server not at all
   principal: {subject: ana, scopes: [mail.send], email: ana@corp.example}
   servers:
     mail:
@@ -227,6 +231,10 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	if err := checkOutside(trust, roots); err != nil {
 		return err
 	}
+	names, ups := gatewayUpstreams(c)
+	if err := checkServed(stderr, pol, c.Policy, names, c.AllowDenyAll, servedHow{"its key under servers: in " + config, "set allow_deny_all: true in " + config, "allow_deny_all"}); err != nil {
+		return err
+	}
 	log, closeLog, err := openAudit(c.Audit, dur)
 	if err != nil {
 		return err
@@ -234,7 +242,6 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	defer closeLog()
 	session := newSessionID("gateway")
 
-	names, ups := gatewayUpstreams(c)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opt := proxy.Options{

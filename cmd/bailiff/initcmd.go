@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"bailiff/engine"
 	"bailiff/internal/clientconfig"
 )
 
@@ -26,6 +27,8 @@ type initParams struct {
 	// principal is who the agent acts for, written into each wrapped
 	// server's environment.
 	principal string
+	// allowDenyAll wraps servers the policy would deny every call to.
+	allowDenyAll bool
 }
 
 func newInit(stdin io.Reader, stdout io.Writer) *cobra.Command {
@@ -73,6 +76,7 @@ the original bytes.`,
 	c.Flags().StringArrayVar(&p.keys, "approver-key", nil, "an approver's public key (or .pub file) the wrapped servers trust (repeatable)")
 	c.Flags().StringVar(&p.principal, "principal", "", "who the wrapped servers' agent acts for (default: $USER now, written into the config, since a client started from a desktop may not pass $USER on)")
 	c.Flags().StringVar(&p.bailiff, "bailiff", "", "the bailiff command the client should start (default: this binary's absolute path)")
+	c.Flags().BoolVar(&p.allowDenyAll, "allow-deny-all", false, "wrap a server the policy has no rule that allows or asks for (it will deny every call)")
 	c.Flags().BoolVar(&p.undo, "undo", false, "restore every wrapped server's original entry")
 	c.Flags().BoolVar(&p.yes, "yes", false, "write without asking")
 	return c
@@ -154,16 +158,9 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	if auditDir, err = filepath.Abs(auditDir); err != nil {
 		return usageErr(err, "")
 	}
-	policy := p.policy
-	if policy != "" {
-		// A policy that does not load would leave wrapped servers that
-		// deny everything, found only when the client starts them.
-		if _, err := loadPolicy(stdin, policy, nil); err != nil {
-			return err
-		}
-		if policy, err = filepath.Abs(policy); err != nil {
-			return usageErr(err, "")
-		}
+	pol, policy, err := initPolicy(stdin, p.policy)
+	if err != nil {
+		return err
 	}
 	var bailiff string
 	principal := p.principal
@@ -180,10 +177,11 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 			return usageErr(errors.New("no principal: $USER is empty and --principal is not set"), "name who the agent acts for, e.g. bailiff init --principal ana ...")
 		}
 	}
-	ch, err := clientconfig.Rewrite(old, clientconfig.Options{Servers: p.servers, Undo: p.undo, Command: bailiff,
-		AuditDir: auditDir, Policy: policy, ApproverKeys: keys, Principal: principal})
+	opt := clientconfig.Options{Servers: p.servers, Undo: p.undo, Command: bailiff,
+		AuditDir: auditDir, Policy: policy, ApproverKeys: keys, Principal: principal}
+	ch, err := rewriteServed(stdout, old, opt, pol, p)
 	if err != nil {
-		return configError(p.config, err)
+		return err
 	}
 	for _, l := range ch.Left {
 		fmt.Fprintf(stdout, "bailiff: left %s as it is: %s\n", l.Name, l.Why)
@@ -212,6 +210,51 @@ func runInit(stdin io.Reader, stdout io.Writer, p initParams) error {
 	}
 	_, err = fmt.Fprintf(stdout, "bailiff: wrote %s\n", p.config)
 	return err
+}
+
+// initPolicy loads the policy the wrapped servers will run under, and
+// gives its absolute path: a policy that does not load would leave
+// wrapped servers that deny everything, found only when the client starts
+// them. No policy is nil and "".
+func initPolicy(stdin io.Reader, name string) (*engine.Policy, string, error) {
+	if name == "" {
+		return nil, "", nil
+	}
+	pol, err := loadPolicy(stdin, name, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return nil, "", usageErr(err, "")
+	}
+	return pol, abs, nil
+}
+
+// rewriteServed rewrites the config, and checks the policy against each
+// server it wraps: one the policy does not serve would refuse to start,
+// found only when the client starts it, so init says so now, by its name
+// in this config. Allowed, those servers start with
+// BAILIFF_ALLOW_DENY_ALL.
+func rewriteServed(stdout io.Writer, old []byte, opt clientconfig.Options, pol *engine.Policy, p initParams) (*clientconfig.Change, error) {
+	ch, err := clientconfig.Rewrite(old, opt)
+	if err != nil {
+		return ch, configError(p.config, err)
+	}
+	if pol == nil || p.undo {
+		return ch, nil
+	}
+	if opt.AllowDenyAll = unserved(pol, ch.Changed); opt.AllowDenyAll == nil {
+		return ch, nil
+	}
+	how := servedHow{"its key under mcpServers in " + p.config, "pass --allow-deny-all", "--allow-deny-all"}
+	if err := checkServed(stdout, pol, p.policy, ch.Changed, p.allowDenyAll, how); err != nil {
+		return ch, err
+	}
+	if ch, err = clientconfig.Rewrite(old, opt); err != nil {
+		return ch, configError(p.config, err)
+	}
+	return ch, nil
 }
 
 // rewriteKeepingMode replaces the config with data, keeping its

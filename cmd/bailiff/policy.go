@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -29,8 +31,9 @@ func newPolicy(stdout io.Writer) *cobra.Command {
 }
 
 type lintParams struct {
-	tools  []string
-	format formatFlag
+	tools   []string
+	servers []string
+	format  formatFlag
 }
 
 func newPolicyLint(stdout io.Writer) *cobra.Command {
@@ -41,7 +44,11 @@ func newPolicyLint(stdout io.Writer) *cobra.Command {
 		Long: `lint loads a policy and reports:
   shadowed-rule           a rule an earlier rule always matches first
   never-matches           a rule whose conditions contradict, or (with --tools)
-                          whose tool glob matches no listed tool
+                          whose tool glob matches no listed tool (with
+                          --server, no tool of a server its server glob
+                          matches)
+  no-rule-for-server      (with --server) a server no rule allows or asks
+                          for: every call to it will be denied
   unlisted-contract       (with --tools) a contract for a tool no server lists
   no-sink-params          an exfiltrating tool that names no sink_params
   write-without-prefixes  write_params with no allowed_path_prefixes
@@ -66,19 +73,26 @@ func newPolicyLint(stdout io.Writer) *cobra.Command {
                           match it gets
 
 --tools takes a server's tools/list answer as JSON ({"tools": [...]});
-repeat it for every server the policy covers. Exit 1 when there are findings.`,
+repeat it for every server the policy covers. --server names the server
+that lists them, as the gateway will name it: one --server names the
+servers of every --tools, or give one --server per --tools, in the same
+order. Exit 1 when there are findings.`,
 		Example: `  bailiff policy lint policy.yaml
-  bailiff policy lint policy.yaml --tools fs-tools.json --tools mail-tools.json`,
+  bailiff policy lint policy.yaml --server filesystem --tools fs-tools.json
+  bailiff policy lint policy.yaml --server fs --tools fs-tools.json --server mail --tools mail-tools.json`,
 		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			_, err := p.format.get()
-			return err
+			if _, err := p.format.get(); err != nil {
+				return err
+			}
+			return checkLintServers(p)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLint(cmd.InOrStdin(), stdout, cmd.ErrOrStderr(), p, args[0])
 		},
 	}
 	c.Flags().StringArrayVar(&p.tools, "tools", nil, "a tools/list answer (JSON) of a server the policy covers (repeatable)")
+	c.Flags().StringArrayVar(&p.servers, "server", nil, "the name of the server that lists --tools: once for all of them, or once per --tools in order (repeatable)")
 	p.format.register(c)
 	return c
 }
@@ -89,7 +103,7 @@ func runLint(stdin io.Reader, stdout, stderr io.Writer, p lintParams, name strin
 		return err
 	}
 	var tools []engine.ListedTool
-	for _, t := range p.tools {
+	for i, t := range p.tools {
 		b, err := readInput(stdin, t, kindListing)
 		if err != nil {
 			return err
@@ -97,6 +111,9 @@ func runLint(stdin io.Reader, stdout, stderr io.Writer, p lintParams, name strin
 		listed, err := engine.ListedTools(b)
 		if err != nil {
 			return usageErr(fmt.Errorf("%s: %v", t, err), "")
+		}
+		for j := range listed {
+			listed[j].Server = lintServer(p.servers, i)
 		}
 		tools = append(tools, listed...)
 	}
@@ -130,6 +147,36 @@ func runLint(stdin io.Reader, stdout, stderr io.Writer, p lintParams, name strin
 	return nil
 }
 
+// checkLintServers refuses --server that cannot be paired with --tools.
+func checkLintServers(p lintParams) error {
+	const hint = "bailiff policy lint policy.yaml --server fs --tools fs-tools.json --server mail --tools mail-tools.json"
+	switch {
+	case len(p.servers) == 0:
+		return nil
+	case len(p.tools) == 0:
+		return usageErr(errors.New("--server names the server that lists --tools: give its tools/list answer too"), "bailiff policy lint policy.yaml --server filesystem --tools fs-tools.json")
+	case len(p.servers) > 1 && len(p.servers) != len(p.tools):
+		return usageErr(fmt.Errorf("%d --server for %d --tools: give one for all, or one per --tools", len(p.servers), len(p.tools)), hint)
+	}
+	for _, s := range p.servers {
+		if err := engine.CheckServerName(s); err != nil {
+			return usageErr(fmt.Errorf("--server: %v", err), "")
+		}
+	}
+	return nil
+}
+
+// lintServer is the server of the i-th --tools, or "" when not named.
+func lintServer(servers []string, i int) string {
+	switch len(servers) {
+	case 0:
+		return ""
+	case 1:
+		return servers[0]
+	}
+	return servers[i]
+}
+
 // lintScope says what a clean lint looked at: the rules and contracts,
 // and the listed tools when there were any.
 func lintScope(pol *engine.Policy, tools []engine.ListedTool) string {
@@ -141,6 +188,19 @@ func lintScope(pol *engine.Policy, tools []engine.ListedTool) string {
 	scope := fmt.Sprintf("%s and %s", countOf(len(spec.Rules), "rule"), countOf(contracts, "contract"))
 	if tools != nil {
 		scope += fmt.Sprintf(", against %s", countOf(len(tools), "listed tool"))
+	}
+	var servers []string
+	for _, t := range tools {
+		if t.Server != "" && !slices.Contains(servers, t.Server) {
+			servers = append(servers, t.Server)
+		}
+	}
+	if len(servers) > 0 {
+		noun := "server"
+		if len(servers) > 1 {
+			noun = "servers"
+		}
+		scope += " of " + noun + " " + strings.Join(servers, ", ")
 	}
 	return scope
 }

@@ -35,6 +35,8 @@ type runParams struct {
 	callTimeout time.Duration
 	approvers   []string
 	url         string // a Streamable HTTP server instead of a command
+	// allowDenyAll starts under a policy that would deny every call.
+	allowDenyAll bool
 }
 
 // denyAll is the policy without --policy: nothing is allowed until a
@@ -54,7 +56,9 @@ exactly the arguments that were checked. Refusals come back as tool
 results with isError set, naming the check and the rule. Everything else
 (resources, prompts, notifications) passes through.
 
-Without --policy every call is denied. Calls the policy asks a human
+Without --policy every call is denied. A policy with no rule that allows
+or asks for the server (by its name: --server) is refused at start,
+since it would deny every call too; --allow-deny-all starts anyway. Calls the policy asks a human
 about go to the client as an elicitation; a client that cannot ask gets a
 refusal naming a pending approval, which 'bailiff approve' grants for one
 retry of the same call.
@@ -89,6 +93,7 @@ stderr go to stderr.`,
 	c.Flags().StringVar(&p.audit, "audit", os.Getenv("BAILIFF_AUDIT"), "audit log to append to, outside every served root (default $BAILIFF_AUDIT, else bailiff-SERVER.audit.jsonl in the user's state directory)")
 	c.Flags().StringArrayVar(&p.approvers, "approver-key", strings.Fields(os.Getenv("BAILIFF_APPROVER_KEYS")), "an approver's public key, or a file holding one, whose signed answers count (repeatable; default $BAILIFF_APPROVER_KEYS, space-separated)")
 	c.Flags().StringVar(&p.server, "server", os.Getenv("BAILIFF_SERVER"), "the server's name, as rules and servers: sections select it and approval ids begin with it (default $BAILIFF_SERVER, else the base name of the command, or for npx, uvx, node and other launchers the package or script it runs, without its scope, version and server- prefix; with --url the URL's host); name it when that default says little, such as 'stdio'")
+	c.Flags().BoolVar(&p.allowDenyAll, "allow-deny-all", os.Getenv("BAILIFF_ALLOW_DENY_ALL") == "1", "start even when the policy has no rule that allows or asks for this server, so that every call is denied (default $BAILIFF_ALLOW_DENY_ALL=1)")
 	c.Flags().StringVar(&p.session, "session", "", "session id (default: server, time and a random suffix)")
 	c.Flags().StringVar(&p.principal, "principal", os.Getenv("BAILIFF_PRINCIPAL"), "who the agent acts for (default $BAILIFF_PRINCIPAL, else $USER)")
 	c.Flags().StringSliceVar(&p.scopes, "scopes", nil, "the principal's scopes")
@@ -165,6 +170,9 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	}
 	principal, err := runPrincipal(stderr, p, approvers)
 	if err != nil {
+		return err
+	}
+	if err := checkServed(stderr, pol, p.policy, []string{server}, p.allowDenyAll, servedHow{"--server NAME", "pass --allow-deny-all", "--allow-deny-all"}); err != nil {
 		return err
 	}
 	session := p.session

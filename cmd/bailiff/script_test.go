@@ -43,6 +43,12 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: golden.Updating(),
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("PEERS", peers)
+			// The policies and tool lists a user is pointed at, as shipped.
+			fixtures, err := filepath.Abs(filepath.Join("..", "..", "fixtures"))
+			if err != nil {
+				return err
+			}
+			e.Setenv("FIXTURES", fixtures)
 			// A session needs a principal; run and gateway take $USER.
 			e.Setenv("USER", "tester")
 			return nil

@@ -1,13 +1,14 @@
 package clientconfig
 
 import (
-	"bailiff/internal/jsontext"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+
+	"bailiff/internal/jsontext"
 )
 
 // object is a JSON object that keeps its keys in order and where each

@@ -7,7 +7,6 @@
 package clientconfig
 
 import (
-	"bailiff/internal/jsontext"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"bailiff/internal/jsontext"
 )
 
 // UpstreamKey holds a wrapped server's original entry, so undoing can put
@@ -39,6 +40,9 @@ type Options struct {
 	// Principal is who the wrapped servers' agent acts for: a client
 	// started from a desktop may give its servers no $USER.
 	Principal string
+	// AllowDenyAll are the servers to start even though the policy has
+	// no rule that allows or asks for them.
+	AllowDenyAll []string
 }
 
 // Change is a rewritten config.
@@ -186,6 +190,9 @@ func wrap(name string, entry object, o Options) (object, string, error) {
 	}
 	if o.Principal != "" {
 		env["BAILIFF_PRINCIPAL"] = o.Principal
+	}
+	if slices.Contains(o.AllowDenyAll, name) {
+		env["BAILIFF_ALLOW_DENY_ALL"] = "1"
 	}
 	if len(o.ApproverKeys) > 0 {
 		env["BAILIFF_APPROVER_KEYS"] = strings.Join(o.ApproverKeys, " ")
