@@ -203,6 +203,23 @@ func TestSummaryAsksOneTruth(t *testing.T) {
 		t.Errorf("asks = %v, want %v", s.Asks, want)
 	}
 	want := map[string]int{"allow": 1, "deny": 1, Answered: 3, "ask": 1}
+	// The calls listing says the same of each call.
+	rows, err := listSession("log", LogSession{Policy: pol, Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, answers := map[string]int{}, map[string]int{}
+	for _, r := range rows {
+		listed[r.Verdict]++
+		if r.Answer == "" {
+			answers["unanswered"]++
+		} else {
+			answers[r.Answer]++
+		}
+	}
+	if !reflect.DeepEqual(listed, want) || !reflect.DeepEqual(answers, s.Asks) {
+		t.Errorf("calls listing: verdicts %v, answers %v; summary: %v, %v", listed, answers, want, s.Asks)
+	}
 	_, _, over := s.Over.Finest()
 	totals := map[string]map[string]int{"by tool": s.ByTool["send"], "by day": s.ByDay["2026-11-03"], "over time": {}}
 	for _, m := range over {

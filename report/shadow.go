@@ -77,6 +77,11 @@ type InputRef struct {
 	First   string `json:"first,omitempty"`
 	Records int64  `json:"records,omitempty"`
 	Trace   bool   `json:"trace,omitempty"`
+	// Root is the verified records' Merkle root: a second read of the
+	// log that ends on another is of a log rewritten in between.
+	Root [32]byte `json:"-"`
+	// Bytes is how much of the file verify read: all a second read may.
+	Bytes int64 `json:"-"`
 }
 
 func unverifiedOf(p Provenance) unverifiedFields {

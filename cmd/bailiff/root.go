@@ -144,6 +144,7 @@ Write the audit log a session leaves, and prove every verdict in it:
 
   bailiff record --policy policy.yaml --clock 2026-12-01T09:00:00Z session.jsonl -o audit.jsonl
   bailiff verify audit.jsonl
+  bailiff calls --verdict deny audit.jsonl
 
 Put a real MCP server behind it:
 
@@ -178,7 +179,8 @@ the package's, here "filesystem", never a directory the server is given.)`,
 	root.AddCommand(newReplay(stdout), newPolicy(stdout), newDemo(stdout, stderr), newDemoServer(stdin, stdout),
 		newRecord(stdout, stderr), newVerify(stdout, stderr), newKeygen(stderr), newCheckpoint(stdout, stderr),
 		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr),
-		newRun(stdin, stdout, stderr), newGateway(stdin, stderr), newInit(stdin, stdout), newShadow(stdout, stderr), newAblate(stdout, stderr), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"))
+		newRun(stdin, stdout, stderr), newGateway(stdin, stderr), newInit(stdin, stdout), newShadow(stdout, stderr), newAblate(stdout, stderr), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"),
+		newCalls(stdout, stderr))
 	// cobra adds help and completion when the root runs; made here, they
 	// get examples like every other command.
 	root.InitDefaultHelpCmd()

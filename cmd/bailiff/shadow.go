@@ -179,7 +179,8 @@ func verifyLog(stderr io.Writer, in shadow.Input, prov *report.Provenance, i int
 			return nil // not a typed nil, which verify would call
 		}
 	}
-	rep, err := verify.Log(in.Name, io.TeeReader(f, tap), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, opt)
+	counted := &countingReader{r: io.TeeReader(f, tap)}
+	rep, err := verify.Log(in.Name, counted, chain.Evidence{Dir: chain.EvidenceDir(in.File())}, opt)
 	f.Close()
 	if err != nil {
 		return usageErr(err, "")
@@ -193,7 +194,7 @@ func verifyLog(stderr io.Writer, in shadow.Input, prov *report.Provenance, i int
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
 	}
-	prov.Inputs[i] = report.InputRef{File: in.Name, First: head, Records: rep.Records}
+	prov.Inputs[i] = report.InputRef{File: in.Name, First: head, Records: rep.Records, Root: rep.Root, Bytes: counted.n}
 	if len(rep.Findings) == 0 {
 		return nil
 	}
