@@ -70,7 +70,7 @@ func Calls(w io.Writer, f Format, rows []*audit.CallRow, read int, prov Provenan
 	}
 	out := make([][]string, 0, len(rows))
 	for _, r := range rows {
-		cells := []string{r.Session, r.Call, fmt.Sprint(r.Seq), callTime(r.At), r.Tool, CallVerdict(r), string(r.Decision.Check), r.Decision.Rule, cut(ArgsText(r), maxArgsCell), r.Decision.Reason}
+		cells := []string{r.Session, r.Call, fmt.Sprint(r.Seq), callTime(r.At), r.Tool, callVerdict(r), string(r.Decision.Check), r.Decision.Rule, cut(argsText(r.Args, r.Redacted), maxArgsCell), r.Decision.Reason}
 		if len(servers) > 1 {
 			cells = append(cells[:4], append([]string{r.Server}, cells[4:]...)...)
 		}
@@ -115,9 +115,9 @@ func callsJSON(w io.Writer, rows []*audit.CallRow, read int, prov Provenance) er
 	return nil
 }
 
-// CallVerdict is a call's final verdict as a reader is told it: an asked
+// callVerdict is a call's final verdict as a reader is told it: an asked
 // call says it was asked, and what came of it.
-func CallVerdict(r *audit.CallRow) string {
+func callVerdict(r *audit.CallRow) string {
 	switch {
 	case r.Verdict == audit.Answered:
 		return "ask (" + r.Answer + " out of band)"
@@ -129,13 +129,12 @@ func CallVerdict(r *audit.CallRow) string {
 	return r.Verdict
 }
 
-// ArgsText is a call's arguments as recorded, as compact JSON with its
+// argsText is a call's arguments as recorded, as compact JSON with its
 // keys sorted, and the redacted paths named after them.
-func ArgsText(r *audit.CallRow) string {
+func argsText(args map[string]any, redacted []string) string {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	args := r.Args
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -143,8 +142,8 @@ func ArgsText(r *audit.CallRow) string {
 		return "(arguments not shown: " + err.Error() + ")"
 	}
 	s := strings.TrimSuffix(b.String(), "\n")
-	if len(r.Redacted) > 0 {
-		s += " redacted: " + strings.Join(r.Redacted, ", ")
+	if len(redacted) > 0 {
+		s += " redacted: " + strings.Join(redacted, ", ")
 	}
 	return s
 }

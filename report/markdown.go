@@ -159,14 +159,17 @@ func (p *Pack) mdResults(b *mdWriter) {
 		}
 		changed := r.summary.Calls - r.summary.Counts["unchanged"]
 		if ex := r.examples; len(ex) > 0 {
-			if len(ex) < changed {
-				b.w("%d of the %d changed calls are shown below: the result lists at most its --examples of each kind (bailiff shadow --examples N lists more).\n\n", len(ex), changed)
+			switch {
+			case r.listed < changed:
+				b.w("%d of the %d changed calls are shown below: the result lists at most its --examples of each kind (bailiff shadow without --examples lists every one).\n\n", len(ex), changed)
+			case len(ex) < changed:
+				b.w("%d of the %d changed calls are shown below, the first by log and record; the shadow result lists every one, with its arguments whole.\n\n", len(ex), changed)
 			}
 			rows = nil
 			for _, e := range ex {
-				rows = append(rows, []string{e.Category, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, e.Reason})
+				rows = append(rows, []string{e.Category, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, cut(e.argsText(), maxArgsCell), e.Reason})
 			}
-			b.table([]string{"CHANGED", "SESSION", "CALL", "TOOL", "RECORDED", "CANDIDATE", "WHY"}, rows)
+			b.table([]string{"CHANGED", "SESSION", "CALL", "TOOL", "RECORDED", "CANDIDATE", "ARGUMENTS", "WHY"}, rows)
 		}
 	}
 	if r := p.In.ablation; r != nil {

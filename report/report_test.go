@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -274,7 +275,7 @@ func TestChartsDrawAnsweredAsks(t *testing.T) {
 // partial when it is.
 func TestPackNamesShadowCandidate(t *testing.T) {
 	result := `{"type":"summary","calls":9,"counts":{"newly-allowed":3,"newly-asked":0,"newly-denied":2,"unchanged":4,"unevaluable":0},"candidate":{"file":"new.yaml","name":"tighter","version":"sha256:ab12"},"verified":true,"inputs":[]}
-{"type":"example","category":"newly-allowed","file":"a.jsonl","session":"s","pos":3,"call":"c1","tool":"write_file","baseline":"deny by rules (r)","candidate":"allow by rules (w)","reason":"rule w: allow"}
+{"type":"example","category":"newly-allowed","file":"a.jsonl","session":"s","pos":3,"call":"c1","tool":"write_file","baseline":"deny by rules (r)","candidate":"allow by rules (w)","reason":"rule w: allow","args":{"path":"/srv/ws/secret/pwn.txt"},"redacted":["content"]}
 {"type":"example","category":"newly-denied","file":"a.jsonl","session":"s","pos":5,"call":"c2","tool":"send","baseline":"allow by rules (s)","candidate":"deny by taint","reason":"tainted"}
 `
 	r, err := readShadow([]byte(result))
@@ -284,9 +285,31 @@ func TestPackNamesShadowCandidate(t *testing.T) {
 	pk := &Pack{Summary: audit.NewSummary(time.Time{}, time.Time{}), In: PackInput{shadow: r}}
 	var b mdWriter
 	pk.mdResults(&b)
-	for _, want := range []string{"Candidate policy: new.yaml, named tighter, version sha256:ab12.", "2 of the 5 changed calls are shown below"} {
+	for _, want := range []string{"Candidate policy: new.yaml, named tighter, version sha256:ab12.", "2 of the 5 changed calls are shown below: the result lists at most its --examples",
+		`{"path":"/srv/ws/secret/pwn.txt"} redacted: content`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the shadow section lacks %q:\n%s", want, b.String())
 		}
+	}
+
+	// A result that lists every changed call, more than the pack shows:
+	// the pack says it shows the first, and where the rest are.
+	all := `{"type":"summary","calls":30,"counts":{"newly-allowed":25,"newly-asked":0,"newly-denied":0,"unchanged":5,"unevaluable":0},"verified":true,"inputs":[]}` + "\n"
+	for i := range 25 {
+		all += fmt.Sprintf(`{"type":"example","category":"newly-allowed","file":"a.jsonl","session":"s","pos":%d,"call":"c%d","tool":"write_file","baseline":"deny by rules (r)","candidate":"allow by rules (w)","reason":"rule w: allow","args":{"path":"/srv/f%d"}}`, i, i, i) + "\n"
+	}
+	if r, err = readShadow([]byte(all)); err != nil {
+		t.Fatal(err)
+	}
+	pk.In.shadow = r
+	b = mdWriter{}
+	pk.mdResults(&b)
+	for _, want := range []string{"20 of the 25 changed calls are shown below, the first by log and record; the shadow result lists every one", `/srv/f19`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the shadow section lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "/srv/f20") {
+		t.Errorf("the pack shows more than %d changed calls", maxExamples)
 	}
 }

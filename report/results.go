@@ -64,6 +64,7 @@ func noDuplicateKeys(data []byte) error {
 type shadowResult struct {
 	summary  shadowSummary
 	examples []shadowExample // the first maxExamples changed calls
+	listed   int             // the changed calls the result lists
 }
 
 // maxExamples bounds the changed calls the pack shows; the shadow
@@ -91,9 +92,13 @@ func readShadow(data []byte) (*shadowResult, error) {
 		case head.Type == "summary" && !found:
 			r.summary = shadowSummary{} // nothing of a line that did not parse
 			found = json.Unmarshal(line, &r.summary) == nil
-		case head.Type == "example" && len(r.examples) < maxExamples:
+		case head.Type == "example":
 			var e shadowExample
-			if json.Unmarshal(line, &e) == nil {
+			if json.Unmarshal(line, &e) != nil {
+				continue
+			}
+			r.listed++
+			if len(r.examples) < maxExamples {
 				r.examples = append(r.examples, e)
 			}
 		}

@@ -148,6 +148,10 @@ type shadowExample struct {
 	Baseline  string `json:"baseline"`
 	Candidate string `json:"candidate"`
 	Reason    string `json:"reason"`
+	// Args are the call's arguments as recorded; Redacted names the
+	// paths whose values the log does not hold.
+	Args     map[string]any `json:"args"`
+	Redacted []string       `json:"redacted,omitempty"`
 }
 
 // Shadow writes a comparison: the counts per category, the breakdown by
@@ -205,9 +209,9 @@ func Shadow(w io.Writer, f Format, d *shadow.Diff, prov Provenance) error {
 		}
 		var rows [][]string
 		for _, e := range examples {
-			rows = append(rows, []string{e.Category, e.File, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, e.Reason})
+			rows = append(rows, []string{e.Category, e.File, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, cut(e.argsText(), maxArgsCell), e.Reason})
 		}
-		_ = write(&b, []string{"CATEGORY", "FILE", "SESSION", "CALL", "TOOL", "BASELINE", "CANDIDATE", "WHY"}, rows)
+		_ = write(&b, []string{"CATEGORY", "FILE", "SESSION", "CALL", "TOOL", "BASELINE", "CANDIDATE", "ARGUMENTS", "WHY"}, rows)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -227,9 +231,14 @@ func shadowGroupsOf(d *shadow.Diff) []shadowGroupSet {
 func shadowExamples(d *shadow.Diff) []shadowExample {
 	var examples []shadowExample
 	for _, c := range shadow.Categories()[1:] {
-		for _, p := range d.Samples[c] {
+		for _, p := range d.Changes(c) {
+			args := p.Args
+			if args == nil {
+				args = map[string]any{}
+			}
 			examples = append(examples, shadowExample{Type: "example", Category: c, File: p.File, Session: p.Session, Pos: p.Pos,
-				Call: p.ID, Tool: p.Tool, Baseline: verdictOf(p, false), Candidate: verdictOf(p, true), Reason: p.Candidate.Reason})
+				Call: p.ID, Tool: p.Tool, Baseline: verdictOf(p, false), Candidate: verdictOf(p, true), Reason: p.Candidate.Reason,
+				Args: args, Redacted: p.Redacted})
 		}
 	}
 	return examples
@@ -373,4 +382,9 @@ func rate(r float64, over int) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", r)
+}
+
+// argsText is the example's arguments as the calls listing shows them.
+func (e shadowExample) argsText() string {
+	return argsText(e.Args, e.Redacted)
 }

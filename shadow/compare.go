@@ -19,6 +19,11 @@ type Pair struct {
 	Label     string
 	Baseline  engine.Decision
 	Candidate engine.Decision
+	// Args are the call's arguments as its log records them (a redacted
+	// value is gone, and Redacted names its path) or as its trace holds
+	// them: what a reviewer of a change must see.
+	Args     map[string]any
+	Redacted []string
 }
 
 // CompareSession drives one session's events under a baseline and a candidate

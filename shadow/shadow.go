@@ -51,7 +51,9 @@ func Category(p Pair) string {
 // first few calls of each category that changed. It keeps no call it
 // does not show, so memory does not grow with history.
 type Diff struct {
-	Examples int // how many calls to keep per changed category
+	// Examples is how many calls to keep per changed category; below
+	// zero, every one.
+	Examples int
 
 	Calls   int
 	Counts  map[string]int
@@ -59,6 +61,7 @@ type Diff struct {
 	ByRule  map[string]map[string]int
 	ByCheck map[string]map[string]int
 	Samples map[string][]Pair
+	sorted  bool // Samples are in Changes' order
 }
 
 // NewDiff starts an empty comparison keeping n examples per category.
@@ -79,9 +82,27 @@ func (d *Diff) Add(p Pair) {
 	}
 	bump(d.ByRule, rule, c)
 	bump(d.ByCheck, string(p.Candidate.Check), c)
-	if c != Unchanged && d.Examples > 0 {
+	switch {
+	case c == Unchanged:
+	case d.Examples < 0:
+		d.Samples[c] = append(d.Samples[c], p)
+		d.sorted = false
+	case d.Examples > 0:
 		d.Samples[c] = keepFirst(d.Samples[c], p, d.Examples)
 	}
+}
+
+// Changes are the calls kept of a changed category, by file, position
+// and id: every one when the diff keeps all (Examples < 0), whatever
+// order parallel sessions were added in.
+func (d *Diff) Changes(c string) []Pair {
+	if !d.sorted {
+		for _, list := range d.Samples {
+			sort.SliceStable(list, func(i, j int) bool { return before(list[i], list[j]) })
+		}
+		d.sorted = true
+	}
+	return d.Samples[c]
 }
 
 // keepFirst inserts p into the sorted list, keeping the n first by file,

@@ -73,7 +73,8 @@ func (sd *sides) call(now time.Time, pos int, label string, c *engine.Call, db e
 		if err := s.Err(); err != nil {
 			return err
 		}
-		sd.pairs[i] = append(sd.pairs[i], Pair{File: sd.file, Session: sd.session, Pos: pos, ID: c.ID, Tool: c.Tool, Label: label, Baseline: db, Candidate: dc})
+		sd.pairs[i] = append(sd.pairs[i], Pair{File: sd.file, Session: sd.session, Pos: pos, ID: c.ID, Tool: c.Tool, Label: label, Baseline: db, Candidate: dc,
+			Args: c.Args, Redacted: redactedPaths(c.Redacted)})
 	}
 	for _, s := range sd.own {
 		if s == nil {
@@ -180,4 +181,13 @@ func (sd *sides) recycle() {
 		recyclePairs(ps)
 	}
 	sd.pairs = nil
+}
+
+// redactedPaths are a call's redacted argument paths as written.
+func redactedPaths(ps []engine.Path) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
 }

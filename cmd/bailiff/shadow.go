@@ -271,7 +271,10 @@ func newShadow(stdout, stderr io.Writer) *cobra.Command {
 as the candidate policy would have, on that same history. It counts the
 calls unchanged, newly denied, newly asked, newly allowed and unevaluable
 (the candidate's verdict depends on a redacted argument or purged output),
-by tool, rule and check, with example calls.
+by tool, rule and check, and lists every changed call with its arguments
+as recorded (a value the policy redacts is not in the log; its path is
+named); --examples N lists at most N of each category. Table and Markdown
+cut the arguments at 160 characters; JSON has them whole.
 
 Traces have no recorded verdicts and need --baseline. An audit log must
 pass bailiff verify first; --allow-unverified uses one that does not, and
@@ -301,6 +304,9 @@ pull-request comment.`,
 			if p.examples < 0 {
 				return usageErr(fmt.Errorf("--examples wants a count of 0 or more, not %d", p.examples), "")
 			}
+			if !cmd.Flags().Changed("examples") {
+				p.examples = -1 // every changed call
+			}
 			_, err := p.format.get()
 			return err
 		},
@@ -312,7 +318,7 @@ pull-request comment.`,
 	c.Flags().StringVar(&p.baseline, "baseline", "", "the policy to compare with (default: the recorded verdicts)")
 	c.Flags().StringSliceVar(&p.failOn, "fail-on", nil, "categories that fail the run: newly-denied, newly-asked, newly-allowed, unevaluable")
 	c.Flags().IntVar(&p.maxChange, "max-changed", 0, "how many calls --fail-on categories may hold before the run fails")
-	c.Flags().IntVar(&p.examples, "examples", 3, "example calls to show per changed category")
+	c.Flags().IntVar(&p.examples, "examples", 0, "show at most this many changed calls per category (default: every changed call)")
 	c.Flags().BoolVar(&p.unverified, "allow-unverified", false, "use audit logs that fail verify (the output says UNVERIFIED)")
 	p.format.register(c)
 	return c
