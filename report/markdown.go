@@ -180,13 +180,9 @@ func (p *Pack) mdResults(b *mdWriter) {
 		}
 		var rows [][]string
 		for _, l := range r.checks {
-			dead := "-"
-			if l.Dead {
-				dead = "dead"
-			}
-			rows = append(rows, []string{l.Check, fmt.Sprint(l.Changed), fmt.Sprint(l.StopsAlone), fmt.Sprint(l.Costs), dead})
+			rows = append(rows, []string{l.Check, fmt.Sprint(l.Decided), fmt.Sprint(l.Changed), fmt.Sprint(l.StopsAlone), fmt.Sprint(l.Costs), ablationState(l.Dead, l.NothingAlone)})
 		}
-		b.table([]string{"CHECK OFF", "CHANGED", "ATTACKS STOPPED ALONE", "BENIGN COST", "DEAD"}, rows)
+		b.table([]string{"CHECK OFF", "DECIDED", "CHANGED", "ATTACKS STOPPED ALONE", "BENIGN COST", "STATE"}, rows)
 		// A rate over no calls is no measurement, whatever number the
 		// JSON holds for it.
 		block, loss := "no block rate (no call is labelled an attack)", "no benign loss (no call is labelled benign)"

@@ -176,6 +176,10 @@ func readAblation(data []byte) (*ablationResult, error) {
 			l.StopsAlone < 0 || l.StopsAlone > tot.Attacks || l.Stopped < 0 || l.Stopped > tot.Attacks || l.Costs < 0 || l.Costs > tot.Benign {
 			return nil, fmt.Errorf("check %q's line does not fit the policy line's %d calls, %d attacks and %d benign calls", l.Check, tot.Calls, tot.Attacks, tot.Benign)
 		}
+		idle := l.Changed == 0 && l.Unevaluable == 0
+		if l.Decided < 0 || l.Decided > l.Calls || l.Dead != (idle && l.Decided == 0) || l.NothingAlone != (idle && l.Decided > 0) {
+			return nil, fmt.Errorf("check %q's line calls it dead or idle against its own counts", l.Check)
+		}
 	}
 	if tot.Verified == nil {
 		return nil, fmt.Errorf("its policy line does not say whether its logs were verified: give the output of this bailiff's --format json")

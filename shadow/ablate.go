@@ -25,11 +25,21 @@ type Score struct {
 	StopsAlone int // attacks stopped with it and let through without it
 	Stopped    int // attacks stopped with and without it
 	Costs      int // benign calls it stops (let through without it)
+	// Decided counts the calls the baseline decided by it: its check
+	// named in the decision, or for a rule, the rule.
+	Decided int
 }
 
-// Dead tells whether switching the check off changes nothing: it earns no
-// place in the policy over this history.
-func (s Score) Dead() bool { return s.Changed == 0 && s.Uneval == 0 }
+// Dead tells whether the check did nothing over this history: it decided
+// no call, and switching it off changes none.
+func (s Score) Dead() bool { return s.Changed == 0 && s.Uneval == 0 && s.Decided == 0 }
+
+// NothingAlone tells whether the check decided calls, yet switching it
+// off alone changes none: another check, or the same answer, would have
+// decided them the same. Not dead: it worked, and earned nothing alone.
+// Approval is the common case: with it off a human's answer still
+// answers, unchecked, and a history of well-bound answers reads the same.
+func (s Score) NothingAlone() bool { return s.Changed == 0 && s.Uneval == 0 && s.Decided > 0 }
 
 // stopped means the call did not go through as asked: denied, or held for
 // a human (no answer is a deny).
@@ -212,6 +222,9 @@ func (s *Score) add(p Pair) {
 		s.Attacks++
 	case "benign":
 		s.Benign++
+	}
+	if rule, ok := strings.CutPrefix(s.Name, "rule:"); (ok && p.Baseline.Rule == rule) || (!ok && string(p.Baseline.Check) == s.Name) {
+		s.Decided++
 	}
 	if p.Candidate.Unevaluable {
 		s.Uneval++

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,7 @@ type ablateParams struct {
 	maxBenign  string
 	maxDenied  string
 	failOnDead bool
+	checks     []string // what --fail-on-dead covers; none: every one scored
 	unverified bool
 	format     formatFlag
 }
@@ -48,18 +50,27 @@ again against the full policy, and reports per check the calls whose
 verdict changes and, for calls labelled "attack" or "benign" (in traces,
 or for audit logs in a --labels file),
 the attacks it alone stops, the attacks stopped anyway, and the benign
-calls it costs. A check whose absence changes nothing is dead.
+calls it costs. DECIDED counts the calls the check (or rule) decided. A
+check that decided no call and whose absence changes nothing is dead; one
+that decided calls whose absence still changes nothing "earned nothing
+alone" (approval, typically: with it off an answer still answers,
+unchecked, and well-bound answers read the same), and is not dead.
 
 For audit logs the baseline is the recorded verdicts under each session's
-policy; traces need --policy. An audit log must pass bailiff verify
+policy. Traces need --policy, and so does --rules, on any input: the
+rules switched off are --policy's. An audit log must pass bailiff verify
 first; --allow-unverified uses one that does not, and every output format
 then says UNVERIFIED. --min-block-rate, --max-benign-loss,
 --max-benign-denied and --fail-on-dead make it a CI gate (exit 1): a
 stop is an ask or a deny, and --max-benign-denied counts denies alone,
-the loss no human can answer away. A gate with nothing to measure
-(no attack calls, no benign calls, no calls) is an error (exit 2).`,
+the loss no human can answer away. --checks path,approval names the
+checks (and rule:ID with --rules) --fail-on-dead covers: a filesystem
+policy's taint and pattern checks can never fire, and need not fail the
+gate. A gate with nothing to measure (no attack calls, no benign calls,
+no calls) is an error (exit 2).`,
 		Example: `  bailiff ablate --policy policy.yaml fixtures/corpus/
-  bailiff ablate --policy policy.yaml --rules --min-block-rate 0.95 --fail-on-dead corpus/`,
+  bailiff ablate --policy policy.yaml --rules --min-block-rate 0.95 --fail-on-dead corpus/
+  bailiff ablate --fail-on-dead --checks path,approval,budget audit.jsonl`,
 		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			for _, r := range []struct{ flag, value string }{{"min-block-rate", p.minBlock}, {"max-benign-loss", p.maxBenign}, {"max-benign-denied", p.maxDenied}} {
@@ -69,6 +80,9 @@ the loss no human can answer away. A gate with nothing to measure
 					}
 				}
 			}
+			if err := p.checkChecks(); err != nil {
+				return err
+			}
 			_, err := p.format.get()
 			return err
 		},
@@ -76,13 +90,14 @@ the loss no human can answer away. A gate with nothing to measure
 			return runAblate(cmd.InOrStdin(), stdout, stderr, p, args)
 		},
 	}
-	c.Flags().StringVar(&p.policy, "policy", "", "the policy (default: each log session's recorded policy)")
-	c.Flags().BoolVar(&p.rules, "rules", false, "also switch off each rule of --policy alone")
+	c.Flags().StringVar(&p.policy, "policy", "", "the policy (default: each log session's recorded policy; traces and --rules need it)")
+	c.Flags().BoolVar(&p.rules, "rules", false, "also switch off each rule of --policy alone (needs --policy)")
 	c.Flags().StringVar(&p.labels, "labels", "", `labels for audit log calls: JSON lines of {"session","call","label"}`)
 	c.Flags().StringVar(&p.minBlock, "min-block-rate", "", "fail when the policy stops a smaller share of attacks")
 	c.Flags().StringVar(&p.maxBenign, "max-benign-loss", "", "fail when the policy stops a larger share of benign calls")
 	c.Flags().StringVar(&p.maxDenied, "max-benign-denied", "", "fail when the policy denies a larger share of benign calls (asks not counted)")
-	c.Flags().BoolVar(&p.failOnDead, "fail-on-dead", false, "fail when a check changes nothing")
+	c.Flags().BoolVar(&p.failOnDead, "fail-on-dead", false, "fail when a check is dead: it decided no call, and switching it off changes none")
+	c.Flags().StringSliceVar(&p.checks, "checks", nil, "the checks --fail-on-dead covers, comma-separated: "+strings.Join(checkNames(), ", ")+", or rule:ID with --rules (default: every one scored)")
 	c.Flags().BoolVar(&p.unverified, "allow-unverified", false, "use audit logs that fail verify (the output says UNVERIFIED)")
 	p.format.register(c)
 	return c
@@ -100,6 +115,12 @@ func runAblate(stdin io.Reader, stdout, stderr io.Writer, p ablateParams, args [
 		if p.rules {
 			for _, r := range base.Spec().Rules {
 				rules = append(rules, r.ID)
+			}
+		}
+		for _, c := range p.checks {
+			// A gate over a rule the policy lacks would pass unmeasured.
+			if id, ok := strings.CutPrefix(c, "rule:"); ok && !slices.Contains(rules, id) {
+				return usageErr(fmt.Errorf("--checks %s names no rule of %s", c, p.policy), "")
 			}
 		}
 	} else if p.rules {
@@ -156,6 +177,29 @@ func runAblate(stdin io.Reader, stdout, stderr io.Writer, p ablateParams, args [
 	return gateFailures(p, scores, tot)
 }
 
+// checkChecks refuses --checks that gate nothing: without --fail-on-dead,
+// or naming no check ablate scores.
+func (p ablateParams) checkChecks() error {
+	if len(p.checks) == 0 {
+		return nil
+	}
+	if !p.failOnDead {
+		return usageErr(errors.New("--checks names the checks --fail-on-dead covers, and needs it"), "bailiff ablate --fail-on-dead --checks path,approval LOG")
+	}
+	for _, c := range p.checks {
+		if rule, ok := strings.CutPrefix(c, "rule:"); ok && rule != "" {
+			if !p.rules {
+				return usageErr(fmt.Errorf("--checks %s names a rule, and rules are scored with --rules (which needs --policy)", c), "")
+			}
+			continue
+		}
+		if !slices.Contains(checkNames(), c) {
+			return usageErr(fmt.Errorf("--checks %q is not a check ablate switches off (want %s, or rule:ID with --rules)", c, strings.Join(checkNames(), ", ")), "")
+		}
+	}
+	return nil
+}
+
 // gateFailures names every gate the scores fail, so one CI run shows all
 // of them rather than the first.
 func gateFailures(p ablateParams, scores []shadow.Score, tot shadow.Totals) error {
@@ -176,10 +220,17 @@ func gateFailures(p ablateParams, scores []shadow.Score, tot shadow.Totals) erro
 		}
 	}
 	if p.failOnDead {
+		var dead []string
 		for _, s := range scores {
-			if s.Dead() {
-				fails = append(fails, "check "+s.Name+" is dead")
+			if s.Dead() && (len(p.checks) == 0 || slices.Contains(p.checks, s.Name)) {
+				dead = append(dead, s.Name)
 			}
+		}
+		switch {
+		case len(dead) == 1:
+			fails = append(fails, "check "+dead[0]+" is dead: it decided no call, and switching it off changes none")
+		case len(dead) > 1:
+			fails = append(fails, "checks "+strings.Join(dead, ", ")+" are dead: each decided no call, and switching it off changes none")
 		}
 	}
 	if len(fails) > 0 {

@@ -177,6 +177,10 @@ func (d *demoRun) ablate() error {
 				a.Dead = append(a.Dead, fmt.Sprint(o["check"]))
 				continue
 			}
+			if o["earned_nothing_alone"] == true {
+				a.Idle = append(a.Idle, fmt.Sprint(o["check"]))
+				continue
+			}
 			a.Checks = append(a.Checks, demoAblateRow{Check: fmt.Sprint(o["check"]), Changed: num(o["changed"]), Stops: num(o["attacks_stopped_alone"])})
 		}
 	}

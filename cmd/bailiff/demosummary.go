@@ -63,6 +63,8 @@ type demoAblate struct {
 	BenignStopped int             `json:"benign_stopped"`
 	Checks        []demoAblateRow `json:"checks"`
 	Dead          []string        `json:"dead"`
+	// Idle are the checks that decided calls and earned nothing alone.
+	Idle []string `json:"earned_nothing_alone"`
 }
 
 type demoAblateRow struct {
@@ -212,7 +214,10 @@ func stops(a demoAblate) string {
 		s += fmt.Sprintf("; %s stopped by the rules (which --rules switches off one at a time) or by more than one check", countOf(a.Stopped-alone, "more attack"))
 	}
 	if len(a.Dead) > 0 {
-		s += "; changing nothing here: " + strings.Join(a.Dead, ", ")
+		s += "; dead here (deciding nothing, changing nothing): " + strings.Join(a.Dead, ", ")
+	}
+	if len(a.Idle) > 0 {
+		s += "; deciding calls, yet earning nothing alone: " + strings.Join(a.Idle, ", ")
 	}
 	return s
 }

@@ -81,7 +81,17 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/traces/main"}, 2, "needs a baseline policy"},
 		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", "--fail-on", "worse", fx + "/chain/good_mail.jsonl"}, 2, "is not a category"},
 		{[]string{"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/fail_edited_field.jsonl"}, 2, "run bailiff verify"},
-		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--fail-on-dead", fx + "/corpus"}, 1, "check scopes is dead"},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--fail-on-dead", fx + "/corpus"}, 1, "checks scopes, pattern, approval are dead: each decided no call"},
+		// A check that decided calls is never dead, though its absence
+		// changes none (approval here); --checks picks what the gate
+		// covers.
+		{[]string{"ablate", "--fail-on-dead", fx + "/chain/good_mail.jsonl"}, 1, "checks pinning, scopes, budget, path, pattern are dead"},
+		{[]string{"ablate", "--fail-on-dead", "--checks", "approval,taint", fx + "/chain/good_mail.jsonl"}, 0, ""},
+		{[]string{"ablate", "--fail-on-dead", "--checks", "taint,path", fx + "/chain/good_mail.jsonl"}, 1, "error: check path is dead: it decided no call"},
+		{[]string{"ablate", "--checks", "path", fx + "/chain/good_mail.jsonl"}, 2, "--checks names the checks --fail-on-dead covers, and needs it"},
+		{[]string{"ablate", "--fail-on-dead", "--checks", "taints", fx + "/chain/good_mail.jsonl"}, 2, `--checks "taints" is not a check ablate switches off`},
+		{[]string{"ablate", "--fail-on-dead", "--checks", "rule:send-mail", fx + "/chain/good_mail.jsonl"}, 2, "--checks rule:send-mail names a rule, and rules are scored with --rules (which needs --policy)"},
+		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--rules", "--fail-on-dead", "--checks", "taint,rule:no-such", fx + "/corpus"}, 2, "--checks rule:no-such names no rule of"},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--min-block-rate", "0.9", "--max-benign-loss", "0.2", fx + "/corpus"}, 0, ""},
 		{[]string{"ablate", "--policy", fx + "/corpus/policy.yaml", "--max-benign-loss", "0.01", fx + "/corpus"}, 1, "more than 0.01"},
 		// The aim on web-found sends: no injected destination allowed,
