@@ -62,6 +62,13 @@ type Summary struct {
 	// schema fixes in some session, with the values (sorted): there they
 	// pass the sink gate.
 	Fixed map[string]map[string]map[string][]string
+	// Flagged are the first calls in range (by log, then seq) a
+	// reviewer must look at: denied, or asked and never answered;
+	// FlaggedCalls counts them all.
+	Flagged      []*CallRow
+	FlaggedCalls int
+	curLog       string         // the log being added
+	logOrder     map[string]int // the order logs were added in
 }
 
 // NewSummary is an empty summary of the records in [since, until).
@@ -88,6 +95,13 @@ type LogRead struct {
 func (s *Summary) Add(name string, r io.Reader, ev chain.EvidenceStore) (LogRead, error) {
 	var read LogRead
 	var dup error
+	if s.logOrder == nil {
+		s.logOrder = map[string]int{}
+	}
+	if _, ok := s.logOrder[name]; !ok {
+		s.logOrder[name] = len(s.logOrder)
+	}
+	s.curLog = name
 	rd := chain.NewReader(r)
 	read.Err = readSessions(name, rd, ev, func(ls LogSession) error {
 		s.Read++

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"slices"
+	"sort"
 	"time"
 
 	"bailiff/engine"
@@ -24,8 +26,9 @@ type asked struct {
 // approval counts the answer. A session the driver refuses is counted as
 // far as it went, and the error says why.
 func (s *Summary) events(p *engine.Policy, server string, events []Event) error {
-	c := &askCounter{s: s, server: server, open: map[string]asked{}, oob: map[string]bool{}}
-	d := &Driver{Config: Config{Policy: p}, Observer: c}
+	c := &askCounter{s: s, server: server, open: map[string]asked{}, oob: map[string]bool{}, inRange: map[string]bool{}}
+	l := &callLister{log: s.curLog, open: map[string]*CallRow{}, oob: map[string]bool{}}
+	d := &Driver{Config: Config{Policy: p}, Observer: both{c, l}}
 	defer d.Close()
 	var err error
 	for i := range events {
@@ -35,7 +38,43 @@ func (s *Summary) events(p *engine.Policy, server string, events []Event) error 
 		}
 	}
 	c.finish()
+	l.finish()
+	for _, r := range l.rows {
+		if c.inRange[r.Call] {
+			s.flag(r)
+		}
+	}
 	return err
+}
+
+// flag keeps a call a reviewer must look at: denied, or asked and never
+// answered. The first maxFlagged by log and seq are kept whole; the rest
+// are counted.
+func (s *Summary) flag(r *CallRow) {
+	if r.Verdict != string(engine.Deny) && r.Verdict != string(engine.Ask) {
+		return
+	}
+	s.FlaggedCalls++
+	i := sort.Search(len(s.Flagged), func(i int) bool { return rowBefore(r, s.Flagged[i], s.logOrder) })
+	if i >= maxFlagged {
+		return
+	}
+	s.Flagged = slices.Insert(s.Flagged, i, r)
+	if len(s.Flagged) > maxFlagged {
+		s.Flagged = s.Flagged[:maxFlagged]
+	}
+}
+
+// maxFlagged bounds the flagged calls a summary keeps whole.
+const maxFlagged = 100
+
+// rowBefore orders calls by log (in the order the logs were added), then
+// seq.
+func rowBefore(a, b *CallRow, order map[string]int) bool {
+	if a.Log != b.Log {
+		return order[a.Log] < order[b.Log]
+	}
+	return a.Seq < b.Seq
 }
 
 // place counts an event's time into the period and tells whether the
@@ -60,11 +99,12 @@ func (s *Summary) place(at time.Time) bool {
 
 // askCounter observes one session's drive for the summary.
 type askCounter struct {
-	s      *Summary
-	server string
-	in     bool             // the step being taken is in range
-	open   map[string]asked // asked calls in range, not settled
-	oob    map[string]bool  // asked calls answered out of band: approved?
+	s       *Summary
+	server  string
+	in      bool             // the step being taken is in range
+	open    map[string]asked // asked calls in range, not settled
+	oob     map[string]bool  // asked calls answered out of band: approved?
+	inRange map[string]bool  // the calls in range, by id
 }
 
 func (c *askCounter) Called(_ *Session, ev *Event, _, d engine.Decision) error {
@@ -72,6 +112,7 @@ func (c *askCounter) Called(_ *Session, ev *Event, _, d engine.Decision) error {
 		return nil
 	}
 	call := ev.Call.Call
+	c.inRange[call.ID] = true
 	day, at := "(no time)", time.Time{}
 	if realTime(ev.At) {
 		day, at = ev.At.UTC().Format("2006-01-02"), ev.At
@@ -144,3 +185,48 @@ func (c *askCounter) Started(*Session, *Event) error                 { return ni
 func (c *askCounter) Resulted(*Session, *Event, engine.Source) error { return nil }
 func (c *askCounter) ToolsListed(*Session, *Event, bool) error       { return nil }
 func (c *askCounter) Ended(*Session, *Event) error                   { return nil }
+
+// both tells two observers each step, in order.
+type both [2]Observer
+
+func (b both) Started(s *Session, ev *Event) error {
+	if err := b[0].Started(s, ev); err != nil {
+		return err
+	}
+	return b[1].Started(s, ev)
+}
+
+func (b both) Called(s *Session, ev *Event, decided, committed engine.Decision) error {
+	if err := b[0].Called(s, ev, decided, committed); err != nil {
+		return err
+	}
+	return b[1].Called(s, ev, decided, committed)
+}
+
+func (b both) Granted(s *Session, ev *Event, pc *Pending, g engine.Grant, settles bool, decided, committed engine.Decision) error {
+	if err := b[0].Granted(s, ev, pc, g, settles, decided, committed); err != nil {
+		return err
+	}
+	return b[1].Granted(s, ev, pc, g, settles, decided, committed)
+}
+
+func (b both) Resulted(s *Session, ev *Event, src engine.Source) error {
+	if err := b[0].Resulted(s, ev, src); err != nil {
+		return err
+	}
+	return b[1].Resulted(s, ev, src)
+}
+
+func (b both) ToolsListed(s *Session, ev *Event, refused bool) error {
+	if err := b[0].ToolsListed(s, ev, refused); err != nil {
+		return err
+	}
+	return b[1].ToolsListed(s, ev, refused)
+}
+
+func (b both) Ended(s *Session, ev *Event) error {
+	if err := b[0].Ended(s, ev); err != nil {
+		return err
+	}
+	return b[1].Ended(s, ev)
+}

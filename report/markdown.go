@@ -76,11 +76,19 @@ func (p *Pack) mdSummary(b *mdWriter, mermaid bool) {
 		p.mdCharts(b)
 	}
 	rows = nil
-	for _, t := range sortedKeys(p.ByTool) {
+	shown, rest := p.keyTools()
+	for _, t := range shown {
 		m := p.ByTool[t]
 		rows = append(rows, []string{t, fmt.Sprint(m["allow"]), fmt.Sprint(m["deny"]), fmt.Sprint(m["ask"] + m[audit.Answered])})
 	}
+	if len(rest) > 0 {
+		m := p.folded(rest)
+		rows = append(rows, []string{foldedLabel(len(rest)), fmt.Sprint(m["allow"]), fmt.Sprint(m["deny"]), fmt.Sprint(m["ask"] + m[audit.Answered])})
+	}
 	b.table([]string{"TOOL", "ALLOW", "DENY", "ASK"}, rows)
+	if len(rest) > 0 {
+		b.w("The tools with a denial or an ask come first, then the busiest, up to %d; the appendix lists the %s folded into the last line.\n\n", maxShownTools, counted(len(rest), "other tool"))
+	}
 	rows = nil
 	checks := p.ByCheck
 	if p.Settled > 0 {

@@ -93,11 +93,13 @@ func (p *Pack) markdown(mermaid bool) []byte {
 	p.mdIntro(&b)
 	p.mdStatus(&b)
 	p.mdFindings(&b)
+	p.mdFlagged(&b)
 	p.mdSummary(&b, mermaid)
 	p.mdResults(&b)
 	p.mdScope(&b)
 	p.mdTools(&b)
 	p.mdCoverage(&b)
+	p.mdAppendix(&b)
 	return b.Bytes()
 }
 
@@ -183,13 +185,13 @@ func (p *Pack) HTML() ([]byte, error) {
 // svg draws the verdicts per tool as horizontal bars. Every string in it
 // is escaped; every number is computed.
 func (p *Pack) svg() string {
-	tools := sortedKeys(p.ByTool)
+	tools, counts := p.chartTools()
 	if len(tools) == 0 {
 		return ""
 	}
 	max := 1
 	for _, t := range tools {
-		if n := verdictSum(p.ByTool[t], verdicts); n > max {
+		if n := verdictSum(counts[t], verdicts); n > max {
 			max = n
 		}
 	}
@@ -203,7 +205,7 @@ func (p *Pack) svg() string {
 		fmt.Fprintf(&b, "<text x=\"0\" y=\"%d\" font-size=\"12\">%s</text>\n", y+14, html.EscapeString(plain(truncate(t, 28))))
 		x := 220
 		for _, v := range verdicts {
-			wd := 480 * p.ByTool[t][v] / max
+			wd := 480 * counts[t][v] / max
 			if wd > 0 {
 				fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"18\" fill=\"%s\"/>\n", x, y, wd, colors[v])
 				x += wd

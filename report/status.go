@@ -113,22 +113,33 @@ func (p *Pack) attacksLine() string {
 	return s
 }
 
-// mdTools writes every tool with the controls that apply to it; tools
-// that saw no call and have no contract are one line, by the rules that
-// decide them, since a row of dashes says nothing.
+// mdTools writes the tools with the controls that apply to them: every
+// tool with a contract or an annotation, and the tools the summary names.
+// The others are folded, by the rule that decides them: a row of dashes
+// per tool says nothing, and a fleet's log calls hundreds of tools.
 func (p *Pack) mdTools(b *mdWriter) {
 	b.w("## Tools and their controls\n\n")
+	shown, _ := p.keyTools()
+	named := map[string]bool{}
+	for _, t := range shown {
+		named[t] = true
+	}
 	var rows [][]string
-	quiet := map[string][]string{}
-	var quietOrder []string
+	quiet := map[string][]string{} // rule -> tools that saw no calls
+	called := map[string]int{}     // rule -> tools that saw calls
+	var order []string
 	for _, t := range p.ToolNames {
 		rule, budget, path, pat, sink := p.controls(t)
 		annots := strings.Join(p.Annots[t], ", ")
-		if p.ByTool[t] == nil && budget == "-" && path == "-" && pat == "-" && sink == "-" && annots == "" {
-			if quiet[rule] == nil {
-				quietOrder = append(quietOrder, rule)
+		if !named[t] && budget == "-" && path == "-" && pat == "-" && sink == "-" && annots == "" {
+			if quiet[rule] == nil && called[rule] == 0 {
+				order = append(order, rule)
 			}
-			quiet[rule] = append(quiet[rule], t)
+			if p.ByTool[t] != nil {
+				called[rule]++
+			} else {
+				quiet[rule] = append(quiet[rule], t)
+			}
 			continue
 		}
 		rows = append(rows, []string{t, rule, budget, path, pat, sink, annots})
@@ -136,16 +147,24 @@ func (p *Pack) mdTools(b *mdWriter) {
 	if len(rows) > 0 {
 		b.table([]string{"TOOL", "RULE", "BUDGET", "PATH CONFINEMENT", "PATTERNS", "SINK GATE", "ANNOTATIONS"}, rows)
 	}
-	if len(quietOrder) > 0 {
-		var parts []string
-		n := 0
-		for _, r := range quietOrder {
-			n += len(quiet[r])
-			parts = append(parts, mdEscape(strings.Join(quiet[r], ", "))+" (rule: "+mdEscape(r)+")")
-		}
-		b.w("%s saw no calls and %s no contract (the rules decide %s, and an argument that looks like a destination is still gated): %s.\n\n",
-			counted(n, "more tool"), verb(n, "has", "have"), verb(n, "it", "them"), strings.Join(parts, "; "))
+	if len(order) == 0 {
+		return
 	}
+	var parts []string
+	n := 0
+	for _, r := range order {
+		var what []string
+		if c := called[r]; c > 0 {
+			what = append(what, counted(c, "tool")+" that saw calls, counted in the summary and its appendix")
+		}
+		if q := quiet[r]; len(q) > 0 {
+			what = append(what, mdEscape(strings.Join(q, ", ")))
+		}
+		n += called[r] + len(quiet[r])
+		parts = append(parts, strings.Join(what, " and ")+" (rule: "+mdEscape(r)+")")
+	}
+	b.w("%s no contract (the rules decide %s, and an argument that looks like a destination is still gated): %s.\n\n",
+		counted(n, "more tool")+" "+verb(n, "has", "have"), verb(n, "it", "them"), strings.Join(parts, "; "))
 }
 
 // mdCharts writes the two charts as Mermaid: verdicts over time, and by
@@ -157,11 +176,27 @@ func (p *Pack) mdCharts(b *mdWriter) {
 		b.w("```mermaid\nxychart-beta\n    title \"Calls per %s (bars); denied (line)\"\n    x-axis [%s]\n", grain, chartLabels(buckets))
 		b.w("    bar [%s]\n    line [%s]\n```\n\n", series(buckets, counts, verdicts...), series(buckets, counts, "deny"))
 	}
-	tools := sortedKeys(p.ByTool)
+	tools, counts := p.chartTools()
 	if len(tools) > 0 {
 		b.w("```mermaid\nxychart-beta horizontal\n    title \"Calls by tool (bars) and denied (line)\"\n    x-axis [%s]\n", chartLabels(tools))
-		b.w("    bar [%s]\n    line [%s]\n```\n\n", series(tools, p.ByTool, verdicts...), series(tools, p.ByTool, "deny"))
+		b.w("    bar [%s]\n    line [%s]\n```\n\n", series(tools, counts, verdicts...), series(tools, counts, "deny"))
 	}
+}
+
+// chartTools are the bars of the chart by tool, and their counts: the
+// tools keyTools names, then the rest folded into one bar.
+func (p *Pack) chartTools() ([]string, map[string]map[string]int) {
+	shown, rest := p.keyTools()
+	if len(rest) == 0 {
+		return shown, p.ByTool
+	}
+	counts := map[string]map[string]int{}
+	for _, t := range shown {
+		counts[t] = p.ByTool[t]
+	}
+	label := foldedLabel(len(rest))
+	counts[label] = p.folded(rest)
+	return append(shown, label), counts
 }
 
 // series is the sum of the verdicts named, per key, as a Mermaid list.

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"bailiff/audit"
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/replay"
+)
+
+// scalePolicy denies the danger_ tools, asks for the ask_ tools, and
+// allows the rest.
+const scalePolicy = `version: 1
+name: scale
+rules:
+  - {id: no-danger, tool: "danger_*", action: deny, reason: "danger tools are never delegated"}
+  - {id: ask-first, tool: "ask_*", action: ask, reason: "a human decides"}
+  - {id: rest, tool: "*", action: allow}
+`
+
+// writeScaleLog writes a log shaped like a real agent fleet's: 215
+// sessions, 1,364 calls over 491 distinct tools, most called once; 27
+// calls denied and 20 asks no one answered. It returns the log's path.
+func writeScaleLog(t testing.TB, dir string) string {
+	t.Helper()
+	pol, err := engine.Load("scale.yaml", []byte(scalePolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for i := range 9 {
+		for range 3 {
+			calls = append(calls, fmt.Sprintf("danger_%02d", i))
+		}
+	}
+	for i := range 10 {
+		for range 2 {
+			calls = append(calls, fmt.Sprintf("ask_%02d", i))
+		}
+	}
+	for i := range 453 {
+		calls = append(calls, fmt.Sprintf("workspace_%02d__list_or_update_record_%03d", i%17, i))
+	}
+	for len(calls) < 1364 {
+		calls = append(calls, fmt.Sprintf("busy_%02d", len(calls)%19))
+	}
+	// A fixed shuffle: the same log every run.
+	for i := range calls {
+		j := (i*7919 + 13) % len(calls)
+		calls[i], calls[j] = calls[j], calls[i]
+	}
+	name := filepath.Join(dir, "fleet.jsonl")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(f, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(name)}}
+	start := time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
+	const sessions = 215
+	for s := range sessions {
+		id := fmt.Sprintf("agent-%03d", s)
+		var mine []string
+		for i := s; i < len(calls); i += sessions {
+			mine = append(mine, calls[i])
+		}
+		seen := map[string]bool{}
+		var tools []engine.ToolDef
+		for _, c := range mine {
+			if !seen[c] {
+				seen[c] = true
+				tools = append(tools, engine.ToolDef{Name: c})
+			}
+		}
+		events := []replay.Event{{Start: &replay.Start{Session: id, Server: "fleet", Principal: engine.Principal{Subject: "ana"}, Tools: tools}}}
+		for i, c := range mine {
+			cid := fmt.Sprintf("c%d", i)
+			events = append(events, replay.Event{Call: &replay.Call{ID: cid, Tool: c, Args: map[string]any{"n": i}}},
+				replay.Event{Output: &replay.Output{Call: cid, Text: "done", Evidence: engine.OutputJSON("done", nil, nil)}})
+		}
+		events = append(events, replay.Event{End: true})
+		for i := range events {
+			events[i].Line = i + 1
+			events[i].At = start.Add(time.Duration(s)*20*time.Minute + time.Duration(i)*time.Second)
+		}
+		if err := rec.Record(id, events); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return name
+}
+
+// TestPackAtScale: the pack of a real fleet's log (491 tools, most called
+// once) stays readable: under 100 KB of Markdown, its first screen with
+// the status, the counts, the findings and the calls that need a look.
+func TestPackAtScale(t *testing.T) {
+	dir := t.TempDir()
+	log := writeScaleLog(t, dir)
+	md := filepath.Join(dir, "pack.md")
+	var out, errb bytes.Buffer
+	if code := run([]string{"report", "--audit", log, "-o", md, "--html", filepath.Join(dir, "pack.html")}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pack: %d bytes", len(b))
+	if d := os.Getenv("BAILIFF_SCALE_OUT"); d != "" {
+		os.WriteFile(filepath.Join(d, "pack.md"), b, 0o644)
+	}
+	if len(b) > 100_000 {
+		t.Errorf("the pack of a 491-tool log is %d bytes of Markdown, over 100 KB", len(b))
+	}
+	pack := string(b)
+	first, _, ok := strings.Cut(pack, "## Audit summary")
+	if !ok {
+		t.Fatalf("no audit summary:\n%s", pack)
+	}
+	// The first screen: the answer, the counts, the findings, and the
+	// calls that need a look, with the command that lists them all.
+	for _, want := range []string{"**Status: FINDINGS.**", "- Calls: 1364 in 215 sessions: 1317 allowed, 27 denied, 20 held at an ask",
+		"unanswered-ask", "47 calls denied or asked and never answered, in log order. The first 20 are below; bailiff calls --verdict deny --verdict ask",
+		"| danger\\_03 | deny             |", "ask (unanswered)"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first screen lacks %q:\n%s", want, first)
+		}
+	}
+	if n := strings.Count(first, "\n| agent-"); n != 20 {
+		t.Errorf("the first screen lists %d calls, want 20", n)
+	}
+	// The charts and tables name the tools that matter and fold the rest.
+	for _, want := range []string{"(471 more tools)", "## Appendix: the other tools", "471 more tools have no contract"} {
+		if !strings.Contains(pack, want) {
+			t.Errorf("the pack lacks %q", want)
+		}
+	}
+	for _, tool := range []string{"danger\\_00", "ask\\_09", "busy\\_"} {
+		if !strings.Contains(first+strings.Split(pack, "## Scope")[0], "| "+tool) {
+			t.Errorf("the summary does not name %s", tool)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "pack.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bars := strings.Count(string(html), `font-size="12">`); bars > 21+4+80 {
+		t.Errorf("the HTML charts draw %d labels: the tools are not folded", bars)
+	}
+}

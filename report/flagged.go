@@ -1,0 +1,53 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// maxFlaggedShown bounds the calls that need a look the pack lists; the
+// calls command lists them all.
+const maxFlaggedShown = 20
+
+// maxFlaggedArgs bounds a flagged call's arguments in its cell.
+const maxFlaggedArgs = 80
+
+// mdFlagged writes the calls a reviewer must look at, on the first
+// screen: the denied calls and the asks no one answered, each with where
+// it is, what it was and why, up to maxFlaggedShown; then how many more,
+// and the command that lists them all.
+func (p *Pack) mdFlagged(b *mdWriter) {
+	if p.FlaggedCalls == 0 {
+		return
+	}
+	b.w("## Calls that need a look\n\n")
+	b.w("%s denied or asked and never answered, in log order.", counted(p.FlaggedCalls, "call"))
+	shown := p.Flagged
+	if len(shown) > maxFlaggedShown {
+		shown = shown[:maxFlaggedShown]
+	}
+	if len(shown) < p.FlaggedCalls {
+		b.w(" The first %d are below; %s lists all %d.", len(shown), p.callsCommand("--verdict deny --verdict ask"), p.FlaggedCalls)
+	}
+	b.w("\n\n")
+	multi := len(p.Logs) > 1
+	var rows [][]string
+	for _, r := range shown {
+		where := r.Session
+		if multi {
+			where = r.Log + " " + where
+		}
+		rows = append(rows, []string{where, r.Call, fmt.Sprint(r.Seq), callTime(r.At), r.Tool, callVerdict(r), cut(argsText(r.Args, r.Redacted), maxFlaggedArgs), r.Decision.Reason})
+	}
+	b.table([]string{"SESSION", "CALL", "SEQ", "TIME", "TOOL", "VERDICT", "ARGUMENTS", "WHY"}, rows)
+}
+
+// callsCommand is the bailiff calls command over the pack's logs, with
+// the flags given, as Markdown text.
+func (p *Pack) callsCommand(flags string) string {
+	var names []string
+	for _, l := range p.Logs {
+		names = append(names, l.File)
+	}
+	return mdEscape("bailiff calls " + flags + " " + strings.Join(names, " "))
+}
