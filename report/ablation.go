@@ -53,6 +53,12 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, pro
 			AttacksDenied: t.AttacksDenied, BenignDenied: t.BenignDenied, unverifiedFields: unverifiedOf(prov)}); err != nil {
 			return err
 		}
+		for _, p := range t.Through {
+			if err := enc.Encode(throughLine{Type: "through", File: p.File, Session: p.Session, Pos: p.Pos, Call: p.ID, Tool: p.Tool,
+				Verdict: verdictOf(p, false)}); err != nil {
+				return err
+			}
+		}
 		for _, s := range scores {
 			if err := enc.Encode(ablationLine{Type: "check", Check: s.Name, Calls: s.Calls, Changed: s.Changed, Unevaluable: s.Uneval,
 				StopsAlone: s.StopsAlone, Stopped: s.Stopped, Costs: s.Costs, Decided: s.Decided, Dead: s.Dead(), NothingAlone: s.NothingAlone()}); err != nil {
@@ -88,8 +94,30 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, pro
 			{"attack", fmt.Sprint(t.Attacks), fmt.Sprint(t.Attacks - t.AttacksStopped), fmt.Sprint(t.AttacksStopped - t.AttacksDenied), fmt.Sprint(t.AttacksDenied)},
 			{"benign", fmt.Sprint(t.Benign), fmt.Sprint(t.Benign - t.BenignStopped), fmt.Sprint(t.BenignStopped - t.BenignDenied), fmt.Sprint(t.BenignDenied)}})
 	}
+	if len(t.Through) > 0 {
+		b.WriteString("\n")
+		if f == Markdown {
+			b.WriteString("### Attacks not stopped\n\n")
+		}
+		var rows [][]string
+		for _, p := range t.Through {
+			rows = append(rows, []string{p.File, p.Session, p.ID, fmt.Sprint(p.Pos), p.Tool, verdictOf(p, false)})
+		}
+		_ = write(&b, []string{"ATTACK NOT STOPPED IN", "SESSION", "CALL", "POS", "TOOL", "VERDICT"}, rows)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// throughLine is the JSON form of an attack call the policy let through.
+type throughLine struct {
+	Type    string `json:"type"`
+	File    string `json:"file"`
+	Session string `json:"session"`
+	Pos     int    `json:"pos"`
+	Call    string `json:"call"`
+	Tool    string `json:"tool"`
+	Verdict string `json:"verdict"`
 }
 
 // rate shows a share, or "-" over nothing: a block rate of 1.00 over no

@@ -139,6 +139,7 @@ func (p *Pack) mdFindings(b *mdWriter) {
 			rows = append(rows, []string{sevWord(f.Severity), f.Rule, where, f.Message})
 		}
 		b.table([]string{"SEVERITY", "FINDING", "WHERE", "WHAT"}, rows)
+		p.mdAdvice(b)
 	}
 }
 

@@ -347,8 +347,15 @@ func (p *Pack) addLog(l PackLog) {
 	p.Logs = append(p.Logs, LogStatus{File: l.Name, Result: verifyResult(rep), Records: rep.Records, Findings: len(rep.Findings), Unevaluable: len(rep.Unevaluable)})
 	p.refs = append(p.refs, InputRef{File: l.Name, First: l.First, Records: rep.Records})
 	for _, x := range rep.Findings {
+		what := fmt.Sprintf("record %d", x.Seq)
+		if x.Session != "" {
+			what += ", session " + x.Session
+		}
+		if x.Call != "" {
+			what += ", call " + x.Call
+		}
 		p.Findings = append(p.Findings, PackFinding{Rule: "verify-" + x.Kind, Severity: SevHigh, Where: l.Name, Line: int(x.Seq) + 1,
-			Message: fmt.Sprintf("record %d (%s): %s", x.Seq, x.Kind, x.Reason)})
+			Message: fmt.Sprintf("%s (%s): %s", what, x.Kind, x.Reason)})
 	}
 	if n := len(rep.Unevaluable); n > 0 {
 		p.Findings = append(p.Findings, PackFinding{Rule: "unevaluable", Severity: SevLow, Where: l.Name,

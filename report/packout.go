@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"sort"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
 )
 
 // verdicts are the final verdicts a summary counts calls by, as the
@@ -99,6 +101,7 @@ func (p *Pack) markdown(mermaid bool) []byte {
 	p.mdScope(&b)
 	p.mdTools(&b)
 	p.mdCoverage(&b)
+	p.mdGlossary(&b)
 	p.mdAppendix(&b)
 	return b.Bytes()
 }
@@ -157,7 +160,8 @@ func (p *Pack) generatedAt() string {
 func (p *Pack) HTML() ([]byte, error) {
 	// GFM's tables and strikethrough, but not its linkify: a URL from the
 	// audit content is the attacker's, and stays text, not a link.
-	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough))
+	// Headings get ids, so a finding can link to the calls it is about.
+	md := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough), goldmark.WithParserOptions(parser.WithAutoHeadingID()))
 	var body bytes.Buffer
 	if err := md.Convert(p.markdown(false), &body); err != nil {
 		return nil, err
@@ -169,14 +173,16 @@ func (p *Pack) HTML() ([]byte, error) {
 		"table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.2em .5em;text-align:left;vertical-align:top}" +
 		"pre{background:#f4f4f4;padding:.5em}svg{margin:1em 0}</style>\n</head><body>\n")
 	// The chart goes under the audit summary's heading.
-	head := []byte("<h2>Audit summary</h2>\n")
+	head := []byte("<h2 id=\"audit-summary\">Audit summary</h2>\n")
 	if i := bytes.Index(body.Bytes(), head); i >= 0 {
 		b.Write(body.Bytes()[:i+len(head)])
 		b.WriteString(p.svgTimeline())
 		b.WriteString(p.svg())
 		b.Write(body.Bytes()[i+len(head):])
 	} else {
-		b.Write(body.Bytes())
+		// Every pack has the heading: a pack without its charts would
+		// pass for one drawn with nothing to draw.
+		return nil, errors.New("the pack has no audit summary to draw its charts under")
 	}
 	b.WriteString("</body></html>\n")
 	return b.Bytes(), nil

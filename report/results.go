@@ -124,8 +124,9 @@ func readShadow(data []byte) (*shadowResult, error) {
 
 // ablationResult is ablate --format json output as the pack reads it.
 type ablationResult struct {
-	totals ablationTotals
-	checks []ablationLine
+	totals  ablationTotals
+	checks  []ablationLine
+	through []throughLine // the attack calls let through, when named
 }
 
 // readAblation reads an ablation result once: every line must be JSON,
@@ -154,6 +155,12 @@ func readAblation(data []byte) (*ablationResult, error) {
 				return nil, err
 			}
 			r.checks = append(r.checks, l)
+		case "through":
+			var l throughLine
+			if err := json.Unmarshal(line, &l); err != nil {
+				return nil, err
+			}
+			r.through = append(r.through, l)
 		case "policy":
 			if found {
 				return nil, errors.New("two policy lines: one ablation prints one")
@@ -183,6 +190,10 @@ func readAblation(data []byte) (*ablationResult, error) {
 	}
 	if tot.Verified == nil {
 		return nil, fmt.Errorf("its policy line does not say whether its logs were verified: give the output of this bailiff's --format json")
+	}
+	// An older result names no call; one that names some names them all.
+	if n := tot.Attacks - tot.AttacksStopped; len(r.through) > 0 && len(r.through) != n {
+		return nil, fmt.Errorf("it names %d attack calls let through, and its policy line counts %d", len(r.through), n)
 	}
 	return &r, nil
 }

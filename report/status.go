@@ -60,7 +60,7 @@ func (p *Pack) resultFindings() {
 	tot := &p.In.ablation.totals
 	if through := tot.Attacks - tot.AttacksStopped; through > 0 {
 		p.Findings = append(p.Findings, PackFinding{Rule: "attack-not-stopped", Severity: SevHigh, Where: p.In.AblateFile,
-			Message: fmt.Sprintf("%s of %s labelled attacks %s not stopped by the policy: allowed, or asked and approved", counted(through, "call"), fmt.Sprint(tot.Attacks), verb(through, "was", "were"))})
+			Message: fmt.Sprintf("%s of %s labelled attacks %s not stopped by the policy: allowed, or asked and approved%s", counted(through, "call"), fmt.Sprint(tot.Attacks), verb(through, "was", "were"), throughText(p.In.ablation.through))})
 	}
 }
 
@@ -232,4 +232,21 @@ func chartLabel(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// throughText names the attack calls let through, the first five, for a
+// finding's message.
+func throughText(calls []throughLine) string {
+	if len(calls) == 0 {
+		return " (the ablation result names no call: run this bailiff's ablate --format json)"
+	}
+	var parts []string
+	for i, c := range calls {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(calls)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("session %s, call %s (%s, %s)", c.Session, c.Call, c.Tool, c.Verdict))
+	}
+	return ": " + strings.Join(parts, "; ")
 }

@@ -104,6 +104,9 @@ type Totals struct {
 	Benign         int
 	BenignStopped  int
 	BenignDenied   int
+	// Through are the attack calls the baseline let through, by file,
+	// position and id: a reviewer asks which, not only how many.
+	Through []Pair
 }
 
 // BlockRate is the share of attacks the baseline stops (1 with none).
@@ -188,6 +191,8 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 	if err := ambiguous(labels, where); err != nil {
 		return nil, tot, err
 	}
+	// Sessions are compared in parallel: the order is the input's.
+	sort.SliceStable(tot.Through, func(i, j int) bool { return before(tot.Through[i], tot.Through[j]) })
 	return out, tot, nil
 }
 
@@ -199,6 +204,8 @@ func (tot *Totals) count(p Pair) {
 		tot.Attacks++
 		if stopped(p.Baseline) {
 			tot.AttacksStopped++
+		} else {
+			tot.Through = append(tot.Through, p)
 		}
 		if p.Baseline.Verdict == engine.Deny {
 			tot.AttacksDenied++

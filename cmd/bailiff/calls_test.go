@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,5 +73,30 @@ func TestCallsRefuses(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "> **UNVERIFIED") {
 		t.Errorf("an unverified listing does not say so:\n%s", out.String())
+	}
+}
+
+// TestPackNamesCallsOfFindings: a finding about calls names them. The
+// attacks an ablation saw get through are named by session and call,
+// and the unanswered asks link to the calls the pack lists.
+func TestPackNamesCallsOfFindings(t *testing.T) {
+	dir := t.TempDir()
+	md, html := filepath.Join(dir, "pack.md"), filepath.Join(dir, "pack.html")
+	var out, errb bytes.Buffer
+	if code := run([]string{"report", "--audit", fixtures + "/chain/good_mail.jsonl", "--ablate", "../../golden/ablate/through.json", "-o", md, "--html", html}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	b, _ := os.ReadFile(md)
+	for _, want := range []string{
+		"2 calls of 3 labelled attacks were not stopped by the policy: allowed, or asked and approved: session s1, call c3 (send\\_email, allow by rules (send-mail)); session s2, call d3 (archive\\_message, allow by approval (archive-asks))",
+		"[The calls are listed below.](#calls-that-need-a-look)",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the pack lacks %q", want)
+		}
+	}
+	h, _ := os.ReadFile(html)
+	if !bytes.Contains(h, []byte(`<h2 id="calls-that-need-a-look">`)) || !bytes.Contains(h, []byte(`href="#calls-that-need-a-look"`)) {
+		t.Errorf("the HTML pack does not link the finding to its calls")
 	}
 }

@@ -37,6 +37,8 @@ func TestShadowAblateGolden(t *testing.T) {
 		// The results the incident review pack is given: over its one log.
 		"shadow/mail": {"shadow", "--candidate", fx + "/chain/src/candidate.yaml", fx + "/chain/good_mail.jsonl"},
 		"ablate/mail": {"ablate", "--labels", fx + "/chain/src/labels-mail.jsonl", fx + "/chain/good_mail.jsonl"},
+		// Attacks the policy let through are named, not only counted.
+		"ablate/through": {"ablate", "--labels", fx + "/chain/src/labels-through.jsonl", fx + "/chain/good_mail.jsonl"},
 		// A call, not "1 calls".
 		"shadow/one-call": {"shadow", "--baseline", fx + "/policies/main.yaml", "--candidate", fx + "/policies/ask-on-taint.yaml", fx + "/traces/main/allow_rules_everything_echo.jsonl"},
 		// Rates over nothing are not measurements.
