@@ -283,11 +283,36 @@ func (p *Proxy) elicit(ctx context.Context, c *engine.Call, asked engine.Decisio
 			Content map[string]any `json:"content"`
 		}
 		if json.Unmarshal(r.Result, &res) == nil {
-			yes, _ := res.Content["approve"].(bool)
-			approve = res.Action == "accept" && yes
+			var note string
+			approve, note = elicitAnswer(res.Action, res.Content)
+			if !approve {
+				// The record says "declined by elicitation" for every
+				// answer that is no approval (the engine's words, which
+				// verify recomputes); what the client sent is said here.
+				p.logf("elicitation for call %s: %s: counted as declined", c.ID, note)
+			}
 		}
 	}
 	return p.settle(c, asked, approve)
+}
+
+// elicitAnswer reads a client's answer to an approval question: only
+// accept with approve true approves. note says what any other answer was.
+func elicitAnswer(action string, content map[string]any) (approve bool, note string) {
+	yes, isBool := content["approve"].(bool)
+	switch {
+	case action == "accept" && yes:
+		return true, "approved"
+	case action == "accept" && isBool:
+		return false, "the human answered approve: false"
+	case action == "accept":
+		return false, "accepted without approve: true (the client sent no approval)"
+	case action == "decline":
+		return false, "the human declined"
+	case action == "cancel":
+		return false, "the human cancelled the question"
+	}
+	return false, fmt.Sprintf("unknown action %q", action)
 }
 
 // settle records the human's in-band answer to asked call c, given

@@ -213,8 +213,9 @@ func retryParams(raw json.RawMessage) (state any, present bool, responses map[st
 func approved(responses map[string]any) bool {
 	r, _ := responses[stateInput].(map[string]any)
 	content, _ := r["content"].(map[string]any)
-	yes, _ := content["approve"].(bool)
-	return r["action"] == "accept" && yes
+	action, _ := r["action"].(string)
+	yes, _ := elicitAnswer(action, content)
+	return yes
 }
 
 // approvalQuestion is the elicitation an ask puts to the human, in band.

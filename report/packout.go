@@ -252,11 +252,17 @@ func (p *Pack) svgTimeline() string {
 			max = n
 		}
 	}
-	const top, height, width = 44, 120, 700
-	col := max1(width / len(buckets))
+	// A column is at most maxColumn wide: a span of one bucket (every
+	// call in one second) is a column, not a block the width of the page.
+	const top, height, width, maxColumn = 44, 120, 700, 40
+	col := min(max1(width/len(buckets)), maxColumn)
 	var b strings.Builder
 	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"%d\" role=\"img\" aria-label=\"Verdicts over time\">\n", top+height+36)
-	fmt.Fprintf(&b, "<text x=\"0\" y=\"16\" font-size=\"14\">Verdicts per %s; the tallest column is %s</text>\n", grain, html.EscapeString(counted(max, "call")))
+	if len(buckets) == 1 {
+		fmt.Fprintf(&b, "<text x=\"0\" y=\"16\" font-size=\"14\">Verdicts: every call in one %s (%s)</text>\n", grain, html.EscapeString(counted(max, "call")))
+	} else {
+		fmt.Fprintf(&b, "<text x=\"0\" y=\"16\" font-size=\"14\">Verdicts per %s; the tallest column is %s</text>\n", grain, html.EscapeString(counted(max, "call")))
+	}
 	b.WriteString(legend)
 	for i, k := range buckets {
 		y := top + height
@@ -270,7 +276,7 @@ func (p *Pack) svgTimeline() string {
 	}
 	fmt.Fprintf(&b, "<text x=\"10\" y=\"%d\" font-size=\"12\">%s</text>\n", top+height+16, html.EscapeString(buckets[0]))
 	if len(buckets) > 1 {
-		fmt.Fprintf(&b, "<text x=\"710\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s</text>\n", top+height+16, html.EscapeString(buckets[len(buckets)-1]))
+		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s</text>\n", 10+len(buckets)*col, top+height+16, html.EscapeString(buckets[len(buckets)-1]))
 	}
 	b.WriteString("</svg>\n")
 	return b.String()

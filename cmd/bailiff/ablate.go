@@ -99,6 +99,7 @@ no calls) is an error (exit 2).`,
 	c.Flags().BoolVar(&p.failOnDead, "fail-on-dead", false, "fail when a check is dead: it decided no call, and switching it off changes none")
 	c.Flags().StringSliceVar(&p.checks, "checks", nil, "the checks --fail-on-dead covers, comma-separated: "+strings.Join(checkNames(), ", ")+", or rule:ID with --rules (default: every one scored)")
 	c.Flags().BoolVar(&p.unverified, "allow-unverified", false, "use audit logs that fail verify (the output says UNVERIFIED)")
+	completeValues(c, "checks", checkNames()...)
 	p.format.register(c)
 	return c
 }

@@ -75,6 +75,8 @@ with its arguments whole; table and markdown cut them at 160 characters.`,
 	c.Flags().StringVar(&p.since, "since", "", "only calls at or after this RFC 3339 time")
 	c.Flags().StringVar(&p.until, "until", "", "only calls before this RFC 3339 time")
 	c.Flags().BoolVar(&p.unverified, "allow-unverified", false, "list logs that fail verify (the output says UNVERIFIED)")
+	completeValues(c, "verdict", callVerdicts...)
+	completeValues(c, "check", decisionChecks()...)
 	p.format.register(c)
 	return c
 }

@@ -241,6 +241,7 @@ The policy goes to stdout, or to OUT (written whole or not at all).`,
 		},
 	}
 	c.Flags().StringVar(&p.from, "from", "", "the format of FILE: mcp-bouncer")
+	completeValues(c, "from", "mcp-bouncer")
 	c.Flags().StringVarP(&p.out, "output", "o", "", "write the policy to this file instead of stdout")
 	p.output.register(c)
 	return c

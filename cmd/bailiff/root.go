@@ -15,7 +15,6 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
-	"bailiff/report"
 )
 
 // Exit codes: 0 ok, 1 a finding, 2 usage or I/O error.
@@ -244,23 +243,6 @@ func version() string {
 }
 
 // formatFlag is the --format flag shared by the offline commands.
-type formatFlag struct{ value string }
-
-func (f *formatFlag) register(c *cobra.Command) {
-	c.Flags().StringVar(&f.value, "format", "", "output format: table, json or markdown (default table)")
-}
-
-func (f *formatFlag) get() (report.Format, error) {
-	if f.value == "" {
-		return report.Table, nil
-	}
-	r, err := report.ParseFormat(f.value)
-	if err != nil {
-		return "", usageErr(err, "json is for scripts, markdown for a page, table (the default) for a terminal")
-	}
-	return r, nil
-}
-
 func unwrapPath(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {

@@ -99,6 +99,7 @@ stderr go to stderr.`,
 	c.Flags().StringSliceVar(&p.scopes, "scopes", nil, "the principal's scopes")
 	c.Flags().StringVar(&p.secret, "secret", "", "file keying the digests of redacted calls (default: a fresh random key)")
 	c.Flags().StringVar(&p.durability, "durability", "sync", "when records reach the disk: sync, batch or none")
+	completeValues(c, "durability", "sync", "batch", "none")
 	c.Flags().DurationVar(&p.callTimeout, "call-timeout", 2*time.Minute, "how long the server may take to answer a call")
 	c.Flags().StringVar(&p.url, "url", os.Getenv("BAILIFF_URL"), "the server's Streamable HTTP endpoint, instead of a command (default $BAILIFF_URL)")
 	return c

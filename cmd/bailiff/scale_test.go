@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +155,50 @@ func TestPackAtScale(t *testing.T) {
 	}
 	if bars := strings.Count(string(html), `font-size="12">`); bars > 21+4+80 {
 		t.Errorf("the HTML charts draw %d labels: the tools are not folded", bars)
+	}
+}
+
+// TestTimelineOneSecond: a log whose calls all fall in one second draws
+// one column, not a block the width of the page, and says why.
+func TestTimelineOneSecond(t *testing.T) {
+	dir := t.TempDir()
+	pol, err := engine.Load("p.yaml", []byte("version: 1\nrules: [{id: all, tool: \"*\", action: allow}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(dir, "burst.jsonl")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(f, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(name)}}
+	events := []replay.Event{{Start: &replay.Start{Session: "s", Server: "x", Principal: engine.Principal{Subject: "ana"}, Tools: []engine.ToolDef{{Name: "read"}}}}}
+	for i := range 5 {
+		events = append(events, replay.Event{Call: &replay.Call{ID: fmt.Sprint("c", i), Tool: "read", Args: map[string]any{}}})
+	}
+	events = append(events, replay.Event{End: true})
+	at := time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
+	for i := range events {
+		events[i].Line, events[i].At = i+1, at.Add(time.Duration(i)*time.Millisecond)
+	}
+	if err := rec.Record("s", events); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	html := filepath.Join(dir, "pack.html")
+	var out, errb bytes.Buffer
+	if code := run([]string{"report", "--audit", name, "-o", filepath.Join(dir, "pack.md"), "--html", html}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	b, _ := os.ReadFile(html)
+	svg := string(b)[strings.Index(string(b), `aria-label="Verdicts over time"`):]
+	svg = svg[:strings.Index(svg, "</svg>")]
+	if !strings.Contains(svg, "Verdicts: every call in one second (5 calls)") {
+		t.Errorf("the timeline does not say every call is in one second:\n%s", svg)
+	}
+	for _, m := range regexp.MustCompile(`<rect x="\d+" y="\d+" width="(\d+)" height="\d+"`).FindAllStringSubmatch(svg, -1) {
+		if w, _ := strconv.Atoi(m[1]); w > 40 {
+			t.Errorf("a column %d wide: one second drawn as a block\n%s", w, svg)
+		}
 	}
 }

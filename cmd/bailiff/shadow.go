@@ -317,6 +317,7 @@ pull-request comment.`,
 	c.Flags().StringVar(&p.candidate, "candidate", "", "the policy to score")
 	c.Flags().StringVar(&p.baseline, "baseline", "", "the policy to compare with (default: the recorded verdicts)")
 	c.Flags().StringSliceVar(&p.failOn, "fail-on", nil, "categories that fail the run: newly-denied, newly-asked, newly-allowed, unevaluable")
+	completeValues(c, "fail-on", shadow.Categories()[1:]...)
 	c.Flags().IntVar(&p.maxChange, "max-changed", 0, "how many calls --fail-on categories may hold before the run fails")
 	c.Flags().IntVar(&p.examples, "examples", 0, "show at most this many changed calls per category (default: every changed call)")
 	c.Flags().BoolVar(&p.unverified, "allow-unverified", false, "use audit logs that fail verify (the output says UNVERIFIED)")

@@ -87,7 +87,7 @@ func Rewrite(old []byte, o Options) (*Change, error) {
 		orig := entry.get(UpstreamKey)
 		switch {
 		case o.Undo && orig != nil:
-			span.text = orig
+			span.text = unshift(orig, upstreamIndent(entry, m.Val))
 		case o.Undo, orig != nil:
 			continue // nothing to restore, or already wrapped
 		default:
@@ -99,10 +99,11 @@ func Rewrite(old []byte, o Options) (*Change, error) {
 				ch.Left = append(ch.Left, Left{m.Key, why})
 				continue
 			}
-			// The original entry is kept verbatim, so undoing can put
-			// back its exact bytes.
+			// The original entry is kept verbatim, one level deeper, so
+			// undoing can put back its exact bytes.
 			wrapped = append(wrapped, member{Key: UpstreamKey, Val: m.Val})
 			if bytes.ContainsRune(m.Val, '\n') {
+				wrapped[len(wrapped)-1].Val = shift(m.Val, indentUnit, lineIndent(old, span.start))
 				span.text = wrapped.indented(lineIndent(old, span.start), "command", "args", "env")
 			} else {
 				span.text, _ = wrapped.MarshalJSON()
@@ -232,4 +233,60 @@ func httpServer(entry object) (u, why string) {
 		return "", fmt.Sprintf("its url %q is not an http(s) URL", u)
 	}
 	return u, ""
+}
+
+// indentUnit is what a wrapped entry's members are indented by, past the
+// entry's own indentation.
+const indentUnit = "  "
+
+// shift indents every line of v after the first by unit: the original
+// entry, kept under UpstreamKey a level deeper than it was written,
+// reads as nested in the diff and the file. A JSON value holds no raw
+// newline inside a string, so only the space between tokens changes.
+// Only an entry that closes at its own indentation (ind), as a formatter
+// writes it, is shifted: there unshift can tell a shifted entry from one
+// an earlier bailiff kept as it was.
+func shift(v []byte, unit, ind string) []byte {
+	last := v[bytes.LastIndexByte(v, '\n')+1:]
+	if string(last[:len(last)-len(bytes.TrimLeft(last, " \t"))]) != ind {
+		return v
+	}
+	return bytes.ReplaceAll(v, []byte("\n"), []byte("\n"+unit))
+}
+
+// unshift undoes shift, when v was shifted: its last line (the closing
+// brace) sits where shift puts it, a unit past the entry's indentation
+// (keyInd, the UpstreamKey line's, is that indentation and a unit), and every line after the first begins with the unit. An
+// entry kept unshifted (by an earlier bailiff) closes at the entry's own
+// indentation, and is given back as it is.
+func unshift(v []byte, keyInd string) []byte {
+	lines := bytes.Split(v, []byte("\n"))
+	last := lines[len(lines)-1]
+	// The key sits at the entry's indentation plus the unit; the shifted
+	// closing brace at the unit plus the entry's indentation (the same,
+	// unless the file indents with tabs).
+	entryInd, ok := strings.CutSuffix(keyInd, indentUnit)
+	if len(lines) < 2 || !ok || string(last[:len(last)-len(bytes.TrimLeft(last, " \t"))]) != indentUnit+entryInd {
+		return v
+	}
+	for _, l := range lines[1:] {
+		if !bytes.HasPrefix(l, []byte(indentUnit)) {
+			return v
+		}
+	}
+	for i := range lines[1:] {
+		lines[i+1] = lines[i+1][len(indentUnit):]
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+// upstreamIndent is the indentation of the line that holds the entry's
+// UpstreamKey, in val (the entry's text).
+func upstreamIndent(entry object, val []byte) string {
+	for _, m := range entry {
+		if m.Key == UpstreamKey {
+			return lineIndent(val, m.start)
+		}
+	}
+	return ""
 }
