@@ -7,7 +7,7 @@ import (
 
 // maxFlaggedShown bounds the calls that need a look the pack lists; the
 // calls command lists them all.
-const maxFlaggedShown = 20
+const maxFlaggedShown = 10
 
 // maxFlaggedArgs bounds a flagged call's arguments in its cell.
 const maxFlaggedArgs = 80

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -116,7 +118,10 @@ func TestPackAtScale(t *testing.T) {
 	}
 	t.Logf("pack: %d bytes", len(b))
 	if d := os.Getenv("BAILIFF_SCALE_OUT"); d != "" {
+		// To look at the pack by hand.
+		h, _ := os.ReadFile(filepath.Join(dir, "pack.html"))
 		os.WriteFile(filepath.Join(d, "pack.md"), b, 0o644)
+		os.WriteFile(filepath.Join(d, "pack.html"), h, 0o644)
 	}
 	if len(b) > 100_000 {
 		t.Errorf("the pack of a 491-tool log is %d bytes of Markdown, over 100 KB", len(b))
@@ -129,14 +134,14 @@ func TestPackAtScale(t *testing.T) {
 	// The first screen: the answer, the counts, the findings, and the
 	// calls that need a look, with the command that lists them all.
 	for _, want := range []string{"**Status: FINDINGS.**", "- Calls: 1364 in 215 sessions: 1317 allowed, 27 denied, 20 held at an ask",
-		"unanswered-ask", "47 calls denied or asked and never answered, in log order. The first 20 are below; bailiff calls --verdict deny --verdict ask",
+		"unanswered-ask", "47 calls denied or asked and never answered, in log order. The first 10 are below; bailiff calls --verdict deny --verdict ask",
 		"| danger\\_03 | deny             |", "ask (unanswered)"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the first screen lacks %q:\n%s", want, first)
 		}
 	}
-	if n := strings.Count(first, "\n| agent-"); n != 20 {
-		t.Errorf("the first screen lists %d calls, want 20", n)
+	if n := strings.Count(first, "\n| agent-"); n != 10 {
+		t.Errorf("the first screen lists %d calls, want 10", n)
 	}
 	// The charts and tables name the tools that matter and fold the rest.
 	for _, want := range []string{"(471 more tools)", "## Appendix: the other tools", "471 more tools have no contract"} {
@@ -202,3 +207,78 @@ func TestTimelineOneSecond(t *testing.T) {
 		}
 	}
 }
+
+// TestPackFirstScreenInChromium renders the pack of the fleet's log in a
+// real headless Chromium, 1280 by 1000 pixels, and measures where its
+// parts land: the status, the counts, the findings and the calls that
+// need a look all end within the first screen, before the charts. The
+// pack itself runs no script (its CSP forbids it); a test page around it
+// measures it, and a screenshot of the first screen is kept in the run.
+func TestPackFirstScreenInChromium(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("BAILIFF_CHROMIUM_REQUIRED") != "" {
+			t.Fatal("chromium is not installed")
+		}
+		t.Skip("chromium is not installed")
+	}
+	dir := t.TempDir()
+	log := writeScaleLog(t, dir)
+	html := filepath.Join(dir, "pack.html")
+	var out, errb bytes.Buffer
+	if code := run([]string{"report", "--audit", log, "-o", filepath.Join(dir, "pack.md"), "--html", html}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	probe := filepath.Join(dir, "probe.html")
+	if err := os.WriteFile(probe, []byte(firstScreenProbe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=" + filepath.Join(dir, "profile"),
+		"--window-size=1280,1000"}
+	dom, err := exec.Command(chromium, append(flags, "--allow-file-access-from-files", "--virtual-time-budget=5000", "--dump-dom", "file://"+probe)...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	m := regexp.MustCompile(`data-layout="([^"]*)"`).FindSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the probe measured nothing:\n%.2000s", dom)
+	}
+	var at struct{ Status, Findings, Calls, Summary, Rows int }
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(m[1]), "&quot;", `"`)), &at); err != nil {
+		t.Fatalf("%v: %s", err, m[1])
+	}
+	t.Logf("first screen: status at %dpx, findings at %dpx, the calls' table ends at %dpx (%d rows), the summary starts at %dpx", at.Status, at.Findings, at.Calls, at.Rows, at.Summary)
+	if !(at.Status >= 0 && at.Status < at.Findings && at.Findings < at.Calls && at.Calls <= 1000 && at.Rows == 10 && at.Summary > at.Calls) {
+		t.Errorf("the first screen (1000px) does not carry the status, findings and the calls that need a look: %+v", at)
+	}
+	shot := filepath.Join(dir, "first-screen.png")
+	if b, err := exec.Command(chromium, append(flags, "--screenshot="+shot, "file://"+html)...).CombinedOutput(); err != nil {
+		t.Fatalf("chromium --screenshot: %v\n%s", err, b)
+	}
+	png, err := os.ReadFile(shot)
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) || len(png) < 10000 {
+		t.Fatalf("no screenshot: %v (%d bytes)", err, len(png))
+	}
+	t.Logf("screenshot of the first screen: %s (%d bytes)", shot, len(png))
+}
+
+// firstScreenProbe frames the pack and writes where its parts end, in
+// pixels from the top of the frame, on its own body.
+const firstScreenProbe = `<!DOCTYPE html><html><body style="margin:0">
+<iframe id="f" src="pack.html" style="width:1280px;height:1000px;border:0"></iframe>
+<script>
+document.getElementById('f').addEventListener('load', function () {
+  var d = this.contentDocument, out = {};
+  var top = function (id) { var e = d.getElementById(id); return e ? Math.round(e.getBoundingClientRect().top) : -1; };
+  var strong = d.querySelector('strong');
+  out.Status = strong && strong.textContent.indexOf('Status:') === 0 ? Math.round(strong.getBoundingClientRect().top) : -1;
+  out.Findings = top('findings');
+  out.Summary = top('audit-summary');
+  var e = d.getElementById('calls-that-need-a-look');
+  while (e && e.tagName !== 'TABLE') e = e.nextElementSibling;
+  out.Calls = e ? Math.round(e.getBoundingClientRect().bottom) : -1;
+  out.Rows = e ? e.querySelectorAll('tbody tr').length : 0;
+  document.body.setAttribute('data-layout', JSON.stringify(out));
+});
+</script></body></html>
+`
