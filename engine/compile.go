@@ -79,6 +79,9 @@ type rule struct {
 	preds            []pred
 	action           Verdict
 	reason           string // the reason a matching rule gives
+	// never marks a rule whose conditions contradict: it matches no
+	// call (lint says why).
+	never bool
 }
 
 type contract struct {
@@ -312,6 +315,7 @@ func compileRule(rs RuleSpec, i int) (rule, *compileErr) {
 	if r.reason == "" {
 		r.reason = fmt.Sprintf("rule %s: %s", rs.ID, rs.Action)
 	}
+	r.never = contradiction(rs.When) != ""
 	for j, ps := range rs.When {
 		pr, err := compilePred(ps)
 		if err != nil {

@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Hidden tells whether a tool is denied outright for a principal, whatever
 // its arguments: no rule could allow or ask for it (the first rule that
@@ -99,14 +102,22 @@ func (r *rule) matches(ref ToolRef) bool {
 
 // Serves tells whether some rule could allow or ask for a call to the
 // server, for some principal. A policy that does not serve a server
-// denies its every call by the implicit default: almost always a server
-// named otherwise than the policy names it, which a gateway should say
-// before it starts, not after every call was denied.
+// denies its every call: almost always a server named otherwise than the
+// policy names it, which a gateway should say before it starts, not after
+// every call was denied. Rules are read in order, as Decide reads them:
+// an unconditional deny of every tool for every principal ends the
+// search, and a rule whose conditions contradict serves nothing.
 func (p *Policy) Serves(server string) bool {
 	for i := range p.rules {
 		r := &p.rules[i]
-		if r.action != Deny && r.serverG.match(server) {
+		if r.never || !r.serverG.match(server) {
+			continue
+		}
+		if r.action != Deny {
 			return true
+		}
+		if len(r.preds) == 0 && len(r.scopes) == 0 && strings.Trim(r.tool, "*") == "" {
+			return false
 		}
 	}
 	return false

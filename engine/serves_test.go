@@ -33,3 +33,24 @@ rules:
 		t.Errorf("a policy with no rules serves nothing")
 	}
 }
+
+// Rules are read in order: an unconditional deny of every tool ends the
+// search, and a rule that can never match serves nothing.
+func TestServesInOrder(t *testing.T) {
+	for name, c := range map[string]struct {
+		policy string
+		want   bool
+	}{
+		"deny all first":              {`[{id: no, server: mail, tool: "*", action: deny}, {id: yes, server: mail, tool: "*", action: allow}]`, false},
+		"deny ** first":               {`[{id: no, tool: "**", action: deny}, {id: yes, server: mail, tool: send, action: allow}]`, false},
+		"deny some first":             {`[{id: no, server: mail, tool: "del*", action: deny}, {id: yes, server: mail, tool: "*", action: allow}]`, true},
+		"deny with a condition first": {`[{id: no, server: mail, tool: "*", action: deny, when: [{arg: to, equals: x}]}, {id: yes, server: mail, tool: "*", action: allow}]`, true},
+		"deny for a scope first":      {`[{id: no, server: mail, tool: "*", action: deny, scopes: [intern]}, {id: yes, server: mail, tool: "*", action: allow}]`, true},
+		"contradiction":               {`[{id: yes, server: mail, tool: "*", action: allow, when: [{arg: x, equals: a}, {arg: x, equals: b}]}]`, false},
+	} {
+		p := mustLoad(t, "version: 1\nrules: "+c.policy+"\n")
+		if got := p.Serves("mail"); got != c.want {
+			t.Errorf("%s: Serves(mail) = %v, want %v", name, got, c.want)
+		}
+	}
+}

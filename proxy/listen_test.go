@@ -208,9 +208,11 @@ rules:
   - {id: ask-echo, server: go, tool: echo, action: ask}
 `
 	var approvals *Approvals
+	_, leePub := approverKey(t, "lee")
 	l := startListening(t, policy, []Upstream{{Name: "go", Cmd: exec.Command(bin)}}, HTTPOptions{}, func(o *Options, log string) {
 		approvals = &Approvals{Dir: ApprovalsDir(log)}
 		o.Approvals = approvals
+		o.ApproverKeys = []string{leePub}
 	})
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		cs := l.connect(t, version)

@@ -23,6 +23,9 @@ type ablationLine struct {
 	// NothingAlone: it decided calls, and switching it off alone
 	// changes none.
 	NothingAlone bool `json:"earned_nothing_alone"`
+	// Unmeasured: it decided no call and changed none, but calls its
+	// absence might change could not be decided again.
+	Unmeasured bool `json:"unmeasured"`
 }
 
 type ablationTotals struct {
@@ -61,7 +64,7 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, pro
 		}
 		for _, s := range scores {
 			if err := enc.Encode(ablationLine{Type: "check", Check: s.Name, Calls: s.Calls, Changed: s.Changed, Unevaluable: s.Uneval,
-				StopsAlone: s.StopsAlone, Stopped: s.Stopped, Costs: s.Costs, Decided: s.Decided, Dead: s.Dead(), NothingAlone: s.NothingAlone()}); err != nil {
+				StopsAlone: s.StopsAlone, Stopped: s.Stopped, Costs: s.Costs, Decided: s.Decided, Dead: s.Dead(), NothingAlone: s.NothingAlone(), Unmeasured: s.Unmeasured()}); err != nil {
 				return err
 			}
 		}
@@ -77,7 +80,7 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, pro
 	var rows [][]string
 	for _, s := range scores {
 		rows = append(rows, []string{s.Name, fmt.Sprint(s.Decided), fmt.Sprint(s.Changed), fmt.Sprint(s.Uneval), fmt.Sprint(s.StopsAlone),
-			fmt.Sprint(s.Stopped), fmt.Sprint(s.Costs), ablationState(s.Dead(), s.NothingAlone())})
+			fmt.Sprint(s.Stopped), fmt.Sprint(s.Costs), scoreState(s)})
 	}
 	if err := write(&b, []string{"CHECK OFF", "DECIDED", "CHANGED", "UNEVALUABLE", "ATTACKS STOPPED ALONE", "ATTACKS STILL STOPPED", "BENIGN COST", "STATE"}, rows); err != nil {
 		return err
@@ -127,6 +130,15 @@ func rate(r float64, over int) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", r)
+}
+
+// scoreState is a score's state as the table shows it: ablationState,
+// or unmeasured when calls its absence might change could not be decided.
+func scoreState(s shadow.Score) string {
+	if s.Unmeasured() {
+		return "unmeasured"
+	}
+	return ablationState(s.Dead(), s.NothingAlone())
 }
 
 // ablationState names what a check did over the history, when that was

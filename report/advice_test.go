@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every kind of finding the pack can show has its sentence: the pack's
@@ -59,5 +60,16 @@ func TestAblationThroughMustAddUp(t *testing.T) {
 	r, err = readAblation([]byte(policy + "\n"))
 	if err != nil || !strings.Contains(throughText(r.through), "names no call") {
 		t.Errorf("an older result: %v %q", err, throughText(r.through))
+	}
+}
+
+// The command the pack gives for the calls it did not list lists the
+// calls the pack counts: its period, its logs, each quoted for a shell.
+func TestCallsCommandMatchesPack(t *testing.T) {
+	p := &Pack{In: PackInput{Since: time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)}, Logs: []LogStatus{{File: "a.jsonl"}, {File: "my log's.jsonl"}}}
+	got := p.callsCommand("--verdict deny")
+	want := mdEscape(`bailiff calls --verdict deny --since 2026-11-03T09:00:00Z a.jsonl 'my log'\''s.jsonl'`)
+	if got != want {
+		t.Errorf("got %s\nwant %s", got, want)
 	}
 }

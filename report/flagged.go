@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // maxFlaggedShown bounds the calls that need a look the pack lists; the
@@ -45,9 +46,24 @@ func (p *Pack) mdFlagged(b *mdWriter) {
 // callsCommand is the bailiff calls command over the pack's logs, with
 // the flags given, as Markdown text.
 func (p *Pack) callsCommand(flags string) string {
-	var names []string
-	for _, l := range p.Logs {
-		names = append(names, l.File)
+	args := []string{"bailiff", "calls", flags}
+	// The pack's period, so the command lists the calls the pack counts.
+	if !p.In.Since.IsZero() {
+		args = append(args, "--since", p.In.Since.UTC().Format(time.RFC3339Nano))
 	}
-	return mdEscape("bailiff calls " + flags + " " + strings.Join(names, " "))
+	if !p.In.Until.IsZero() {
+		args = append(args, "--until", p.In.Until.UTC().Format(time.RFC3339Nano))
+	}
+	for _, l := range p.Logs {
+		args = append(args, shellWord(l.File))
+	}
+	return mdEscape(strings.Join(args, " "))
+}
+
+// shellWord quotes a file name for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+:=@,%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -189,7 +189,11 @@ func (p *Pack) mdResults(b *mdWriter) {
 		}
 		var rows [][]string
 		for _, l := range r.checks {
-			rows = append(rows, []string{l.Check, fmt.Sprint(l.Decided), fmt.Sprint(l.Changed), fmt.Sprint(l.StopsAlone), fmt.Sprint(l.Costs), ablationState(l.Dead, l.NothingAlone)})
+			state := ablationState(l.Dead, l.NothingAlone)
+			if l.Changed == 0 && l.Decided == 0 && l.Unevaluable > 0 {
+				state = "unmeasured" // from its counts, as ablate says it
+			}
+			rows = append(rows, []string{l.Check, fmt.Sprint(l.Decided), fmt.Sprint(l.Changed), fmt.Sprint(l.StopsAlone), fmt.Sprint(l.Costs), state})
 		}
 		b.table([]string{"CHECK OFF", "DECIDED", "CHANGED", "ATTACKS STOPPED ALONE", "BENIGN COST", "STATE"}, rows)
 		// A rate over no calls is no measurement, whatever number the

@@ -40,6 +40,23 @@ func TestCellsAreInert(t *testing.T) {
 	}
 }
 
+// Invisible characters are shown, so that two names that look one are
+// not: zero-width spaces and joiners, marks, the BOM, tag characters.
+func TestInvisibleShown(t *testing.T) {
+	for _, name := range []string{"send\u200bemail", "send_email\u200e", "\ufeffsend_email", "send_email\U000E0041", "send\u00ademail", "send\u2060email"} {
+		got := plain(name)
+		for _, r := range got {
+			if r > 0x7e {
+				t.Errorf("plain(%q) = %q keeps an invisible character", name, got)
+				break
+			}
+		}
+		if got == "send_email" {
+			t.Errorf("plain(%q) reads as send_email", name)
+		}
+	}
+}
+
 func TestParseFormat(t *testing.T) {
 	for _, ok := range []string{"table", "json", "markdown"} {
 		if _, err := ParseFormat(ok); err != nil {

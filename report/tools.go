@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"bailiff/audit"
 )
@@ -64,10 +63,11 @@ func (p *Pack) mdAppendix(b *mdWriter) {
 	}
 	b.w("## Appendix: the other tools\n\n")
 	b.w("The %s the tables above fold into one line, with their calls (allowed / denied / asked); bailiff calls --tool NAME lists a tool's calls.\n\n", counted(len(rest), "tool"))
-	parts := make([]string, len(rest))
-	for i, t := range rest {
+	// One line each: a name is the server's to choose, and in a shared
+	// line one holding ", " and counts could pass for two tools.
+	for _, t := range rest {
 		m := p.ByTool[t]
-		parts[i] = fmt.Sprintf("%s %d/%d/%d", mdEscape(t), m["allow"], m["deny"], m["ask"]+m[audit.Answered])
+		b.w("- %s: %d/%d/%d\n", mdEscape(t), m["allow"], m["deny"], m["ask"]+m[audit.Answered])
 	}
-	b.w("%s.\n\n", strings.Join(parts, ", "))
+	b.w("\n")
 }

@@ -34,6 +34,11 @@ type Score struct {
 // no call, and switching it off changes none.
 func (s Score) Dead() bool { return s.Changed == 0 && s.Uneval == 0 && s.Decided == 0 }
 
+// Unmeasured tells whether the check decided no call and changed none,
+// yet some calls could not be decided again without it: dead or alive,
+// this history cannot say.
+func (s Score) Unmeasured() bool { return s.Changed == 0 && s.Decided == 0 && s.Uneval > 0 }
+
 // NothingAlone tells whether the check decided calls, yet switching it
 // off alone changes none: another check, or the same answer, would have
 // decided them the same. Not dead: it worked, and earned nothing alone.

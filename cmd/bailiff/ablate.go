@@ -155,12 +155,17 @@ func runAblate(stdin io.Reader, stdout, stderr io.Writer, p ablateParams, args [
 	if err != nil {
 		return err
 	}
+	if p.minBlock != "" || p.maxBenign != "" || p.maxDenied != "" || p.failOnDead {
+		if err := gateVerified(prov); err != nil {
+			return err
+		}
+	}
 	scores, tot, err := shadow.Ablation(inputs, base, rules, labels)
 	if err != nil {
 		return compareErr(err)
 	}
 	bar.Done()
-	if err := gateMeasures(p, tot); err != nil {
+	if err := gateMeasures(p, scores, tot); err != nil {
 		return err
 	}
 	if tot.Attacks == 0 && tot.Benign == 0 && tot.Calls > 0 {
@@ -184,9 +189,6 @@ func (p ablateParams) checkChecks() error {
 	if len(p.checks) == 0 {
 		return nil
 	}
-	if !p.failOnDead {
-		return usageErr(errors.New("--checks names the checks --fail-on-dead covers, and needs it"), "bailiff ablate --fail-on-dead --checks path,approval LOG")
-	}
 	for _, c := range p.checks {
 		if rule, ok := strings.CutPrefix(c, "rule:"); ok && rule != "" {
 			if !p.rules {
@@ -197,6 +199,9 @@ func (p ablateParams) checkChecks() error {
 		if !slices.Contains(checkNames(), c) {
 			return usageErr(fmt.Errorf("--checks %q is not a check ablate switches off (want %s, or rule:ID with --rules)", c, strings.Join(checkNames(), ", ")), "")
 		}
+	}
+	if !p.failOnDead {
+		return usageErr(errors.New("--checks names the checks --fail-on-dead covers, and needs it"), "bailiff ablate --fail-on-dead --checks path,approval LOG")
 	}
 	return nil
 }
@@ -243,7 +248,7 @@ func gateFailures(p ablateParams, scores []shadow.Score, tot shadow.Totals) erro
 // gateMeasures refuses a gate over nothing: a block rate over no attacks
 // or a benign loss over no benign calls would pass any threshold, and a
 // CI gate that passes without measuring is silently wrong.
-func gateMeasures(p ablateParams, tot shadow.Totals) error {
+func gateMeasures(p ablateParams, scores []shadow.Score, tot shadow.Totals) error {
 	const hint = `label calls "attack" or "benign" in traces, or for audit logs with --labels`
 	switch {
 	case (p.minBlock != "" || p.maxBenign != "" || p.maxDenied != "" || p.failOnDead) && tot.Calls == 0:
@@ -254,6 +259,17 @@ func gateMeasures(p ablateParams, tot shadow.Totals) error {
 		return usageErr(fmt.Errorf("--max-benign-loss has nothing to measure: no call is labelled benign (%s compared)", countOf(tot.Calls, "call")), hint)
 	case p.maxDenied != "" && tot.Benign == 0:
 		return usageErr(fmt.Errorf("--max-benign-denied has nothing to measure: no call is labelled benign (%s compared)", countOf(tot.Calls, "call")), hint)
+	}
+	if p.failOnDead {
+		// A check that decided nothing and changed nothing, but under
+		// which some calls could not be decided again, may be alive: its
+		// absence could have changed exactly those calls.
+		for _, s := range scores {
+			if s.Unmeasured() && (len(p.checks) == 0 || slices.Contains(p.checks, s.Name)) {
+				return usageErr(fmt.Errorf("--fail-on-dead cannot judge check %s: %s could not be decided again without it (they depended on redacted or purged input)", s.Name, countOf(s.Uneval, "call")),
+					"give the log by its path, with its evidence store beside it (a log on standard input has none), or leave the check out with --checks")
+			}
+		}
 	}
 	return nil
 }

@@ -48,8 +48,9 @@ used the answer is a call of its own), "ask (unanswered)" when no one did.
 Filters combine: a call is listed when it matches every filter given, and
 any value of a repeated one. --verdict takes allow, deny, ask (never
 answered), answered (answered out of band) or asked (every asked call).
---since and --until take RFC 3339 times; a call with no recorded time is
-then not listed.
+--since and --until take RFC 3339 times or dates (midnight UTC); a call
+with no recorded time is then not listed. --tool and --server take exact
+names.
 
 A log must pass bailiff verify first; --allow-unverified lists one that
 does not (never past an integrity failure), and every format then says
@@ -93,7 +94,20 @@ func decisionChecks() []string {
 func (p callsParams) check() error {
 	for _, v := range p.verdicts {
 		if !slices.Contains(callVerdicts, v) {
-			return usageErr(fmt.Errorf("--verdict %q is not a verdict (want %s)", v, strings.Join(callVerdicts, ", ")), "asked lists every asked call, whatever came of it")
+			hint := "asked lists every asked call, whatever came of it"
+			for _, want := range callVerdicts {
+				if len(v) >= 3 && strings.HasPrefix(strings.ToLower(v), want[:3]) {
+					hint = "did you mean --verdict " + want + "? " + hint
+					break
+				}
+			}
+			return usageErr(fmt.Errorf("--verdict %q is not a verdict (want %s)", v, strings.Join(callVerdicts, ", ")), hint)
+		}
+	}
+	for _, t := range p.tools {
+		if strings.ContainsAny(t, "*?[") {
+			// A glob would match no tool by name, and list nothing.
+			return usageErr(fmt.Errorf("--tool %q is a pattern: --tool takes a tool's exact name", t), "repeat --tool for each tool to list")
 		}
 	}
 	for _, c := range p.checks {
@@ -118,7 +132,10 @@ func (p callsParams) period() (since, until time.Time, err error) {
 			continue
 		}
 		if *t.dst, err = time.Parse(time.RFC3339Nano, t.v); err != nil {
-			return since, until, usageErr(fmt.Errorf("%s %q is not an RFC 3339 time", t.flag, t.v), "for example 2026-12-01T09:00:00Z")
+			// A date is its first instant, in UTC.
+			if *t.dst, err = time.Parse(time.DateOnly, t.v); err != nil {
+				return since, until, usageErr(fmt.Errorf("%s %q is not an RFC 3339 time or a date", t.flag, t.v), "for example 2026-12-01T09:00:00Z, or 2026-12-01 (midnight UTC)")
+			}
 		}
 	}
 	if !since.IsZero() && !until.IsZero() && !since.Before(until) {

@@ -23,6 +23,7 @@ func TestCallsGolden(t *testing.T) {
 		"denied-s1.table":  {"--verdict", "deny", "--session", "s1", mail},
 		"approval.json":    {"--check", "approval", "--tool", "send_email", "--format", "json", mail},
 		"window.table":     {"--since", "2026-11-03T09:01:00Z", "--until", "2026-11-03T10:06:00Z", mail},
+		"day.table":        {"--since", "2026-11-03", "--until", "2026-11-04", web, mail},
 		"two-logs.table":   {mail, web},
 		"redacted.json":    {"--format", "json", web},
 		"nothing.markdown": {"--verdict", "answered", "--tool", "curl", "--format", "markdown", mail, web},
@@ -49,7 +50,9 @@ func TestCallsRefuses(t *testing.T) {
 		{[]string{"--allow-unverified", fixtures + "/chain/fail_edited_web.jsonl"}, "fails integrity at seq"},
 		{[]string{"--verdict", "denied", fixtures + "/chain/good_mail.jsonl"}, `--verdict "denied" is not a verdict (want allow, deny, ask, answered, asked)`},
 		{[]string{"--check", "taints", fixtures + "/chain/good_mail.jsonl"}, `--check "taints" is not a check`},
-		{[]string{"--since", "yesterday", fixtures + "/chain/good_mail.jsonl"}, `--since "yesterday" is not an RFC 3339 time`},
+		{[]string{"--since", "yesterday", fixtures + "/chain/good_mail.jsonl"}, `--since "yesterday" is not an RFC 3339 time or a date`},
+		{[]string{"--verdict", "denied", fixtures + "/chain/good_mail.jsonl"}, "hint: did you mean --verdict deny?"},
+		{[]string{"--tool", "send_*", fixtures + "/chain/good_mail.jsonl"}, `--tool "send_*" is a pattern: --tool takes a tool's exact name`},
 		{[]string{"--since", "2026-11-04T00:00:00Z", "--until", "2026-11-03T00:00:00Z", fixtures + "/chain/good_mail.jsonl"}, "the range holds nothing"},
 		{[]string{"--format", "yaml", fixtures + "/chain/good_mail.jsonl"}, `unknown format "yaml"`},
 		{[]string{fixtures + "/traces/main/allow_approval_granted.jsonl"}, "is a trace, not an audit log"},
@@ -98,5 +101,21 @@ func TestPackNamesCallsOfFindings(t *testing.T) {
 	h, _ := os.ReadFile(html)
 	if !bytes.Contains(h, []byte(`<h2 id="calls-that-need-a-look">`)) || !bytes.Contains(h, []byte(`href="#calls-that-need-a-look"`)) {
 		t.Errorf("the HTML pack does not link the finding to its calls")
+	}
+}
+
+// -o writes Markdown whatever the file is called: a name that promises
+// another format is refused, and nothing is written.
+func TestReportOutputNameMatchesFormat(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"pack.html", "pack.HTM", "pack.sarif"} {
+		out := filepath.Join(dir, name)
+		var stdout, errb bytes.Buffer
+		if code := run([]string{"report", "--audit", fixtures + "/chain/good_mail.jsonl", "-o", out}, nil, &stdout, &errb); code != exitUsage || !strings.Contains(errb.String(), "would hold Markdown") {
+			t.Errorf("-o %s: exit %d: %s", name, code, errb.String())
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("-o %s was written", name)
+		}
 	}
 }

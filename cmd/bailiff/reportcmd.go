@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -74,6 +76,13 @@ content is attacker-controlled); --sarif writes the findings as SARIF
 			}
 			if n > 1 {
 				return usageErr(errors.New("only one of -o, --html and --sarif can be - (standard output)"), "")
+			}
+			// -o writes Markdown whatever the name says: a .html file of
+			// Markdown would open as a page of source.
+			for ext, flag := range map[string]string{".html": "--html", ".htm": "--html", ".sarif": "--sarif"} {
+				if strings.EqualFold(filepath.Ext(p.out), ext) {
+					return usageErr(fmt.Errorf("-o %s would hold Markdown: -o writes the Markdown pack", p.out), fmt.Sprintf("%s %s writes that format; for example -o pack.md %s %s", flag, p.out, flag, p.out))
+				}
 			}
 			return nil
 		},

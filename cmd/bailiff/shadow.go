@@ -243,14 +243,6 @@ func oneLine(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
 }
 
-// countOf is n and the noun, plural unless n is 1.
-func countOf(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 type shadowParams struct {
 	candidate  string
 	baseline   string
@@ -363,6 +355,11 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 	prov, err := verifyLogs(stderr, inputs, p.unverified, inPass, bar)
 	if err != nil {
 		return err
+	}
+	if len(p.failOn) > 0 {
+		if err := gateVerified(prov); err != nil {
+			return err
+		}
 	}
 	prov.Candidate = &report.PolicyRef{File: p.candidate, Name: cand.Spec().Name, Version: cand.Version()}
 	d := shadow.NewDiff(p.examples)

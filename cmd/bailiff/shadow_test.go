@@ -90,6 +90,13 @@ func TestShadowAblateGates(t *testing.T) {
 		{[]string{"ablate", "--fail-on-dead", fx + "/chain/good_mail.jsonl"}, 1, "checks pinning, scopes, budget, path, pattern are dead"},
 		{[]string{"ablate", "--fail-on-dead", "--checks", "approval,taint", fx + "/chain/good_mail.jsonl"}, 0, ""},
 		{[]string{"ablate", "--fail-on-dead", "--checks", "taint,path", fx + "/chain/good_mail.jsonl"}, 1, "error: check path is dead: it decided no call"},
+		// Calls that could not be decided again (purged output) leave a
+		// check that did nothing neither dead nor alive: no verdict.
+		{[]string{"ablate", "--fail-on-dead", fx + "/chain/good_purged.jsonl"}, 2, "--fail-on-dead cannot judge check pinning: 3 calls could not be decided again without it"},
+		// A gate over a log that fails verify is refused, told to read it or not.
+		{[]string{"ablate", "--allow-unverified", "--fail-on-dead", fx + "/chain/fail_forged_verdict.jsonl"}, 2, "a gate cannot stand on logs that fail verify"},
+		{[]string{"shadow", "--allow-unverified", "--candidate", fx + "/chain/src/candidate.yaml", "--fail-on", "newly-allowed", "--max-changed", "9", fx + "/chain/fail_forged_verdict.jsonl"}, 2, "a gate cannot stand on logs that fail verify"},
+		{[]string{"ablate", "--checks", "paht", fx + "/chain/good_mail.jsonl"}, 2, `--checks "paht" is not a check ablate switches off`},
 		{[]string{"ablate", "--checks", "path", fx + "/chain/good_mail.jsonl"}, 2, "--checks names the checks --fail-on-dead covers, and needs it"},
 		{[]string{"ablate", "--fail-on-dead", "--checks", "taints", fx + "/chain/good_mail.jsonl"}, 2, `--checks "taints" is not a check ablate switches off`},
 		{[]string{"ablate", "--fail-on-dead", "--checks", "rule:send-mail", fx + "/chain/good_mail.jsonl"}, 2, "--checks rule:send-mail names a rule, and rules are scored with --rules (which needs --policy)"},

@@ -43,6 +43,8 @@ func FuzzRewriteUndo(f *testing.F) {
 	f.Add([]byte(`{"mcpServers":{"fs":{"command":"npx","args":["-y","x"]},"web":{"url":"https://x.example/mcp"}}}`))
 	f.Add([]byte("{\n\t\"mcpServers\": {\n\t\t\"m\": {\n\t\t\t\"command\": \"node\"\n\t\t}\n\t}\n}"))
 	f.Add([]byte("{\"mcpServers\": {\"a\": {\n\n  \"command\": \"x\"\n\n}}}"))
+	// An entry that closes a level deeper than it opens.
+	f.Add([]byte("{\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"x\"\n      }\n  }\n}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ch, err := Rewrite(data, Options{Command: "/opt/bailiff", AuditDir: "/logs"})
 		if err != nil || len(ch.Changed) == 0 {

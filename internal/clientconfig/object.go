@@ -22,6 +22,9 @@ type member struct {
 	// start and end are Val's offsets in the parsed text; Val is exactly
 	// those bytes.
 	start, end int
+	// tight writes the member with no space after its colon: the mark
+	// of an upstream entry kept a level deeper (see shift).
+	tight bool
 }
 
 func parseObject(b []byte) (object, error) {
@@ -131,7 +134,11 @@ func (o object) indented(ind string, fresh ...string) []byte {
 		k, _ := json.Marshal(m.Key)
 		b.WriteString(inner)
 		b.Write(k)
-		b.WriteString(": ")
+		if m.tight {
+			b.WriteString(":")
+		} else {
+			b.WriteString(": ")
+		}
 		if !slices.Contains(fresh, m.Key) || json.Indent(&b, m.Val, inner, "  ") != nil {
 			b.Write(m.Val)
 		}

@@ -86,10 +86,19 @@ func Rewrite(old []byte, o Options) (*Change, error) {
 		span := edit{start: ms.start + m.start, end: ms.start + m.end}
 		orig := entry.get(UpstreamKey)
 		switch {
+		case orig != nil && !runsBailiff(entry, o.Command):
+			// Anyone can write the key: an entry that holds it but does
+			// not start bailiff run is neither guarded nor bailiff's to
+			// restore.
+			ch.Left = append(ch.Left, Left{m.Key, "it holds " + UpstreamKey + " but does not start bailiff run, so it is not guarded: remove the key, or restore the entry by hand"})
+			continue
 		case o.Undo && orig != nil:
-			span.text = unshift(orig, upstreamIndent(entry, m.Val))
-		case o.Undo, orig != nil:
-			continue // nothing to restore, or already wrapped
+			span.text = unshift(orig, upstreamTight(entry, m.Val))
+		case o.Undo:
+			continue // nothing to restore
+		case orig != nil:
+			ch.Left = append(ch.Left, Left{m.Key, "it is already wrapped; to change its options, bailiff init --undo, then init again"})
+			continue
 		default:
 			wrapped, why, err := wrap(m.Key, entry, o)
 			if err != nil {
@@ -103,7 +112,8 @@ func Rewrite(old []byte, o Options) (*Change, error) {
 			// undoing can put back its exact bytes.
 			wrapped = append(wrapped, member{Key: UpstreamKey, Val: m.Val})
 			if bytes.ContainsRune(m.Val, '\n') {
-				wrapped[len(wrapped)-1].Val = shift(m.Val, indentUnit, lineIndent(old, span.start))
+				wrapped[len(wrapped)-1].Val = shift(m.Val, indentUnit)
+				wrapped[len(wrapped)-1].tight = true
 				span.text = wrapped.indented(lineIndent(old, span.start), "command", "args", "env")
 			} else {
 				span.text, _ = wrapped.MarshalJSON()
@@ -162,6 +172,11 @@ func wrap(name string, entry object, o Options) (object, string, error) {
 	// The keys of the original that the wrapped entry does not keep:
 	// they say how to reach the server, which is now bailiff's job.
 	replaced := []string{"command", "args", "env"}
+	if name == "" || strings.ContainsAny(name, " \t\r\n") {
+		// bailiff run would refuse the name, or name the server
+		// otherwise than the policy was checked against.
+		return nil, fmt.Sprintf("its name %q is not one bailiff can give a server (empty, or with a space): rename it", name), nil
+	}
 	if json.Unmarshal(entry.get("command"), &command) == nil && command != "" {
 		var args []string
 		if a := entry.get("args"); a != nil {
@@ -243,32 +258,21 @@ const indentUnit = "  "
 // entry, kept under UpstreamKey a level deeper than it was written,
 // reads as nested in the diff and the file. A JSON value holds no raw
 // newline inside a string, so only the space between tokens changes.
-// Only an entry that closes at its own indentation (ind), as a formatter
-// writes it, is shifted: there unshift can tell a shifted entry from one
-// an earlier bailiff kept as it was.
-func shift(v []byte, unit, ind string) []byte {
-	last := v[bytes.LastIndexByte(v, '\n')+1:]
-	if string(last[:len(last)-len(bytes.TrimLeft(last, " \t"))]) != ind {
-		return v
-	}
+// The member is then written with no space after its colon (tight):
+// that, and not the layout, tells unshift the entry was shifted, since
+// no layout can (an entry may close at any indentation, and an earlier
+// bailiff kept entries unshifted).
+func shift(v []byte, unit string) []byte {
 	return bytes.ReplaceAll(v, []byte("\n"), []byte("\n"+unit))
 }
 
-// unshift undoes shift, when v was shifted: its last line (the closing
-// brace) sits where shift puts it, a unit past the entry's indentation
-// (keyInd, the UpstreamKey line's, is that indentation and a unit), and every line after the first begins with the unit. An
-// entry kept unshifted (by an earlier bailiff) closes at the entry's own
-// indentation, and is given back as it is.
-func unshift(v []byte, keyInd string) []byte {
-	lines := bytes.Split(v, []byte("\n"))
-	last := lines[len(lines)-1]
-	// The key sits at the entry's indentation plus the unit; the shifted
-	// closing brace at the unit plus the entry's indentation (the same,
-	// unless the file indents with tabs).
-	entryInd, ok := strings.CutSuffix(keyInd, indentUnit)
-	if len(lines) < 2 || !ok || string(last[:len(last)-len(bytes.TrimLeft(last, " \t"))]) != indentUnit+entryInd {
+// unshift undoes shift for an entry written tight; any other is given
+// back as it is, as is one edited so that a line lost the unit.
+func unshift(v []byte, tight bool) []byte {
+	if !tight {
 		return v
 	}
+	lines := bytes.Split(v, []byte("\n"))
 	for _, l := range lines[1:] {
 		if !bytes.HasPrefix(l, []byte(indentUnit)) {
 			return v
@@ -280,13 +284,30 @@ func unshift(v []byte, keyInd string) []byte {
 	return bytes.Join(lines, []byte("\n"))
 }
 
-// upstreamIndent is the indentation of the line that holds the entry's
-// UpstreamKey, in val (the entry's text).
-func upstreamIndent(entry object, val []byte) string {
+// upstreamTight tells whether the entry's UpstreamKey member was written
+// with no space after its colon, in val (the entry's text).
+func upstreamTight(entry object, val []byte) bool {
 	for _, m := range entry {
 		if m.Key == UpstreamKey {
-			return lineIndent(val, m.start)
+			return m.start > 0 && val[m.start-1] == ':'
 		}
 	}
-	return ""
+	return false
+}
+
+// runsBailiff tells whether an entry starts bailiff run as init writes
+// it: a command named bailiff (or the one init is told to write), "run"
+// first among its arguments, and the server's name in its environment.
+func runsBailiff(entry object, command string) bool {
+	var cmd string
+	var args []string
+	var env map[string]string
+	if json.Unmarshal(entry.get("command"), &cmd) != nil || json.Unmarshal(entry.get("args"), &args) != nil || len(args) == 0 || args[0] != "run" {
+		return false
+	}
+	if e := entry.get("env"); e == nil || json.Unmarshal(e, &env) != nil || env["BAILIFF_SERVER"] == "" {
+		return false
+	}
+	base := cmd[strings.LastIndexAny(cmd, `/\`)+1:]
+	return cmd == command || base == "bailiff" || base == "bailiff.exe"
 }
