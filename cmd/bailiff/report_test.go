@@ -414,13 +414,7 @@ func TestReportHostileContent(t *testing.T) {
 // no script runs (the page's DOM is untouched) and a screenshot is taken.
 // CI installs Chromium and sets BAILIFF_CHROMIUM_REQUIRED.
 func TestReportChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("BAILIFF_CHROMIUM_REQUIRED") != "" {
-			t.Fatal("chromium is not installed")
-		}
-		t.Skip("chromium is not installed")
-	}
+	chromium := chromiumOrSkip(t)
 	log, pol := hostile(t)
 	dir := t.TempDir()
 	html := filepath.Join(dir, "pack.html")
@@ -677,4 +671,18 @@ rules:
 	if !strings.Contains(md, "| read        | read (allow, needs scope mail.read); otherwise denied by default |") {
 		t.Errorf("the read row does not say its rule needs a scope:\n%s", md)
 	}
+}
+
+// chromiumOrSkip is the headless Chromium the HTML tests render in. CI
+// installs it and sets BAILIFF_CHROMIUM_REQUIRED, where its absence fails.
+func chromiumOrSkip(t *testing.T) string {
+	t.Helper()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("BAILIFF_CHROMIUM_REQUIRED") != "" {
+			t.Fatal("chromium is not installed")
+		}
+		t.Skip("chromium is not installed")
+	}
+	return chromium
 }

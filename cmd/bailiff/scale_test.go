@@ -215,13 +215,7 @@ func TestTimelineOneSecond(t *testing.T) {
 // pack itself runs no script (its CSP forbids it); a test page around it
 // measures it, and a screenshot of the first screen is kept in the run.
 func TestPackFirstScreenInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("BAILIFF_CHROMIUM_REQUIRED") != "" {
-			t.Fatal("chromium is not installed")
-		}
-		t.Skip("chromium is not installed")
-	}
+	chromium := chromiumOrSkip(t)
 	dir := t.TempDir()
 	log := writeScaleLog(t, dir)
 	html := filepath.Join(dir, "pack.html")
