@@ -70,7 +70,7 @@ func Calls(w io.Writer, f Format, rows []*audit.CallRow, read int, prov Provenan
 	}
 	out := make([][]string, 0, len(rows))
 	for _, r := range rows {
-		cells := []string{r.Session, r.Call, fmt.Sprint(r.Seq), callTime(r.At), r.Tool, callVerdict(r), string(r.Decision.Check), r.Decision.Rule, cut(argsText(r.Args, r.Redacted), maxArgsCell), r.Decision.Reason}
+		cells := []string{r.Session, r.Call, fmt.Sprint(r.Seq), callTime(r.At), r.Tool, callVerdict(r), string(r.Decision.Check), r.Decision.Rule, truncate(argsText(r.Args, r.Redacted), maxArgsCell), r.Decision.Reason}
 		if len(servers) > 1 {
 			cells = append(cells[:4], append([]string{r.Server}, cells[4:]...)...)
 		}
@@ -154,13 +154,4 @@ func callTime(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05")
-}
-
-// cut shortens s to at most n characters, marking the cut.
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -38,7 +38,7 @@ func (p *Pack) mdFlagged(b *mdWriter) {
 		if multi {
 			where = r.Log + " " + where
 		}
-		rows = append(rows, []string{where, r.Call, fmt.Sprint(r.Seq), callTime(r.At), r.Tool, callVerdict(r), cut(argsText(r.Args, r.Redacted), maxFlaggedArgs), r.Decision.Reason})
+		rows = append(rows, []string{where, r.Call, fmt.Sprint(r.Seq), callTime(r.At), r.Tool, callVerdict(r), truncate(argsText(r.Args, r.Redacted), maxFlaggedArgs), r.Decision.Reason})
 	}
 	b.table([]string{"SESSION", "CALL", "SEQ", "TIME", "TOOL", "VERDICT", "ARGUMENTS", "WHY"}, rows)
 }

@@ -176,7 +176,7 @@ func (p *Pack) mdResults(b *mdWriter) {
 			}
 			rows = nil
 			for _, e := range ex {
-				rows = append(rows, []string{e.Category, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, cut(e.argsText(), maxArgsCell), e.Reason})
+				rows = append(rows, []string{e.Category, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, truncate(e.argsText(), maxArgsCell), e.Reason})
 			}
 			b.table([]string{"CHANGED", "SESSION", "CALL", "TOOL", "RECORDED", "CANDIDATE", "ARGUMENTS", "WHY"}, rows)
 		}

@@ -284,6 +284,8 @@ func (p *Pack) svgTimeline() string {
 
 func max1(n int) int { return max(n, 1) }
 
+// truncate shortens s to at most n characters, marking the cut. It cuts
+// before any escaping, so an escape is never split.
 func truncate(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {

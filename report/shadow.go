@@ -209,7 +209,7 @@ func Shadow(w io.Writer, f Format, d *shadow.Diff, prov Provenance) error {
 		}
 		var rows [][]string
 		for _, e := range examples {
-			rows = append(rows, []string{e.Category, e.File, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, cut(e.argsText(), maxArgsCell), e.Reason})
+			rows = append(rows, []string{e.Category, e.File, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, truncate(e.argsText(), maxArgsCell), e.Reason})
 		}
 		_ = write(&b, []string{"CATEGORY", "FILE", "SESSION", "CALL", "TOOL", "BASELINE", "CANDIDATE", "ARGUMENTS", "WHY"}, rows)
 	}

@@ -183,6 +183,12 @@ func runAblate(stdin io.Reader, stdout, stderr io.Writer, p ablateParams, args [
 	return gateFailures(p, scores, tot)
 }
 
+// covers tells whether --fail-on-dead judges the check: every one when
+// --checks names none.
+func (p ablateParams) covers(check string) bool {
+	return len(p.checks) == 0 || slices.Contains(p.checks, check)
+}
+
 // checkChecks refuses --checks that gate nothing: without --fail-on-dead,
 // or naming no check ablate scores.
 func (p ablateParams) checkChecks() error {
@@ -228,7 +234,7 @@ func gateFailures(p ablateParams, scores []shadow.Score, tot shadow.Totals) erro
 	if p.failOnDead {
 		var dead []string
 		for _, s := range scores {
-			if s.Dead() && (len(p.checks) == 0 || slices.Contains(p.checks, s.Name)) {
+			if s.Dead() && p.covers(s.Name) {
 				dead = append(dead, s.Name)
 			}
 		}
@@ -265,7 +271,7 @@ func gateMeasures(p ablateParams, scores []shadow.Score, tot shadow.Totals) erro
 		// which some calls could not be decided again, may be alive: its
 		// absence could have changed exactly those calls.
 		for _, s := range scores {
-			if s.Unmeasured() && (len(p.checks) == 0 || slices.Contains(p.checks, s.Name)) {
+			if s.Unmeasured() && p.covers(s.Name) {
 				return usageErr(fmt.Errorf("--fail-on-dead cannot judge check %s: %s could not be decided again without it (they depended on redacted or purged input)", s.Name, countOf(s.Uneval, "call")),
 					"give the log by its path, with its evidence store beside it (a log on standard input has none), or leave the check out with --checks")
 			}

@@ -122,26 +122,9 @@ func (p callsParams) check() error {
 	return err
 }
 
-// period reads --since and --until.
+// period reads --since and --until, dates too.
 func (p callsParams) period() (since, until time.Time, err error) {
-	for _, t := range []struct {
-		flag, v string
-		dst     *time.Time
-	}{{"--since", p.since, &since}, {"--until", p.until, &until}} {
-		if t.v == "" {
-			continue
-		}
-		if *t.dst, err = time.Parse(time.RFC3339Nano, t.v); err != nil {
-			// A date is its first instant, in UTC.
-			if *t.dst, err = time.Parse(time.DateOnly, t.v); err != nil {
-				return since, until, usageErr(fmt.Errorf("%s %q is not an RFC 3339 time or a date", t.flag, t.v), "for example 2026-12-01T09:00:00Z, or 2026-12-01 (midnight UTC)")
-			}
-		}
-	}
-	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
-		return since, until, usageErr(fmt.Errorf("--since %s is not before --until %s: the range holds nothing", p.since, p.until), "")
-	}
-	return since, until, nil
+	return parsePeriod(p.since, p.until, true)
 }
 
 // matches tells whether a call passes every filter given.

@@ -159,10 +159,9 @@ func checkLintServers(p lintParams) error {
 		return usageErr(fmt.Errorf("%d --server for %d --tools: give one for all, or one per --tools", len(p.servers), len(p.tools)), hint)
 	}
 	for _, s := range p.servers {
-		// As run takes a name: a gateway's names have no dot, but run
-		// names a --url server by its host.
-		if s == "" || strings.ContainsAny(s, " \t\r\n") {
-			return usageErr(fmt.Errorf("--server %q: a server's name is non-empty, with no space", s), "")
+		// As run takes a name.
+		if err := checkServerName("--server", s); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -234,19 +234,8 @@ func loadPackPolicy(in *report.PackInput, policy []byte, tools map[string][]byte
 // period reads --since, --until and --generated-at.
 func (p reportParams) period(in *report.PackInput) error {
 	var err error
-	for _, t := range []struct {
-		flag, v string
-		dst     *time.Time
-	}{{"--since", p.since, &in.Since}, {"--until", p.until, &in.Until}} {
-		if t.v == "" {
-			continue
-		}
-		if *t.dst, err = time.Parse(time.RFC3339Nano, t.v); err != nil {
-			return usageErr(fmt.Errorf("%s %q is not an RFC 3339 time", t.flag, t.v), "")
-		}
-	}
-	if !in.Since.IsZero() && !in.Until.IsZero() && !in.Since.Before(in.Until) {
-		return usageErr(fmt.Errorf("--since %s is not before --until %s: the range holds nothing", p.since, p.until), "")
+	if in.Since, in.Until, err = parsePeriod(p.since, p.until, false); err != nil {
+		return err
 	}
 	// The date line is printed as given: it must be a date, not text that
 	// reads as part of the pack.

@@ -147,11 +147,8 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		return err
 	}
 	server := serverName(p, command)
-	if server == "" || strings.ContainsAny(server, " \t\r\n") {
-		// A rule's server glob and an approval id would not name it. A
-		// dot is a gateway's separator only: run names a --url server by
-		// its host.
-		return usageErr(fmt.Errorf("--server %q: a server's name is non-empty, with no space", server), "name the server with --server NAME")
+	if err := checkServerName("--server", server); err != nil {
+		return err
 	}
 	audit := p.audit
 	if audit == "" {
