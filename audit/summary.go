@@ -67,8 +67,11 @@ type Summary struct {
 	// FlaggedCalls counts them all.
 	Flagged      []*CallRow
 	FlaggedCalls int
-	curLog       string         // the log being added
-	logOrder     map[string]int // the order logs were added in
+	// Actors are the principals the sessions in range acted for.
+	Actors   map[actorKey]*Actor
+	actor    *Actor         // the session being added's
+	curLog   string         // the log being added
+	logOrder map[string]int // the order logs were added in
 }
 
 // NewSummary is an empty summary of the records in [since, until).
@@ -159,9 +162,11 @@ func (s *Summary) session(ls LogSession) error {
 	s.Sessions++
 	s.Policies[ls.Policy.Version()] = ls.Policy
 	server := ""
+	s.actor = nil
 	if len(ls.Events) > 0 && ls.Events[0].Start != nil {
 		st := ls.Events[0].Start.Body
 		server = st.Server
+		s.actor = s.actorOf(st.Principal)
 		multi := spansServers(server, ls.Events)
 		for _, t := range st.Tools {
 			ref := engine.ToolRef{Server: server, Tool: t.Name}
@@ -204,6 +209,12 @@ func (s *Summary) session(ls LogSession) error {
 
 func (s *Summary) call(server, day string, c *engine.Call, d engine.Decision) {
 	s.Calls++
+	if s.actor != nil {
+		s.actor.Calls++
+		if d.Verdict == engine.Deny {
+			s.actor.Denied++
+		}
+	}
 	ref := c.ToolRef
 	if ref.Server == "" {
 		// A call names its server in a gateway's session, which fronts

@@ -13,7 +13,20 @@ type Principal struct {
 	// Email is the principal's verified address, which
 	// trusted_destinations: [principal] trusts.
 	Email string `json:"email,omitempty"`
+	// Authenticated says how Subject was established: AuthOIDC by a
+	// verified token, whose issuer and signing key are Issuer and KeyID;
+	// AuthNone when no token was checked (the local user, or a name the
+	// gateway was configured with). Empty in logs older than identity.
+	Authenticated string `json:"authenticated,omitempty"`
+	Issuer        string `json:"issuer,omitempty"`
+	KeyID         string `json:"key_id,omitempty"`
 }
+
+// How a principal was established (Principal.Authenticated).
+const (
+	AuthOIDC = "oidc"
+	AuthNone = "none"
+)
 
 // Call is one tools/call as the engine sees it.
 type Call struct {

@@ -121,6 +121,7 @@ func (p *Pack) mdSummary(b *mdWriter, mermaid bool) {
 		}
 		b.table([]string{"TOP DENIED DESTINATIONS", "CALLS"}, rows)
 	}
+	p.mdActors(b)
 }
 
 // mdFindings writes the findings by severity.

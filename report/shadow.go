@@ -31,6 +31,9 @@ type shadowSummary struct {
 	// Candidate is the policy the calls were scored under, so a pack
 	// given the result can say which change it measured.
 	Candidate *PolicyRef `json:"candidate,omitempty"`
+	// CandidateIdentity names the identity settings whose group mapping
+	// the candidate acted under, if not the recorded one.
+	CandidateIdentity string `json:"candidate_identity,omitempty"`
 	unverifiedFields
 }
 
@@ -67,6 +70,9 @@ type Provenance struct {
 	Unverified []string
 	Inputs     []InputRef
 	Candidate  *PolicyRef // shadow's candidate policy
+	// CandidateIdentity names the identity settings that regranted the
+	// candidate's scopes, if any.
+	CandidateIdentity string
 }
 
 // InputRef names one input of a result: a log by the hash of its first
@@ -172,6 +178,9 @@ func Shadow(w io.Writer, f Format, d *shadow.Diff, prov Provenance) error {
 		fmt.Fprintf(&b, "## Policy change: %d of %s decided otherwise\n\n", d.Changed(), counted(d.Calls, "call"))
 	}
 	writeUnverified(&b, f, prov.Unverified)
+	if prov.CandidateIdentity != "" {
+		fmt.Fprintf(&b, "The candidate acts under the group mapping of %s: each verified principal's scopes regranted from the groups its token presented.\n\n", prov.CandidateIdentity)
+	}
 	head := append([]string{"CALLS"}, upper(cats)...)
 	row := []string{fmt.Sprint(d.Calls)}
 	for _, c := range cats {
@@ -258,7 +267,7 @@ func categoryCounts(m map[string]int) map[string]int {
 func shadowJSON(w io.Writer, d *shadow.Diff, prov Provenance, groups []shadowGroupSet, examples []shadowExample) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: categoryCounts(d.Counts), Candidate: prov.Candidate, unverifiedFields: unverifiedOf(prov)}); err != nil {
+	if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: categoryCounts(d.Counts), Candidate: prov.Candidate, CandidateIdentity: prov.CandidateIdentity, unverifiedFields: unverifiedOf(prov)}); err != nil {
 		return err
 	}
 	for _, g := range groups {

@@ -170,7 +170,7 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 		cands[i] = func(p *engine.Policy) (*engine.Policy, error) { return p.Without(engine.ParseOff(name)) }
 	}
 	// One pass: every variant is scored from the same read of the input.
-	err := compareEach(inputs, base, cands, func(i int, p Pair) {
+	err := compareEach(inputs, base, cands, nil, func(i int, p Pair) {
 		s := &out[i]
 		if p.Label == "" {
 			k := LabelKey{p.Session, p.ID}

@@ -78,7 +78,7 @@ func TestCompareEachIsSeparatePasses(t *testing.T) {
 	for _, s := range sets {
 		cands := variants(s.rules)
 		one := make([][]string, len(cands))
-		err := compareEach(s.inputs, s.base, cands, func(i int, p Pair) { one[i] = append(one[i], fmt.Sprintf("%+v", p)) })
+		err := compareEach(s.inputs, s.base, cands, nil, func(i int, p Pair) { one[i] = append(one[i], fmt.Sprintf("%+v", p)) })
 		if err != nil {
 			t.Fatal(err)
 		}

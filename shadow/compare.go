@@ -37,7 +37,7 @@ type Pair struct {
 // policy in shadow mode would have been. A call a recorded log holds
 // keeps its recorded verdict as the baseline.
 func CompareSession(base, cand *engine.Policy, file string, events []audit.Event, fn func(Pair)) error {
-	return compareSessions(base, []*engine.Policy{cand}, file, events, func(_ int, p Pair) { fn(p) })
+	return compareSessions(base, []*engine.Policy{cand}, nil, file, events, func(_ int, p Pair) { fn(p) })
 }
 
 // compareSessions is CompareSession for several candidates at once, over
@@ -46,8 +46,8 @@ func CompareSession(base, cand *engine.Policy, file string, events []audit.Event
 // session's pairs are handed on candidate by candidate, each in order.
 // The events are not changed: an output read from a log is read when its
 // step is taken, and let go after.
-func compareSessions(base *engine.Policy, cands []*engine.Policy, file string, events []audit.Event, fn func(int, Pair)) error {
-	cmp := &comparison{sd: newSides(cands, file, fn)}
+func compareSessions(base *engine.Policy, cands []*engine.Policy, remap Remap, file string, events []audit.Event, fn func(int, Pair)) error {
+	cmp := &comparison{sd: newSides(cands, remap, file, fn)}
 	d := &audit.Driver{Config: audit.Config{Policy: base, Spill: true}, Observer: cmp}
 	defer func() {
 		d.Close()

@@ -79,6 +79,7 @@ func (f *Follower) End() {
 type scorer struct {
 	name  string
 	cands []Candidate
+	remap Remap
 	fn    func(int, Pair)
 	mu    sync.Mutex
 	seen  map[string]string
@@ -121,14 +122,14 @@ func (sc *scorer) follow(base *audit.Session, now time.Time, body *audit.Session
 		}
 		cs[i] = c
 	}
-	sd := newSides(cs, sc.name, sc.emit)
+	sd := newSides(cs, sc.remap, sc.name, sc.emit)
 	sd.start(now, base, body)
 	return &Follower{sd: sd, sc: sc}
 }
 
 // followLog compares one audit log in the pass in.Verify makes over it.
-func followLog(in Input, cands []Candidate, seen map[string]string, fn func(int, Pair)) error {
-	sc := &scorer{name: in.Name, cands: cands, fn: fn, seen: seen}
+func followLog(in Input, cands []Candidate, remap Remap, seen map[string]string, fn func(int, Pair)) error {
+	sc := &scorer{name: in.Name, cands: cands, remap: remap, fn: fn, seen: seen}
 	if err := in.Verify(sc.follow); err != nil {
 		return err
 	}

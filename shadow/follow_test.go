@@ -176,7 +176,7 @@ type indexed struct {
 func collect(t *testing.T, in Input, cands []Candidate) []indexed {
 	t.Helper()
 	var out []indexed
-	if err := compareEach([]Input{in}, nil, cands, func(i int, p Pair) { out = append(out, indexed{i, p}) }); err != nil {
+	if err := compareEach([]Input{in}, nil, cands, nil, func(i int, p Pair) { out = append(out, indexed{i, p}) }); err != nil {
 		t.Fatal(err)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -209,12 +209,12 @@ func TestFollowedLogsFailClosed(t *testing.T) {
 		}
 	}
 	both := []Input{{Name: a, Verify: verifyFollowing(a)}, {Name: b, Verify: verifyFollowing(b)}}
-	err = compareEach(both, nil, []Candidate{Fixed(pol)}, func(int, Pair) {})
+	err = compareEach(both, nil, []Candidate{Fixed(pol)}, nil, func(int, Pair) {})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("is in both")) {
 		t.Errorf("one session in two logs: %v", err)
 	}
 	broken := func(*engine.Policy) (*engine.Policy, error) { return nil, fmt.Errorf("no such variant") }
-	err = compareEach(both[:1], nil, []Candidate{broken}, func(int, Pair) {})
+	err = compareEach(both[:1], nil, []Candidate{broken}, nil, func(int, Pair) {})
 	if err == nil || err.Error() != "no such variant" {
 		t.Errorf("a candidate that cannot be derived: %v", err)
 	}
@@ -250,7 +250,7 @@ func TestBaselinePolicyOverALogIsTheRecord(t *testing.T) {
 		}
 		recorded := collect(t, Input{Name: path}, []Candidate{Fixed(pol)})
 		var recomputed []indexed
-		if err := compareEach([]Input{{Name: path}}, pol, []Candidate{Fixed(pol)}, func(i int, p Pair) {
+		if err := compareEach([]Input{{Name: path}}, pol, []Candidate{Fixed(pol)}, nil, func(i int, p Pair) {
 			recomputed = append(recomputed, indexed{i, p})
 		}); err != nil {
 			t.Fatal(err)

@@ -93,7 +93,19 @@ func Fixed(p *engine.Policy) Candidate {
 // the recorded verdicts under each session's recorded policy, or, when
 // base is set, base's verdicts recomputed on the recorded history.
 func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(Pair)) error {
-	return compareEach(inputs, base, []Candidate{cand}, func(_ int, p Pair) { fn(p) })
+	return CompareAs(inputs, base, cand, nil, fn)
+}
+
+// Remap is the principal a candidate's side of a session acts for, given
+// the one the session recorded: a candidate identity mapping grants a
+// verified principal's groups other scopes. Remap must not change a
+// principal it has no mapping for (one no token established).
+type Remap func(engine.Principal) engine.Principal
+
+// CompareAs is Compare with the candidate acting, in every session, for
+// remap's principal (nil: the recorded one).
+func CompareAs(inputs []Input, base *engine.Policy, cand Candidate, remap Remap, fn func(Pair)) error {
+	return compareEach(inputs, base, []Candidate{cand}, remap, func(_ int, p Pair) { fn(p) })
 }
 
 // compareEach is Compare under several candidates in one pass over the
@@ -101,7 +113,7 @@ func Compare(inputs []Input, base *engine.Policy, cand Candidate, fn func(Pair))
 // every candidate in turn, each from its own fresh state, so a
 // candidate's pairs are exactly what Compare would give it alone. fn gets
 // the candidate's index with each pair.
-func compareEach(inputs []Input, base *engine.Policy, cands []Candidate, fn func(int, Pair)) error {
+func compareEach(inputs []Input, base *engine.Policy, cands []Candidate, remap Remap, fn func(int, Pair)) error {
 	// A session id names one session: the same id in two logs is one
 	// session counted twice (a copy), or ids reused, and either way a
 	// count over both is wrong.
@@ -127,7 +139,7 @@ func compareEach(inputs []Input, base *engine.Policy, cands []Candidate, fn func
 				if err != nil {
 					return err
 				}
-				if err := CompareSession(base, c, in.Name, audit.TraceSteps(in.Trace), func(p Pair) { fn(i, p) }); err != nil {
+				if err := compareSessions(base, []*engine.Policy{c}, remap, in.Name, audit.TraceSteps(in.Trace), func(_ int, p Pair) { fn(i, p) }); err != nil {
 					return err
 				}
 			}
@@ -135,9 +147,9 @@ func compareEach(inputs []Input, base *engine.Policy, cands []Candidate, fn func
 		}
 		var err error
 		if in.Verify != nil && base == nil {
-			err = followLog(in, cands, seen, fn)
+			err = followLog(in, cands, remap, seen, fn)
 		} else {
-			err = compareLog(in, base, cands, seen, fn)
+			err = compareLog(in, base, cands, remap, seen, fn)
 		}
 		if err != nil {
 			return err
@@ -161,7 +173,7 @@ func forget(events []audit.Event) {
 // compareLog compares the sessions of one audit log on every core: a
 // session is read whole, then handed to a worker; fn is called under a
 // lock, in no particular order across sessions.
-func compareLog(in Input, base *engine.Policy, cands []Candidate, seen map[string]string, fn func(int, Pair)) error {
+func compareLog(in Input, base *engine.Policy, cands []Candidate, remap Remap, seen map[string]string, fn func(int, Pair)) error {
 	name := in.Name
 	f, err := os.Open(in.File())
 	if err != nil {
@@ -188,7 +200,7 @@ func compareLog(in Input, base *engine.Policy, cands []Candidate, seen map[strin
 		go func() {
 			defer wg.Done()
 			for s := range work {
-				err := compareSafely(name, base, cands, s, emit)
+				err := compareSafely(name, base, cands, remap, s, emit)
 				audit.Recycle(s.Events)
 				if err != nil {
 					mu.Lock()
@@ -218,7 +230,7 @@ func compareLog(in Input, base *engine.Policy, cands []Candidate, seen map[strin
 
 // compareSafely compares one session, turning a panic into an error that
 // fails the run: a table that silently lost a session would be a lie.
-func compareSafely(name string, base *engine.Policy, cands []Candidate, s audit.LogSession, emit func(int, Pair)) (err error) {
+func compareSafely(name string, base *engine.Policy, cands []Candidate, remap Remap, s audit.LogSession, emit func(int, Pair)) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: internal error: %v", name, r)
@@ -239,5 +251,5 @@ func compareSafely(name string, base *engine.Policy, cands []Candidate, s audit.
 		}
 		cs[i] = c
 	}
-	return compareSessions(b, cs, name, s.Events, emit)
+	return compareSessions(b, cs, remap, name, s.Events, emit)
 }

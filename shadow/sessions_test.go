@@ -57,7 +57,7 @@ func TestCompareSessionsIsEachCompared(t *testing.T) {
 			}
 			got := make([][]Pair, len(cands))
 			var order []int
-			if err := compareSessions(base, cands, file, audit.TraceSteps(events), func(i int, p Pair) {
+			if err := compareSessions(base, cands, nil, file, audit.TraceSteps(events), func(i int, p Pair) {
 				got[i] = append(got[i], p)
 				order = append(order, i)
 			}); err != nil {

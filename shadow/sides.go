@@ -2,6 +2,7 @@ package shadow
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"bailiff/audit"
@@ -23,6 +24,7 @@ import (
 // way; ablation's variants then cost a decision each, not a replay.
 type sides struct {
 	cands   []*engine.Policy
+	remap   Remap
 	file    string
 	session string
 	fn      func(int, Pair)
@@ -33,8 +35,8 @@ type sides struct {
 	err     error          // the first failure: the session's pairs are incomplete
 }
 
-func newSides(cands []*engine.Policy, file string, fn func(int, Pair)) *sides {
-	sd := &sides{cands: cands, file: file, fn: fn, own: make([]*audit.Session, len(cands))}
+func newSides(cands []*engine.Policy, remap Remap, file string, fn func(int, Pair)) *sides {
+	sd := &sides{cands: cands, remap: remap, file: file, fn: fn, own: make([]*audit.Session, len(cands))}
 	for range cands {
 		sd.pairs = append(sd.pairs, pooledPairs())
 	}
@@ -46,12 +48,17 @@ func newSides(cands []*engine.Policy, file string, fn func(int, Pair)) *sides {
 // applies it, and the others after.
 func (sd *sides) start(now time.Time, base *audit.Session, body *audit.SessionBody) {
 	sd.session, sd.base = base.ID(), base
+	principal, remapped := body.Principal, false
+	if sd.remap != nil {
+		principal = sd.remap(body.Principal)
+		remapped = !reflect.DeepEqual(principal, body.Principal)
+	}
 	for i, c := range sd.cands {
-		if base.Policy().SharesState(c) {
+		if base.Policy().SharesState(c) && !remapped {
 			continue
 		}
 		sd.own[i], _ = audit.Start(audit.Config{Policy: c, Spill: true}, now, base.ID(),
-			&audit.SessionBody{Server: body.Server, Principal: body.Principal, Tools: body.Tools})
+			&audit.SessionBody{Server: body.Server, Principal: principal, Tools: body.Tools})
 	}
 }
 

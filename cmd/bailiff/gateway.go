@@ -23,6 +23,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/identity"
 	"bailiff/internal/clientconfig"
 	"bailiff/proxy"
 )
@@ -41,6 +42,9 @@ type gatewayConfig struct {
 	// AllowDenyAll starts even when the policy has no rule that allows
 	// or asks for one of the servers.
 	AllowDenyAll bool `yaml:"allow_deny_all"`
+	// Identity, when set, is how the principal is established: from a
+	// verified token, and never from Principal.
+	Identity *identity.Config `yaml:"identity"`
 }
 
 // serverCommand is one server: a command to start, or the URL of a
@@ -72,8 +76,8 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 	if len(c.Servers) == 0 {
 		return nil, usageErr(fmt.Errorf("%s: no servers", name), "")
 	}
-	if err := engine.CheckPrincipalEmail(c.Principal.Email); err != nil {
-		return nil, usageErr(fmt.Errorf("%s: %v", name, err), "")
+	if err := checkConfigPrincipal(name, &c); err != nil {
+		return nil, err
 	}
 	for n, s := range c.Servers {
 		switch {
@@ -102,6 +106,9 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 		return filepath.Join(dir, p)
 	}
 	c.Policy, c.Audit, c.Secret = rel(c.Policy), rel(c.Audit), rel(c.Secret)
+	if c.Identity != nil {
+		c.Identity.JWKSFile = rel(c.Identity.JWKSFile)
+	}
 	if c.Audit == "" {
 		c.Audit = filepath.Join(stateDir(), "bailiff-gateway.audit.jsonl")
 	}
@@ -128,7 +135,7 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 }
 
 func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
-	var config string
+	var config, tokenFile string
 	var lp listenParams
 	c := &cobra.Command{
 		Use:   "gateway --config gateway.yaml",
@@ -158,6 +165,10 @@ env and cwd comes from the environment):
   durability: sync             # sync, batch or none
   allow_deny_all: false        # true: start though the policy serves a server not at all
   principal: {subject: ana, scopes: [mail.send], email: ana@corp.example}
+  # or, instead of principal:, whom a verified token names (docs/identity.md;
+  # on stdio the token is $BAILIFF_ID_TOKEN or --id-token-file):
+  # identity: {issuer: https://id.corp.example, audience: https://bailiff.corp.example/mcp,
+  #            groups: {sales: [mail.send]}}
   servers:
     mail:
       command: npx
@@ -189,10 +200,11 @@ env and cwd comes from the environment):
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGateway(stdin, cmd.OutOrStdout(), stderr, config, lp)
+			return runGateway(stdin, cmd.OutOrStdout(), stderr, config, lp, tokenFile)
 		},
 	}
 	c.Flags().StringVar(&config, "config", "", "gateway configuration (YAML)")
+	c.Flags().StringVar(&tokenFile, "id-token-file", "", "with identity: in the config and on stdio, the file holding the token that says whom the agent acts for (default $BAILIFF_ID_TOKEN)")
 	c.Flags().StringVar(&lp.addr, "listen", "", "serve Streamable HTTP on this address (host:port, loopback) instead of stdio")
 	c.Flags().BoolVar(&lp.allowRemote, "allow-remote", false, "let --listen bind to an address other machines can reach")
 	c.Flags().Int64Var(&lp.maxBytes, "max-request-bytes", 4<<20, "the largest HTTP request body --listen reads")
@@ -202,8 +214,14 @@ env and cwd comes from the environment):
 	return c
 }
 
-func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp listenParams) error {
+func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp listenParams, tokenFile string) error {
 	c, err := loadGatewayConfig(stdin, config)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	expiry, err := gatewayPrincipal(ctx, stderr, c, lp, tokenFile)
 	if err != nil {
 		return err
 	}
@@ -241,9 +259,11 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	}
 	defer closeLog()
 	session := newSessionID("gateway")
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if !expiry.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, expiry)
+		defer cancel()
+	}
 	opt := proxy.Options{
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
 		Server: "gateway", Session: session, Principal: c.Principal, Secret: secret,
@@ -251,7 +271,11 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
 	}
 	fmt.Fprintf(stderr, "bailiff: session %s: gateway for %s behind policy %s, audit log %s\n", session, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
-	return serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
+	err = serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
+	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return tokenExpired(expiry, c.Principal.Subject)
+	}
+	return err
 }
 
 // policyOrDenyAll is the named policy, or without one a policy that
@@ -271,12 +295,6 @@ func policyOrDenyAll(stdin io.Reader, stderr io.Writer, name, warning string) (*
 // gatewayApprovers loads the approver keys, once the principal is known,
 // so none of them can be the principal's own.
 func gatewayApprovers(stdin io.Reader, stderr io.Writer, c *gatewayConfig, config string) ([]string, []guarded, error) {
-	if c.Principal.Subject == "" {
-		c.Principal.Subject = os.Getenv("USER")
-	}
-	if c.Principal.Subject == "" {
-		return nil, nil, noPrincipal()
-	}
 	approvers, keyFiles, err := loadApproverKeyFiles(stdin, c.ApproverKeys, filepath.Dir(config), "gateway")
 	if err != nil {
 		return nil, nil, err
@@ -334,7 +352,7 @@ func gatewayUpstreams(c *gatewayConfig) ([]string, []proxy.Upstream) {
 		}
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Dir = s.Cwd
-		cmd.Env = os.Environ()
+		cmd.Env = serverEnviron()
 		keys := make([]string, 0, len(s.Env))
 		for k := range s.Env {
 			keys = append(keys, k)

@@ -33,6 +33,7 @@ const (
 	kindLabels        fileKind = "a labels file"
 	kindClientConfig  fileKind = "an MCP client configuration"
 	kindGatewayConfig fileKind = "a gateway configuration"
+	kindIdentity      fileKind = "identity settings"
 	kindListing       fileKind = "a tools/list answer"
 	kindBouncer       fileKind = "an mcp-bouncer policy"
 	kindSecret        fileKind = "a secret"
@@ -195,6 +196,8 @@ func sniff(head []byte) fileKind {
 			return kindPolicy
 		case "servers":
 			return kindGatewayConfig
+		case "issuer", "audience":
+			return kindIdentity
 		}
 	}
 	return kindUnknown

@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"bailiff/chain"
-	"bailiff/engine"
 	"bailiff/proxy"
 )
 
@@ -37,6 +36,7 @@ type runParams struct {
 	url         string // a Streamable HTTP server instead of a command
 	// allowDenyAll starts under a policy that would deny every call.
 	allowDenyAll bool
+	id           identityParams
 }
 
 // denyAll is the policy without --policy: nothing is allowed until a
@@ -102,6 +102,7 @@ stderr go to stderr.`,
 	completeValues(c, "durability", "sync", "batch", "none")
 	c.Flags().DurationVar(&p.callTimeout, "call-timeout", 2*time.Minute, "how long the server may take to answer a call")
 	c.Flags().StringVar(&p.url, "url", os.Getenv("BAILIFF_URL"), "the server's Streamable HTTP endpoint, instead of a command (default $BAILIFF_URL)")
+	p.id.register(c)
 	return c
 }
 
@@ -172,7 +173,9 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	if err != nil {
 		return err
 	}
-	principal, err := runPrincipal(stderr, p, approvers)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	principal, expiry, err := runPrincipal(ctx, stdin, stderr, p, approvers)
 	if err != nil {
 		return err
 	}
@@ -189,15 +192,24 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	}
 	defer closeLog()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if !expiry.IsZero() {
+		// The session acts for the token's principal only while the
+		// token is valid: it ends when the token expires.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, expiry)
+		defer cancel()
+	}
 	opt := proxy.Options{
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(audit)}, EvidenceSync: dur == chain.Sync,
 		Server: server, Session: session, Principal: principal, Secret: secret,
 		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}, ApproverKeys: approvers, Stderr: stderr, CallTimeout: p.callTimeout,
 		Protected: protectedPaths(append(stateGuarded(audit), trust...)),
 	}
-	return serveRun(ctx, stdin, stdout, stderr, opt, p.url, command, audit)
+	err = serveRun(ctx, stdin, stdout, stderr, opt, p.url, command, audit)
+	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return tokenExpired(expiry, principal.Subject)
+	}
+	return err
 }
 
 // serverName is --server, else a name the server is known by: the URL's
@@ -283,19 +295,6 @@ func packageName(a string) string {
 	return a
 }
 
-// runPrincipal is who the agent acts for, checked against the approver
-// keys: a principal must never approve their own agent's calls.
-func runPrincipal(stderr io.Writer, p runParams, approvers []string) (engine.Principal, error) {
-	principal := engine.Principal{Subject: p.principal, Scopes: p.scopes}
-	if principal.Subject == "" {
-		principal.Subject = os.Getenv("USER")
-	}
-	if principal.Subject == "" {
-		return principal, noPrincipal()
-	}
-	return principal, checkApprovers(stderr, approvers, principal.Subject)
-}
-
 func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opt proxy.Options, serverURL string, command []string, audit string) error {
 	what := strings.Join(command, " ")
 	if serverURL != "" {
@@ -306,7 +305,9 @@ func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, op
 	if serverURL != "" {
 		err = proxy.RunURL(ctx, opt, stdin, stdout, serverURL)
 	} else {
-		err = proxy.Run(ctx, opt, stdin, stdout, exec.Command(command[0], command[1:]...))
+		cmd := exec.Command(command[0], command[1:]...)
+		cmd.Env = serverEnviron()
+		err = proxy.Run(ctx, opt, stdin, stdout, cmd)
 	}
 	if err != nil {
 		return usageErr(err, "")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -246,6 +247,7 @@ func oneLine(s string) string {
 type shadowParams struct {
 	candidate  string
 	baseline   string
+	identity   string // candidate identity settings
 	failOn     []string
 	maxChange  int
 	examples   int
@@ -283,7 +285,7 @@ pull-request comment.`,
 				return usageErr(errors.New("shadow needs --candidate"), "bailiff shadow --candidate new.yaml LOG...")
 			}
 			for _, c := range p.failOn {
-				if !contains(shadow.Categories()[1:], c) {
+				if !slices.Contains(shadow.Categories()[1:], c) {
 					return usageErr(fmt.Errorf("--fail-on %q is not a category (want %s)", c, strings.Join(shadow.Categories()[1:], ", ")), "")
 				}
 			}
@@ -307,6 +309,7 @@ pull-request comment.`,
 		},
 	}
 	c.Flags().StringVar(&p.candidate, "candidate", "", "the policy to score")
+	c.Flags().StringVar(&p.identity, "candidate-identity", "", "identity settings (an identity file, or a gateway config's identity: section) whose groups and base_scopes regrant the scopes of every session a verified token opened, from the groups the token presented")
 	c.Flags().StringVar(&p.baseline, "baseline", "", "the policy to compare with (default: the recorded verdicts)")
 	c.Flags().StringSliceVar(&p.failOn, "fail-on", nil, "categories that fail the run: newly-denied, newly-asked, newly-allowed, unevaluable")
 	completeValues(c, "fail-on", shadow.Categories()[1:]...)
@@ -315,15 +318,6 @@ pull-request comment.`,
 	c.Flags().BoolVar(&p.unverified, "allow-unverified", false, "use audit logs that fail verify (the output says UNVERIFIED)")
 	p.format.register(c)
 	return c
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args []string) error {
@@ -362,9 +356,17 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 		}
 	}
 	prov.Candidate = &report.PolicyRef{File: p.candidate, Name: cand.Spec().Name, Version: cand.Version()}
+	remap, regranted, err := candidateIdentity(stdin, p.identity)
+	if err != nil {
+		return err
+	}
+	prov.CandidateIdentity = p.identity
 	d := shadow.NewDiff(p.examples)
-	if err := shadow.Compare(inputs, base, shadow.Fixed(cand), d.Add); err != nil {
+	if err := shadow.CompareAs(inputs, base, shadow.Fixed(cand), remap, d.Add); err != nil {
 		return compareErr(err)
+	}
+	if remap != nil && regranted.Load() == 0 {
+		return usageErr(fmt.Errorf("--candidate-identity changes nothing: no session in the input was opened with a verified token"), "the groups it maps are those tokens presented, which only sessions under identity record")
 	}
 	bar.Done()
 	if len(p.failOn) > 0 && d.Calls == 0 {

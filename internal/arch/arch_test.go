@@ -139,6 +139,8 @@ var owners = map[string]string{
 	"github.com/modelcontextprotocol/":   "proxy internal/demo", // the demo's own server and agent
 	"github.com/olekukonko/tablewriter":  "report",
 	"github.com/yuin/goldmark":           "report",
+	"github.com/coreos/go-oidc/":         "identity",
+	"github.com/go-jose/go-jose/":        "identity",
 	"golang.org/x/mod/sumdb/":            "chain",
 	"github.com/segmentio/encoding/json": "chain",
 	"golang.org/x/net/idna":              "engine",
