@@ -65,6 +65,9 @@ type Identity struct {
 	// Unmapped are the presented groups the configuration does not map.
 	Unmapped []string
 	Expiry   time.Time
+	// Until is when the token stops being accepted: its expiry, and the
+	// skew allowed on it.
+	Until time.Time
 	// UnverifiedEmail is an email claim the provider did not mark
 	// verified: shown, never recorded as the principal's address.
 	UnverifiedEmail string
@@ -206,7 +209,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 	if err != nil {
 		return nil, err
 	}
-	id := &Identity{Expiry: t.Expiry, Principal: engine.Principal{
+	id := &Identity{Expiry: t.Expiry, Until: t.Expiry.Add(v.cfg.ClockSkew), Principal: engine.Principal{
 		Authenticated: engine.AuthOIDC, Subject: t.Subject, Issuer: t.Issuer,
 		KeyID: keyID(token), Groups: groups}}
 	if claims.Email != "" {
@@ -278,8 +281,8 @@ func (v *Verifier) groups(t *oidc.IDToken) ([]string, error) {
 	if err := t.Claims(&claims); err != nil {
 		return nil, refuse(Malformed, "claims: %v", err)
 	}
-	raw, ok := claims[v.cfg.GroupsClaim]
-	if !ok || raw == nil {
+	raw := claimAt(claims, v.cfg.GroupsClaim)
+	if raw == nil {
 		return nil, nil
 	}
 	list, ok := raw.([]any)
@@ -297,6 +300,25 @@ func (v *Verifier) groups(t *oidc.IDToken) ([]string, error) {
 		}
 	}
 	return groups, nil
+}
+
+// claimAt is the claim named name: a top-level claim of that name, or
+// else, for a dotted name, the value at that path through objects
+// (Keycloak's realm_access.roles). A namespaced claim whose name holds
+// dots (https://corp.example/groups) is found whole first.
+func claimAt(claims map[string]any, name string) any {
+	if v, ok := claims[name]; ok {
+		return v
+	}
+	var cur any = claims
+	for _, part := range strings.Split(name, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[part]
+	}
+	return cur
 }
 
 // hasControl tells whether s holds a control character: a name holding

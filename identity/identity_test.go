@@ -443,3 +443,33 @@ func TestIssuerUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsClaimPath: the groups claim is found by its whole name, or by
+// a dotted path through objects; anything else there refuses the token.
+func TestGroupsClaimPath(t *testing.T) {
+	iss := newIssuer(t, "k1")
+	for _, c := range []struct {
+		claim  string
+		claims map[string]any
+		scopes []string
+		refuse bool
+	}{
+		{"realm_access.roles", map[string]any{"realm_access": map[string]any{"roles": []any{"sales"}}}, []string{"mail.send", "read"}, false},
+		{"https://corp.example/groups", map[string]any{"https://corp.example/groups": []any{"sales"}}, []string{"mail.send", "read"}, false},
+		{"realm_access.roles", map[string]any{"realm_access": []any{"sales"}}, []string{"read"}, false},
+		{"realm_access.roles", map[string]any{"realm_access": map[string]any{"roles": "sales"}}, nil, true},
+		{"realm_access.roles", map[string]any{"realm_access.roles": []any{"admins"}, "realm_access": map[string]any{"roles": []any{"sales"}}}, []string{"fs.read", "fs.write", "mail.send", "read"}, false},
+	} {
+		cfg := teamConfig
+		cfg.GroupsClaim = c.claim
+		v := verifier(t, cfg, iss.pem())
+		claims := map[string]any{"sub": "ana"}
+		for k, x := range c.claims {
+			claims[k] = x
+		}
+		id, err := v.Verify(context.Background(), iss.token(claims))
+		if c.refuse != (err != nil) || (err == nil && !slices.Equal(id.Principal.Scopes, c.scopes)) {
+			t.Errorf("%s in %v: %v %+v, want scopes %v (refused %v)", c.claim, c.claims, err, id, c.scopes, c.refuse)
+		}
+	}
+}

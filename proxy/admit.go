@@ -26,6 +26,9 @@ const (
 	// so 256 hold about 6 MB, yet leave room for every MCP client on a
 	// desktop, each reconnecting a few times within the idle timeout.
 	defaultMaxSessions = 256
+	// defaultMaxPrincipals: each principal's session starts every server
+	// anew, so this bounds the servers a gateway runs, not memory alone.
+	defaultMaxPrincipals = 64
 	// defaultInitRate and defaultInitBurst: a client opens one session
 	// when it starts and another when it reconnects; 2 a second after a
 	// burst of 20 lets a whole editor's windows start at once, while a

@@ -43,13 +43,23 @@ type HTTPOptions struct {
 	InitRate   float64
 	InitBurst  int
 	NoInitRate bool
+	// Authenticate, when set, checks every request's bearer token: one
+	// without a token, or with one it refuses, gets 401 and a
+	// WWW-Authenticate header naming the metadata served for Resource
+	// (this gateway's URL, the tokens' audience), whose authorization
+	// server is Issuer. Each principal then gets a session of its own,
+	// at most MaxPrincipals (default 64) at once.
+	Authenticate  Authenticator
+	Resource      string
+	Issuer        string
+	MaxPrincipals int
 }
 
 const defaultMaxRequestBytes = 4 << 20
 
 // gatewayServer is the SDK server the HTTP clients talk to: tools/list and
-// tools/call go to the pump, through mux.
-func gatewayServer(mux *muxStream) *mcp.Server {
+// tools/call go to the pump route finds, through its mux.
+func gatewayServer(to route) *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: "bailiff-gateway", Version: "1"}, &mcp.ServerOptions{
 		Instructions: gatewayInstructions,
 		// list_changed would need a stream to every client; the pump's
@@ -59,9 +69,14 @@ func gatewayServer(mux *muxStream) *mcp.Server {
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
-			case "tools/list":
-				return mux.forward(ctx, method, req.GetParams(), false)
-			case "tools/call":
+			case "tools/list", "tools/call":
+				mux, err := to(req)
+				if err != nil {
+					return nil, err
+				}
+				if method == "tools/list" {
+					return mux.forward(ctx, method, req.GetParams(), false)
+				}
 				return mux.call(ctx, req)
 			}
 			return next(ctx, method, req)
@@ -75,8 +90,8 @@ func gatewayServer(mux *muxStream) *mcp.Server {
 // The stateful handler has a server of its own, so that the sessions
 // that server lists are the open handshake sessions the cap counts, and
 // not also the stateless handler's one per request.
-func gatewayHandler(mux *muxStream, hopt HTTPOptions, logf func(string, ...any)) http.Handler {
-	server, held := gatewayServer(mux), gatewayServer(mux)
+func gatewayHandler(to route, hopt HTTPOptions, logf func(string, ...any)) http.Handler {
+	server, held := gatewayServer(to), gatewayServer(to)
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: hopt.MaxRequestBytes})
 	adm := &admission{max: hopt.MaxSessions, server: held, addrs: newAddrLimiter(hopt.initLimit(), hopt.InitBurst), logf: logf}
@@ -105,21 +120,9 @@ func gatewayHandler(mux *muxStream, hopt HTTPOptions, logf func(string, ...any))
 // ServeGatewayHTTP serves a gateway in front of ups on ln until ctx ends.
 // The caller chooses ln; it binds to loopback unless told otherwise.
 func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []Upstream, hopt HTTPOptions) error {
-	if hopt.MaxRequestBytes <= 0 {
-		hopt.MaxRequestBytes = defaultMaxRequestBytes
-	}
-	if hopt.SessionTimeout <= 0 {
-		hopt.SessionTimeout = 30 * time.Minute
-	}
-	if hopt.MaxSessions <= 0 {
-		hopt.MaxSessions = defaultMaxSessions
-	}
-	if hopt.InitRate <= 0 {
-		hopt.InitRate = float64(defaultInitRate)
-	}
-	if hopt.InitBurst <= 0 {
-		hopt.InitBurst = defaultInitBurst
-	}
+	hopt = hopt.withDefaults()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	mux := newMuxStream()
 	p := newProxyOn(opt, mux)
 	mux.own = func(state string) bool { _, err := openState(p.stateSecret, state); return err == nil }
@@ -128,7 +131,20 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	opt = p.opt
 	writeTimeout := opt.CallTimeout + opt.AskTimeout + time.Minute
 
-	h := gatewayHandler(mux, hopt, p.logf)
+	to := func(mcp.Request) (*muxStream, error) { return mux, nil }
+	var pumps *principalPumps
+	if hopt.Authenticate != nil {
+		pumps = &principalPumps{ctx: ctx, opt: opt, ups: ups, max: hopt.MaxPrincipals, by: map[string]*pumpEntry{}}
+		defer pumps.close()
+		to = pumps.route
+	}
+	var h http.Handler = gatewayHandler(to, hopt, p.logf)
+	if pumps != nil {
+		var err error
+		if h, err = protectedResource(h, hopt.Authenticate, hopt.Resource, hopt.Issuer); err != nil {
+			return err
+		}
+	}
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -137,12 +153,16 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	pumped := make(chan error, 1)
 	go func() {
+		if pumps != nil {
+			// Every principal's session is its own pump (pumps.get).
+			<-ctx.Done()
+			pumped <- nil
+			return
+		}
 		pumped <- runGateway(ctx, p, ups)
 		cancel()
 	}()
@@ -162,6 +182,29 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 		err = nil
 	}
 	return err
+}
+
+// withDefaults is h with each unset bound at its default.
+func (h HTTPOptions) withDefaults() HTTPOptions {
+	if h.MaxRequestBytes <= 0 {
+		h.MaxRequestBytes = defaultMaxRequestBytes
+	}
+	if h.SessionTimeout <= 0 {
+		h.SessionTimeout = 30 * time.Minute
+	}
+	if h.MaxSessions <= 0 {
+		h.MaxSessions = defaultMaxSessions
+	}
+	if h.InitRate <= 0 {
+		h.InitRate = float64(defaultInitRate)
+	}
+	if h.InitBurst <= 0 {
+		h.InitBurst = defaultInitBurst
+	}
+	if h.MaxPrincipals <= 0 {
+		h.MaxPrincipals = defaultMaxPrincipals
+	}
+	return h
 }
 
 // loopbackOrigin reports whether an Origin names this machine.

@@ -134,13 +134,8 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 	return &c, nil
 }
 
-func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
-	var config, tokenFile string
-	var lp listenParams
-	c := &cobra.Command{
-		Use:   "gateway --config gateway.yaml",
-		Short: "Serve several MCP servers as one, behind bailiff, on stdio or HTTP",
-		Long: `gateway starts every server in the config and serves the client that
+// gatewayLong is gateway's help, the config it reads included.
+const gatewayLong = `gateway starts every server in the config and serves the client that
 started bailiff as one MCP server whose tools are named <server>.<tool>;
 a call is routed on the first dot. All calls share one session and one
 audit log, so output read from one server taints what is sent through
@@ -155,6 +150,10 @@ body over --max-request-bytes. A request that would open a session gets
 503 and Retry-After when --max-sessions are open, or when its address
 has opened more than --initialize-burst at --initialize-rate a second;
 the open sessions go on.
+
+With identity: in the config, --listen requires a bearer token on every
+request (401 and OAuth Protected Resource Metadata without a good one), and
+each principal gets a session, and servers, of its own (docs/identity.md).
 
 gateway.yaml (paths relative to it; ${VAR} in a server's command, args,
 env and cwd comes from the environment):
@@ -178,7 +177,15 @@ env and cwd comes from the environment):
       command: npx
       args: [-y, "@modelcontextprotocol/server-filesystem", /srv/share]
     notes:                     # a Streamable HTTP server, instead of a command
-      url: http://127.0.0.1:8080/mcp`,
+      url: http://127.0.0.1:8080/mcp`
+
+func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
+	var config, tokenFile string
+	var lp listenParams
+	c := &cobra.Command{
+		Use:   "gateway --config gateway.yaml",
+		Short: "Serve several MCP servers as one, behind bailiff, on stdio or HTTP",
+		Long:  gatewayLong,
 		Example: `  bailiff gateway --config gateway.yaml
   bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931`,
 		Args: noArgs(),
@@ -192,7 +199,7 @@ env and cwd comes from the environment):
 			if lp.addr != "" {
 				return checkListen(lp)
 			}
-			for _, f := range []string{"allow-remote", "max-request-bytes", "max-sessions", "initialize-rate", "initialize-burst"} {
+			for _, f := range []string{"allow-remote", "max-request-bytes", "max-sessions", "initialize-rate", "initialize-burst", "max-principals"} {
 				if cmd.Flags().Changed(f) {
 					return usageErr(fmt.Errorf("--%s applies to --listen only; without it the gateway serves stdio", f), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931 --"+f+" …")
 				}
@@ -211,6 +218,7 @@ env and cwd comes from the environment):
 	c.Flags().IntVar(&lp.maxSessions, "max-sessions", 256, "the most HTTP sessions --listen keeps open at once")
 	c.Flags().Float64Var(&lp.initRate, "initialize-rate", 2, "sessions one client address may open a second, after the burst (0: no limit)")
 	c.Flags().IntVar(&lp.initBurst, "initialize-burst", 20, "sessions one client address may open at once")
+	c.Flags().IntVar(&lp.maxPrincipals, "max-principals", 64, "with identity: in the config, the most principals --listen serves at once (each has its own session and servers)")
 	return c
 }
 
@@ -221,7 +229,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	expiry, err := gatewayPrincipal(ctx, stderr, c, lp, tokenFile)
+	expiry, err := gatewayPrincipal(ctx, stderr, c, &lp, tokenFile)
 	if err != nil {
 		return err
 	}
@@ -270,7 +278,11 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, ApproverKeys: approvers, Stderr: stderr,
 		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
 	}
-	fmt.Fprintf(stderr, "bailiff: session %s: gateway for %s behind policy %s, audit log %s\n", session, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
+	which := "session " + session
+	if lp.authn != nil {
+		which = "sessions " + session + "-N, one per principal"
+	}
+	fmt.Fprintf(stderr, "bailiff: %s: gateway for %s behind policy %s, audit log %s\n", which, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
 	err = serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
 	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return tokenExpired(expiry, c.Principal.Subject)

@@ -102,22 +102,23 @@ func TestGatewayListenLoopbackOnly(t *testing.T) {
 		lp   listenParams
 		want string // "" for accepted
 	}{
-		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1}, ""},
-		{listenParams{addr: "[::1]:0", maxBytes: 1, maxSessions: 1, initBurst: 1}, ""},
-		{listenParams{addr: "localhost:8931", maxBytes: 1, maxSessions: 1, initBurst: 1}, ""},
-		{listenParams{addr: ":8931", maxBytes: 1, maxSessions: 1, initBurst: 1}, "reachable from other machines"},
-		{listenParams{addr: "0.0.0.0:8931", maxBytes: 1, maxSessions: 1, initBurst: 1}, "reachable from other machines"},
-		{listenParams{addr: "192.0.2.1:8931", maxBytes: 1, maxSessions: 1, initBurst: 1}, "reachable from other machines"},
-		{listenParams{addr: "0.0.0.0:8931", maxBytes: 1, maxSessions: 1, initBurst: 1, allowRemote: true}, ""},
-		{listenParams{addr: "8931", maxBytes: 1, maxSessions: 1, initBurst: 1}, "not host:port"},
-		{listenParams{addr: "127.0.0.1:0", maxSessions: 1, initBurst: 1}, "--max-request-bytes must be positive"},
-		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, initBurst: 1}, "--max-sessions 0: must be positive"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1}, ""},
+		{listenParams{addr: "[::1]:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1}, ""},
+		{listenParams{addr: "localhost:8931", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1}, ""},
+		{listenParams{addr: ":8931", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1}, "reachable from other machines"},
+		{listenParams{addr: "0.0.0.0:8931", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1}, "reachable from other machines"},
+		{listenParams{addr: "192.0.2.1:8931", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1}, "reachable from other machines"},
+		{listenParams{addr: "0.0.0.0:8931", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1, allowRemote: true}, ""},
+		{listenParams{addr: "8931", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1}, "not host:port"},
+		{listenParams{addr: "127.0.0.1:0", maxSessions: 1, initBurst: 1, maxPrincipals: 1}, "--max-request-bytes must be positive"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, initBurst: 1, maxPrincipals: 1}, "--max-sessions 0: must be positive"},
 		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: -5}, "--initialize-burst -5: must be positive"},
-		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: -1}, "--initialize-rate -1: must be"},
-		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: math.NaN()}, "--initialize-rate NaN: must be"},
-		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: math.Inf(1)}, "--initialize-rate +Inf: must be"},
-		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: 1e-9}, "a refused client would wait hours"},
-		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, initRate: 0}, ""},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1}, "--max-principals 0: must be positive"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1, initRate: -1}, "--initialize-rate -1: must be"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1, initRate: math.NaN()}, "--initialize-rate NaN: must be"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1, initRate: math.Inf(1)}, "--initialize-rate +Inf: must be"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1, initRate: 1e-9}, "a refused client would wait hours"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1, initRate: 0}, ""},
 	} {
 		err := checkListen(tc.lp)
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {

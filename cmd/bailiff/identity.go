@@ -236,10 +236,11 @@ func noAssertedIdentity(where string, p engine.Principal) error {
 }
 
 // gatewayPrincipal sets c.Principal: from the token with identity
-// configured (on stdio; on HTTP each request's bearer token says), else
-// the configured name or the local user. The expiry is the stdio
-// token's, when the session must end.
-func gatewayPrincipal(ctx context.Context, stderr io.Writer, c *gatewayConfig, lp listenParams, tokenFile string) (time.Time, error) {
+// configured on stdio, else the configured name or the local user. On
+// HTTP with identity, it sets lp's authenticator instead: each request's
+// bearer token says whom it acts for. The expiry is the stdio token's,
+// when the session must end.
+func gatewayPrincipal(ctx context.Context, stderr io.Writer, c *gatewayConfig, lp *listenParams, tokenFile string) (time.Time, error) {
 	if c.Identity == nil {
 		if tokenFile != "" {
 			return time.Time{}, usageErr(errors.New("--id-token-file without identity: in the config: nothing would check the token"), "")
@@ -254,8 +255,22 @@ func gatewayPrincipal(ctx context.Context, stderr io.Writer, c *gatewayConfig, l
 		return time.Time{}, nil
 	}
 	if lp.addr != "" {
-		return time.Time{}, usageErr(errors.New("identity: with --listen is not served yet: HTTP clients would share one session and its principal"),
-			"serve identity on stdio (the token in $BAILIFF_ID_TOKEN), or leave identity: out with --listen")
+		if tokenFile != "" {
+			return time.Time{}, usageErr(errors.New("--id-token-file with --listen: on HTTP each request's bearer token says whom it acts for"), "")
+		}
+		v, err := newVerifier(ctx, *c.Identity)
+		if err != nil {
+			return time.Time{}, err
+		}
+		lp.authn = func(ctx context.Context, token string) (engine.Principal, time.Time, error) {
+			id, err := v.Verify(ctx, token)
+			if err != nil {
+				return engine.Principal{}, time.Time{}, err
+			}
+			return id.Principal, id.Until, nil
+		}
+		lp.resource, lp.issuer = c.Identity.Audience, c.Identity.Issuer
+		return time.Time{}, nil
 	}
 	p, expiry, err := verifiedPrincipal(ctx, stderr, *c.Identity, tokenFile)
 	c.Principal = p

@@ -8,12 +8,15 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +35,8 @@ type testIdP struct {
 	issuer string
 	rsa    *rsa.PrivateKey
 	ec     *ecdsa.PrivateKey
+	// user are the claims of whoever signs in at /authorize.
+	user map[string]any
 }
 
 const idAudience = "https://bailiff.test/mcp"
@@ -50,13 +55,54 @@ func newTestIdP(t testing.TB) *testIdP {
 	idp.srv = httptest.NewServer(mux)
 	t.Cleanup(idp.srv.Close)
 	idp.issuer = idp.srv.URL
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, httptest.NewRequest("GET", "/.well-known/openid-configuration", nil))
+	})
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": idp.issuer, "jwks_uri": idp.issuer + "/jwks",
 			"authorization_endpoint": idp.issuer + "/authorize", "token_endpoint": idp.issuer + "/token",
-			"id_token_signing_alg_values_supported": []string{"RS256", "ES256"}})
+			"id_token_signing_alg_values_supported": []string{"RS256", "ES256"}, "code_challenge_methods_supported": []string{"S256"},
+			"response_types_supported": []string{"code"}, "token_endpoint_auth_methods_supported": []string{"none"}})
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(idp.keySet())
+	})
+	// An authorization code flow for one preregistered client, which
+	// signs in whoever idp.user names: enough for a real MCP client to
+	// follow a 401 to a token.
+	codes := map[string]string{} // code -> resource
+	var mu sync.Mutex
+	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("client_id") != "mcp-client" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+			http.Error(w, "bad authorization request", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		code := rand.Text()
+		codes[code] = q.Get("resource")
+		mu.Unlock()
+		to, _ := url.Parse(q.Get("redirect_uri"))
+		v := to.Query()
+		v.Set("code", code)
+		v.Set("state", q.Get("state"))
+		to.RawQuery = v.Encode()
+		http.Redirect(w, r, to.String(), http.StatusFound)
+	})
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		resource, ok := codes[r.FormValue("code")]
+		delete(codes, r.FormValue("code"))
+		mu.Unlock()
+		if !ok || r.FormValue("code_verifier") == "" {
+			http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
+			return
+		}
+		claims := maps.Clone(idp.user)
+		claims["aud"] = resource
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": idp.rsaToken(claims), "token_type": "Bearer", "expires_in": 3600})
 	})
 	return idp
 }
@@ -99,9 +145,11 @@ func (idp *testIdP) ecToken(claims map[string]any) string {
 
 // badTokens are the tokens every surface must refuse, each with the
 // reason it must give.
-func (idp *testIdP) badTokens(t *testing.T) map[string]struct{ tok, reason string } {
+func (idp *testIdP) badTokens(t *testing.T, aud string) map[string]struct{ tok, reason string } {
 	ana := func(k string, v any) map[string]any {
-		return map[string]any{"sub": "ana", "groups": []any{"engineering"}, k: v}
+		c := map[string]any{"sub": "ana", "aud": aud, "groups": []any{"engineering"}}
+		c[k] = v
+		return c
 	}
 	stranger, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -111,10 +159,10 @@ func (idp *testIdP) badTokens(t *testing.T) map[string]struct{ tok, reason strin
 		data, _ := json.Marshal(v)
 		return base64.RawURLEncoding.EncodeToString(data)
 	}
-	body := b64(map[string]any{"iss": idp.issuer, "aud": idAudience, "sub": "ana", "exp": time.Now().Add(time.Hour).Unix()})
+	body := b64(map[string]any{"iss": idp.issuer, "aud": aud, "sub": "ana", "exp": time.Now().Add(time.Hour).Unix()})
 	// The public key, as anyone may fetch it, used as an HMAC secret.
 	pub, _ := json.Marshal(idp.keySet().Keys[0])
-	hs := idp.sign(jose.HS256, pub, "rsa-1", map[string]any{"sub": "ana"})
+	hs := idp.sign(jose.HS256, pub, "rsa-1", map[string]any{"sub": "ana", "aud": aud})
 	good := strings.Split(idp.rsaToken(ana("x", nil)), ".")
 	return map[string]struct{ tok, reason string }{
 		"expired":       {idp.rsaToken(ana("exp", time.Now().Add(-time.Hour).Unix())), "expired"},
@@ -265,7 +313,7 @@ func TestIdentityRefusedStdio(t *testing.T) {
 		"gateway": {"gateway", "--config", gw},
 		"whoami":  {"whoami", "--identity", ident},
 	}
-	for name, bad := range idp.badTokens(t) {
+	for name, bad := range idp.badTokens(t, idAudience) {
 		for surface, args := range surfaces {
 			t.Setenv("BAILIFF_ID_TOKEN", bad.tok)
 			var out, errb strings.Builder
@@ -315,7 +363,7 @@ func TestIdentityStartRefusals(t *testing.T) {
 		{"no audience", "", []string{"whoami", "--id-issuer", idp.issuer, "--id-token-file", tokenFile}, 2, "audience is required"},
 		{"gateway principal and identity", "", []string{"gateway", "--config", writeTestFile(t, dir, "gw1.yaml", gwHead+"principal: {subject: root}\n")}, 2, "principal: and identity: both set"},
 		{"gateway asserted issuer", "", []string{"gateway", "--config", writeTestFile(t, dir, "gw2.yaml", "policy: policy.yaml\nprincipal: {subject: root, issuer: "+idp.issuer+"}\nservers:\n  go:\n    command: 'true'\n")}, 2, "never from configuration"},
-		{"gateway listen", "", []string{"gateway", "--config", writeTestFile(t, dir, "gw3.yaml", gwHead), "--listen", "127.0.0.1:0"}, 2, "not served yet"},
+		{"token file on HTTP", "", []string{"gateway", "--config", writeTestFile(t, dir, "gw3.yaml", gwHead), "--listen", "127.0.0.1:0", "--id-token-file", tokenFile}, 2, "each request's bearer token says"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("BAILIFF_ID_TOKEN", c.env)

@@ -19,6 +19,12 @@ type listenParams struct {
 	maxSessions int
 	initRate    float64
 	initBurst   int
+	// maxPrincipals bounds the principals served at once, with identity.
+	maxPrincipals int
+	// With identity, every request's bearer token is checked by authn,
+	// as a token for resource issued by issuer.
+	authn            proxy.Authenticator
+	resource, issuer string
 }
 
 // checkListen refuses an address off this machine unless asked for:
@@ -36,6 +42,8 @@ func checkListen(lp listenParams) error {
 		return usageErr(fmt.Errorf("--max-sessions %d: must be positive", lp.maxSessions), "")
 	case lp.initBurst <= 0:
 		return usageErr(fmt.Errorf("--initialize-burst %d: must be positive", lp.initBurst), "")
+	case lp.maxPrincipals <= 0:
+		return usageErr(fmt.Errorf("--max-principals %d: must be positive", lp.maxPrincipals), "")
 	case math.IsNaN(lp.initRate) || math.IsInf(lp.initRate, 0) || lp.initRate < 0:
 		return usageErr(fmt.Errorf("--initialize-rate %v: must be a number of sessions a second, 0 for no limit", lp.initRate), "")
 	case lp.initRate > 0 && lp.initRate < minInitRate:
@@ -56,5 +64,6 @@ func checkListen(lp listenParams) error {
 // the rate off, where the proxy's zero means its default.
 func (lp listenParams) httpOptions() proxy.HTTPOptions {
 	return proxy.HTTPOptions{MaxRequestBytes: lp.maxBytes, MaxSessions: lp.maxSessions,
-		InitRate: lp.initRate, InitBurst: lp.initBurst, NoInitRate: lp.initRate == 0}
+		InitRate: lp.initRate, InitBurst: lp.initBurst, NoInitRate: lp.initRate == 0,
+		Authenticate: lp.authn, Resource: lp.resource, Issuer: lp.issuer, MaxPrincipals: lp.maxPrincipals}
 }
