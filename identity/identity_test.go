@@ -473,3 +473,28 @@ func TestGroupsClaimPath(t *testing.T) {
 		}
 	}
 }
+
+// TestProviderDown: keys past their age are kept while the provider does
+// not answer, it is asked at most once a refetch interval, and once the
+// keys are stale past bound every token is refused.
+func TestProviderDown(t *testing.T) {
+	iss := newIssuer(t, "k1")
+	srv := newJWKSServer(t, iss.jwk())
+	cfg := teamConfig
+	cfg.JWKSURL = srv.URL + "/jwks"
+	v := verifier(t, cfg, "")
+	srv.Close()
+	v.keys.maxAge = 0
+	for range 5 {
+		if _, err := v.Verify(context.Background(), iss.token(map[string]any{"sub": "ana"})); err != nil {
+			t.Fatalf("keys of a provider briefly down: %v", err)
+		}
+	}
+	v.keys.mu.Lock()
+	v.keys.fetched = time.Now().Add(-2 * staleKeys)
+	v.keys.tried = time.Time{}
+	v.keys.mu.Unlock()
+	if _, err := v.Verify(context.Background(), iss.token(map[string]any{"sub": "ana"})); ReasonOf(err) != UnknownKey {
+		t.Errorf("keys stale past bound: %v, want refused", err)
+	}
+}

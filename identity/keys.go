@@ -38,7 +38,9 @@ type keyring struct {
 
 	mu      sync.Mutex
 	keys    []jose.JSONWebKey
-	fetched time.Time
+	fetched time.Time // when keys were fetched
+	tried   time.Time // when a fetch was last tried, whatever came of it
+	failed  error     // why the last fetch failed, if it did
 }
 
 const (
@@ -128,6 +130,7 @@ func httpClient() *http.Client {
 
 // fetch reads the set at k.url; the keys it holds replace k's.
 func (k *keyring) fetch(ctx context.Context) error {
+	k.tried = time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.url, nil)
 	if err != nil {
 		return err
@@ -175,11 +178,14 @@ func (k *keyring) current(ctx context.Context, kid string) ([]jose.JSONWebKey, e
 	if k.url == "" {
 		return k.candidates(kid), nil
 	}
+	// A provider that does not answer is tried at most once a refetch
+	// interval too: every token must not wait on it.
 	age := time.Since(k.fetched)
-	if (age > k.maxAge || len(k.candidates(kid)) == 0) && age > k.refetch {
-		if err := k.fetch(ctx); err != nil && age > staleKeys {
-			return nil, refuse(UnknownKey, "the issuer's keys could not be fetched for %s: %v", age.Round(time.Minute), err)
-		}
+	if (age > k.maxAge || len(k.candidates(kid)) == 0) && time.Since(k.tried) > k.refetch {
+		k.failed = k.fetch(ctx)
+	}
+	if age := time.Since(k.fetched); age > staleKeys {
+		return nil, refuse(UnknownKey, "the issuer's keys could not be fetched for %s (%v): no key is trusted that long", age.Round(time.Minute), k.failed)
 	}
 	return k.candidates(kid), nil
 }
