@@ -14,9 +14,12 @@ import (
 type CallRow struct {
 	Log     string
 	Session string
-	Call    string
-	Seq     int       // the call record's seq in its log
-	At      time.Time // zero: the record carries no real time
+	// Principal is the subject the session acted for, as its record
+	// names it.
+	Principal string
+	Call      string
+	Seq       int       // the call record's seq in its log
+	At        time.Time // zero: the record carries no real time
 	engine.ToolRef
 	// Verdict is the call's final verdict, as the summary counts it:
 	// allow or deny (an ask settled in band counts by its answer), ask
@@ -76,6 +79,7 @@ func listSession(name string, ls LogSession) ([]*CallRow, error) {
 // callLister observes one session's drive into rows.
 type callLister struct {
 	log, session, server string
+	principal            string
 	rows                 []*CallRow
 	open                 map[string]*CallRow // asked, not settled
 	oob                  map[string]bool     // answered out of band: approved?
@@ -84,14 +88,14 @@ type callLister struct {
 func (l *callLister) Started(_ *Session, ev *Event) error {
 	l.session = ev.Start.ID
 	if ev.Start.Body != nil {
-		l.server = ev.Start.Body.Server
+		l.server, l.principal = ev.Start.Body.Server, ev.Start.Body.Principal.Subject
 	}
 	return nil
 }
 
 func (l *callLister) Called(_ *Session, ev *Event, _, d engine.Decision) error {
 	c := ev.Call.Call
-	row := &CallRow{Log: l.log, Session: l.session, Call: c.ID, Seq: ev.Pos, ToolRef: c.ToolRef,
+	row := &CallRow{Log: l.log, Session: l.session, Principal: l.principal, Call: c.ID, Seq: ev.Pos, ToolRef: c.ToolRef,
 		Verdict: string(d.Verdict), Decision: d, Args: c.Args}
 	if realTime(ev.At) {
 		row.At = ev.At

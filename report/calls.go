@@ -21,21 +21,22 @@ type callsSummary struct {
 
 // callLine is the JSON form of one listed call.
 type callLine struct {
-	Type     string         `json:"type"`
-	Log      string         `json:"log"`
-	Session  string         `json:"session"`
-	Call     string         `json:"call"`
-	Seq      int            `json:"seq"`
-	At       string         `json:"at,omitempty"`
-	Server   string         `json:"server"`
-	Tool     string         `json:"tool"`
-	Verdict  string         `json:"verdict"`
-	Answer   string         `json:"answer,omitempty"`
-	Check    string         `json:"check"`
-	Rule     string         `json:"rule,omitempty"`
-	Reason   string         `json:"reason"`
-	Args     map[string]any `json:"args"`
-	Redacted []string       `json:"redacted,omitempty"`
+	Type      string         `json:"type"`
+	Log       string         `json:"log"`
+	Session   string         `json:"session"`
+	Principal string         `json:"principal"`
+	Call      string         `json:"call"`
+	Seq       int            `json:"seq"`
+	At        string         `json:"at,omitempty"`
+	Server    string         `json:"server"`
+	Tool      string         `json:"tool"`
+	Verdict   string         `json:"verdict"`
+	Answer    string         `json:"answer,omitempty"`
+	Check     string         `json:"check"`
+	Rule      string         `json:"rule,omitempty"`
+	Reason    string         `json:"reason"`
+	Args      map[string]any `json:"args"`
+	Redacted  []string       `json:"redacted,omitempty"`
 }
 
 // maxArgsCell bounds the arguments shown in a table cell; the JSON
@@ -57,13 +58,16 @@ func Calls(w io.Writer, f Format, rows []*audit.CallRow, read int, prov Provenan
 		fmt.Fprintf(&b, "## Calls: %d of %s\n\n", len(rows), counted(read, "call"))
 	}
 	writeUnverified(&b, f, prov.Unverified)
-	logs, servers := map[string]bool{}, map[string]bool{}
+	logs, servers, principals := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, r := range rows {
-		logs[r.Log], servers[r.Server] = true, true
+		logs[r.Log], servers[r.Server], principals[r.Principal] = true, true, true
 	}
 	head := []string{"SESSION", "CALL", "SEQ", "TIME", "TOOL", "VERDICT", "CHECK", "RULE", "ARGUMENTS", "REASON"}
 	if len(servers) > 1 {
 		head = append(head[:4], append([]string{"SERVER"}, head[4:]...)...)
+	}
+	if len(principals) > 1 {
+		head = append(head[:1], append([]string{"PRINCIPAL"}, head[1:]...)...)
 	}
 	if len(logs) > 1 {
 		head = append([]string{"LOG"}, head...)
@@ -73,6 +77,9 @@ func Calls(w io.Writer, f Format, rows []*audit.CallRow, read int, prov Provenan
 		cells := []string{r.Session, r.Call, fmt.Sprint(r.Seq), callTime(r.At), r.Tool, callVerdict(r), string(r.Decision.Check), r.Decision.Rule, truncate(argsText(r.Args, r.Redacted), maxArgsCell), r.Decision.Reason}
 		if len(servers) > 1 {
 			cells = append(cells[:4], append([]string{r.Server}, cells[4:]...)...)
+		}
+		if len(principals) > 1 {
+			cells = append(cells[:1], append([]string{r.Principal}, cells[1:]...)...)
 		}
 		if len(logs) > 1 {
 			cells = append([]string{r.Log}, cells...)
@@ -106,7 +113,7 @@ func callsJSON(w io.Writer, rows []*audit.CallRow, read int, prov Provenance) er
 		if !r.At.IsZero() {
 			at = r.At.UTC().Format(time.RFC3339Nano)
 		}
-		if err := enc.Encode(callLine{Type: "call", Log: r.Log, Session: r.Session, Call: r.Call, Seq: r.Seq, At: at,
+		if err := enc.Encode(callLine{Type: "call", Log: r.Log, Session: r.Session, Principal: r.Principal, Call: r.Call, Seq: r.Seq, At: at,
 			Server: r.Server, Tool: r.Tool, Verdict: r.Verdict, Answer: r.Answer, Check: string(d.Check), Rule: d.Rule,
 			Reason: d.Reason, Args: args, Redacted: r.Redacted}); err != nil {
 			return err

@@ -20,6 +20,7 @@ import (
 
 type callsParams struct {
 	verdicts, tools, servers, sessions, checks []string
+	principals                                 []string
 	since, until                               string
 	unverified                                 bool
 	format                                     formatFlag
@@ -72,6 +73,7 @@ with its arguments whole; table and markdown cut them at 160 characters.`,
 	c.Flags().StringArrayVar(&p.tools, "tool", nil, "list calls to this tool (repeatable)")
 	c.Flags().StringArrayVar(&p.servers, "server", nil, "list calls to this server (repeatable)")
 	c.Flags().StringArrayVar(&p.sessions, "session", nil, "list calls of this session (repeatable)")
+	c.Flags().StringArrayVar(&p.principals, "principal", nil, "list calls of sessions that acted for this principal, by subject (repeatable)")
 	c.Flags().StringArrayVar(&p.checks, "check", nil, "list calls this check decided: "+strings.Join(decisionChecks(), ", ")+" (repeatable)")
 	c.Flags().StringVar(&p.since, "since", "", "only calls at or after this RFC 3339 time")
 	c.Flags().StringVar(&p.until, "until", "", "only calls before this RFC 3339 time")
@@ -134,7 +136,7 @@ func (p callsParams) matches(r *audit.CallRow, since, until time.Time) bool {
 	if (!since.IsZero() || !until.IsZero()) && r.At.IsZero() {
 		return false
 	}
-	return verdict && in(p.tools, r.Tool) && in(p.servers, r.Server) && in(p.sessions, r.Session) && in(p.checks, string(r.Decision.Check)) &&
+	return verdict && in(p.tools, r.Tool) && in(p.servers, r.Server) && in(p.sessions, r.Session) && in(p.principals, r.Principal) && in(p.checks, string(r.Decision.Check)) &&
 		(since.IsZero() || !r.At.Before(since)) && (until.IsZero() || r.At.Before(until))
 }
 

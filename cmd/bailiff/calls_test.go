@@ -25,6 +25,7 @@ func TestCallsGolden(t *testing.T) {
 		"window.table":     {"--since", "2026-11-03T09:01:00Z", "--until", "2026-11-03T10:06:00Z", mail},
 		"day.table":        {"--since", "2026-11-03", "--until", "2026-11-04", web, mail},
 		"two-logs.table":   {mail, web},
+		"principal.table":  {"--principal", "ana", mail, web},
 		"redacted.json":    {"--format", "json", web},
 		"nothing.markdown": {"--verdict", "answered", "--tool", "curl", "--format", "markdown", mail, web},
 	}
