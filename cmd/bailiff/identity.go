@@ -314,7 +314,9 @@ func candidateIdentity(stdin io.Reader, name string) (shadow.Remap, *atomic.Int6
 		return nil, n, usageErr(fmt.Errorf("--candidate-identity %s: %v", name, err), "")
 	}
 	return func(p engine.Principal) engine.Principal {
-		if p.Authenticated != engine.AuthOIDC {
+		if p.Authenticated != engine.AuthOIDC || (cfg.Issuer != "" && p.Issuer != cfg.Issuer) {
+			// A mapping is for its issuer's groups: another's
+			// group of the same name is not the same group.
 			return p
 		}
 		n.Add(1)

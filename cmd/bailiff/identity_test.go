@@ -289,12 +289,18 @@ func TestIdentityStdio(t *testing.T) {
 	if code := run([]string{"shadow", "--candidate", policy, "--candidate-identity", ident, "--format", "json", audit}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), `"unchanged":4`) {
 		t.Errorf("shadow under the recorded mapping: exit %d\n%s", code, out.String())
 	}
+	// A mapping for another issuer's groups regrants nothing here.
+	other := writeTestFile(t, dir, "other.yaml", "issuer: https://other.test\naudience: "+idAudience+"\ngroups: {contractors: [fs.read]}\n")
+	errb.Reset()
+	if code := run([]string{"shadow", "--candidate", policy, "--candidate-identity", other, audit}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "changes nothing") {
+		t.Errorf("a mapping for another issuer: exit %d\n%s", code, errb.String())
+	}
 	local := filepath.Join(dir, "local.jsonl")
 	if code := run([]string{"record", "--policy", "../../fixtures/policies/main.yaml", "--clock", "2026-12-01T09:00:00Z", "../../fixtures/traces/main/deny_taint_exact_email.jsonl", "-o", local}, nil, &out, &errb); code != 0 {
 		t.Fatalf("record: exit %d\n%s", code, errb.String())
 	}
 	errb.Reset()
-	if code := run([]string{"shadow", "--candidate", "../../fixtures/policies/main.yaml", "--candidate-identity", cand, local}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "no session in the input was opened with a verified token") {
+	if code := run([]string{"shadow", "--candidate", "../../fixtures/policies/main.yaml", "--candidate-identity", cand, local}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "no session in the input was opened with a token its issuer verified") {
 		t.Errorf("a candidate mapping over a log with no verified session: exit %d\n%s", code, errb.String())
 	}
 }
