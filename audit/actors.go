@@ -2,40 +2,43 @@ package audit
 
 import (
 	"slices"
+	"strings"
 
 	"bailiff/engine"
 )
 
 // Actor is one principal the sessions in range acted for, as their
 // session records name it: a subject verified by a token from Issuer is
-// not the same actor as that name given with no token checked.
+// not the same actor as that name given with no token checked, and a
+// subject holding other scopes in another session is another row, so a
+// reviewer never reads one session's denial against another's scopes.
 type Actor struct {
 	Subject string
 	// Authenticated is engine.AuthOIDC or engine.AuthNone, or empty in a
 	// log older than identity and in a trace's recording.
 	Authenticated string
 	Issuer        string
-	// Scopes are those held in some session; Groups those presented.
+	// Scopes are those its sessions held; Groups those presented.
 	Scopes, Groups []string
 	Sessions       int
 	Calls, Denied  int
 }
 
-type actorKey struct{ subject, authenticated, issuer string }
+type actorKey struct{ subject, authenticated, issuer, scopes string }
 
 // actorOf counts one more session for p, and is its Actor.
 func (s *Summary) actorOf(p engine.Principal) *Actor {
 	if s.Actors == nil {
 		s.Actors = map[actorKey]*Actor{}
 	}
-	k := actorKey{p.Subject, p.Authenticated, p.Issuer}
+	scopes := union(nil, p.Scopes)
+	k := actorKey{p.Subject, p.Authenticated, p.Issuer, strings.Join(scopes, "\x00")}
 	a := s.Actors[k]
 	if a == nil {
-		a = &Actor{Subject: p.Subject, Authenticated: p.Authenticated, Issuer: p.Issuer}
+		a = &Actor{Subject: p.Subject, Authenticated: p.Authenticated, Issuer: p.Issuer, Scopes: scopes}
 		s.Actors[k] = a
 	}
 	a.Sessions++
-	a.Scopes = union(a.Scopes, p.Scopes)
 	a.Groups = union(a.Groups, p.Groups)
 	return a
 }
@@ -67,12 +70,10 @@ func (s *Summary) ActorList() []*Actor {
 				return -1
 			}
 			return 1
-		case a.Authenticated < b.Authenticated:
-			return -1
-		case a.Authenticated > b.Authenticated:
-			return 1
+		case a.Authenticated != b.Authenticated:
+			return strings.Compare(a.Authenticated, b.Authenticated)
 		}
-		return 0
+		return slices.Compare(a.Scopes, b.Scopes)
 	})
 	return out
 }

@@ -20,6 +20,9 @@ type Principal struct {
 	Authenticated string `json:"authenticated,omitempty"`
 	Issuer        string `json:"issuer,omitempty"`
 	KeyID         string `json:"key_id,omitempty"`
+	// GroupsClaim is the claim Groups were read from: a mapping that
+	// reads another claim cannot be scored on them.
+	GroupsClaim string `json:"groups_claim,omitempty"`
 }
 
 // How a principal was established (Principal.Authenticated).

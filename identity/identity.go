@@ -198,8 +198,8 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 	if t.Subject == "" {
 		return nil, refuse(Malformed, "the token names no subject")
 	}
-	if hasControl(t.Subject) {
-		return nil, refuse(Malformed, "the subject %q holds control characters", t.Subject)
+	if hasControl(t.Subject) || strings.TrimSpace(t.Subject) == "" {
+		return nil, refuse(Malformed, "the subject %q is blank or holds control characters", t.Subject)
 	}
 	var claims tokenClaims
 	if err := t.Claims(&claims); err != nil {
@@ -211,12 +211,12 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 	}
 	id := &Identity{Expiry: t.Expiry, Until: t.Expiry.Add(v.cfg.ClockSkew), Principal: engine.Principal{
 		Authenticated: engine.AuthOIDC, Subject: t.Subject, Issuer: t.Issuer,
-		KeyID: keyID(token), Groups: groups}}
+		KeyID: keyID(token), Groups: groups, GroupsClaim: v.cfg.GroupsClaim}}
 	if claims.Email != "" {
 		// Only an address the provider verified is the principal's: an
 		// address anyone may type into a profile would be trusted as a
 		// destination.
-		if claims.EmailVerified && engine.CheckPrincipalEmail(claims.Email) == nil {
+		if claims.emailVerified() && engine.CheckPrincipalEmail(claims.Email) == nil {
 			id.Principal.Email = claims.Email
 		} else {
 			id.UnverifiedEmail = claims.Email
@@ -230,7 +230,13 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 type tokenClaims struct {
 	NotBefore     *jwt.NumericDate `json:"nbf"`
 	Email         string           `json:"email"`
-	EmailVerified bool             `json:"email_verified"`
+	EmailVerified any              `json:"email_verified"`
+}
+
+// emailVerified reads email_verified as providers write it: true, or
+// (AWS Cognito) the string "true". Anything else is not verified.
+func (c tokenClaims) emailVerified() bool {
+	return c.EmailVerified == true || c.EmailVerified == "true"
 }
 
 // checkTime refuses a token outside its validity period, give or take the

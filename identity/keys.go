@@ -36,11 +36,12 @@ type keyring struct {
 	// them).
 	refetch, maxAge time.Duration
 
-	mu      sync.Mutex
-	keys    []jose.JSONWebKey
-	fetched time.Time // when keys were fetched
-	tried   time.Time // when a fetch was last tried, whatever came of it
-	failed  error     // why the last fetch failed, if it did
+	mu       sync.Mutex
+	keys     []jose.JSONWebKey
+	fetched  time.Time // when keys were fetched
+	tried    time.Time // when a fetch was last started, whatever came of it
+	failed   error     // why the last fetch failed, if it did
+	fetching bool      // a fetch is under way: nobody waits for it but its caller
 }
 
 const (
@@ -91,9 +92,11 @@ func keySet(ctx context.Context, cfg Config, pemKeys string, algs []jose.Signatu
 	if err := fetchable(k.url); err != nil {
 		return nil, fmt.Errorf("identity: jwks_url: %v", err)
 	}
-	if err := k.fetch(ctx); err != nil {
+	keys, err := k.download(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("identity: the issuer's keys: %v", err)
 	}
+	k.keys, k.fetched, k.tried = keys, time.Now(), time.Now()
 	return k, nil
 }
 
@@ -128,34 +131,33 @@ func httpClient() *http.Client {
 	}}
 }
 
-// fetch reads the set at k.url; the keys it holds replace k's.
-func (k *keyring) fetch(ctx context.Context) error {
-	k.tried = time.Now()
+// download reads the set at k.url. It holds no lock: the keys held go on
+// serving while it waits.
+func (k *keyring) download(ctx context.Context) ([]jose.JSONWebKey, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := httpClient().Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", k.url, resp.Status)
+		return nil, fmt.Errorf("%s answered %s", k.url, resp.Status)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKS+1))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(data) > maxJWKS {
-		return fmt.Errorf("%s: a key set over %d bytes", k.url, maxJWKS)
+		return nil, fmt.Errorf("%s: a key set over %d bytes", k.url, maxJWKS)
 	}
 	keys, err := parseJWKS(data)
 	if err != nil {
-		return fmt.Errorf("%s: %v", k.url, err)
+		return nil, fmt.Errorf("%s: %v", k.url, err)
 	}
-	k.keys, k.fetched = keys, time.Now()
-	return nil
+	return keys, nil
 }
 
 // candidates are the keys that may have signed with kid: those named
@@ -171,19 +173,33 @@ func (k *keyring) candidates(kid string) []jose.JSONWebKey {
 }
 
 // current are the keys for kid, fetched again if they are old or kid is
-// unknown (at most once a refetchEvery).
+// unknown: at most one fetch a refetchEvery, whether it succeeds, fails
+// or hangs, and only the request that started it waits for it. A token
+// naming a made-up key id costs one fetch in ten seconds, and holds up
+// nobody else's.
 func (k *keyring) current(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	if k.url == "" {
+		defer k.mu.Unlock()
 		return k.candidates(kid), nil
 	}
-	// A provider that does not answer is tried at most once a refetch
-	// interval too: every token must not wait on it.
-	age := time.Since(k.fetched)
-	if (age > k.maxAge || len(k.candidates(kid)) == 0) && time.Since(k.tried) > k.refetch {
-		k.failed = k.fetch(ctx)
+	start := (time.Since(k.fetched) > k.maxAge || len(k.candidates(kid)) == 0) && time.Since(k.tried) > k.refetch && !k.fetching
+	if start {
+		k.fetching, k.tried = true, time.Now()
 	}
+	k.mu.Unlock()
+	if start {
+		// The caller going away does not cut the fetch others need.
+		keys, err := k.download(context.WithoutCancel(ctx))
+		k.mu.Lock()
+		k.fetching, k.failed = false, err
+		if err == nil {
+			k.keys, k.fetched = keys, time.Now()
+		}
+		k.mu.Unlock()
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if age := time.Since(k.fetched); age > staleKeys {
 		return nil, refuse(UnknownKey, "the issuer's keys could not be fetched for %s (%v): no key is trusted that long", age.Round(time.Minute), k.failed)
 	}

@@ -134,14 +134,14 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	to := func(mcp.Request) (*muxStream, error) { return mux, nil }
 	var pumps *principalPumps
 	if hopt.Authenticate != nil {
-		pumps = &principalPumps{ctx: ctx, opt: opt, ups: ups, max: hopt.MaxPrincipals, by: map[string]*pumpEntry{}}
+		pumps = &principalPumps{ctx: ctx, opt: opt, ups: ups, max: hopt.MaxPrincipals, by: map[string]*pumpEntry{}, logf: p.logf}
 		defer pumps.close()
 		to = pumps.route
 	}
 	var h http.Handler = gatewayHandler(to, hopt, p.logf)
 	if pumps != nil {
 		var err error
-		if h, err = protectedResource(h, hopt.Authenticate, hopt.Resource, hopt.Issuer); err != nil {
+		if h, err = protectedResource(h, hopt.Authenticate, pumps, hopt.Resource, hopt.Issuer); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,10 +45,13 @@ type principalPumps struct {
 	ups []Upstream
 	max int
 
+	logf func(string, ...any)
+
 	mu     sync.Mutex
 	by     map[string]*pumpEntry
 	closed bool
 	wg     sync.WaitGroup
+	told   time.Time // when a refusal was last logged
 }
 
 type pumpEntry struct {
@@ -56,10 +60,12 @@ type pumpEntry struct {
 	err  error
 }
 
-var errTooManyPrincipals = errors.New("bailiff: the gateway serves as many principals as it may (--max-principals): try again later")
-
+// principalKey is who p is, as a map key: the groups in any order are
+// the same groups. No part holds \x00 or \x01 (identity refuses control
+// characters in names).
 func principalKey(p engine.Principal) string {
-	return strings.Join([]string{p.Issuer, p.Subject, p.Email, strings.Join(p.Groups, "\x00"), strings.Join(p.Scopes, "\x00")}, "\x01")
+	groups := slices.Sorted(slices.Values(p.Groups))
+	return strings.Join([]string{p.Issuer, p.Subject, p.Email, strings.Join(groups, "\x00"), strings.Join(p.Scopes, "\x00")}, "\x01")
 }
 
 // get is the pump of p's session, opened if it is the first request.
@@ -79,7 +85,12 @@ func (pp *principalPumps) get(p engine.Principal) (*muxStream, error) {
 		return nil, errors.New("bailiff: the gateway is shutting down")
 	}
 	if len(pp.by) >= pp.max {
-		return nil, errTooManyPrincipals
+		err := fmt.Errorf("the gateway already serves %d principals (--max-principals), each until it stops: no session for %q", pp.max, p.Subject)
+		if now := time.Now(); now.Sub(pp.told) >= refusalLogEvery {
+			pp.told = now
+			pp.logf("refused a principal: %v", err)
+		}
+		return nil, err
 	}
 	o := pp.opt
 	o.Principal = p
@@ -89,6 +100,7 @@ func (pp *principalPumps) get(p engine.Principal) (*muxStream, error) {
 	mux.own = func(state string) bool { _, err := openState(px.stateSecret, state); return err == nil }
 	e := &pumpEntry{mux: mux, done: make(chan struct{})}
 	pp.by[key] = e
+	pp.logf("session %s acts for %q (token from %s; scopes %q)", o.Session, p.Subject, p.Issuer, p.Scopes)
 	pp.wg.Add(1)
 	go func() {
 		defer pp.wg.Done()
@@ -96,7 +108,7 @@ func (pp *principalPumps) get(p engine.Principal) (*muxStream, error) {
 		if e.err == nil {
 			e.err = errors.New("its servers have stopped")
 		}
-		px.logf("bailiff: session %s (%s) ended: %v", o.Session, p.Subject, e.err)
+		px.logf("session %s (%q) ended: %v", o.Session, p.Subject, e.err)
 		mux.close()
 		close(e.done)
 	}()
@@ -151,7 +163,7 @@ func freshUpstreams(ups []Upstream) []Upstream {
 // well-known path for resource, which a refusal's WWW-Authenticate names:
 // an MCP client finds the issuer from there on its own. The token is
 // never passed on: the pump's requests are its own.
-func protectedResource(h http.Handler, authn Authenticator, resource, issuer string) (http.Handler, error) {
+func protectedResource(h http.Handler, authn Authenticator, pumps *principalPumps, resource, issuer string) (http.Handler, error) {
 	u, err := url.Parse(resource)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("audience %q is not this gateway's http or https URL", resource)
@@ -164,20 +176,73 @@ func protectedResource(h http.Handler, authn Authenticator, resource, issuer str
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 		}
-		// UserID binds a handshake session to whom opened it: the SDK
-		// refuses a request in it under anyone else's token.
-		return &auth.TokenInfo{UserID: p.Issuer + " " + p.Subject, Expiration: until, Scopes: p.Scopes,
+		// UserID binds a handshake session to the principal that opened
+		// it, groups and scopes included: the SDK refuses a request in
+		// it under any other token's (403), as it would another person's.
+		return &auth.TokenInfo{UserID: principalKey(p), Expiration: until, Scopes: p.Scopes,
 			Extra: map[string]any{principalExtra: p}}, nil
 	}
+	// A principal the gateway cannot serve is refused before its
+	// session opens, with 503 and the reason, not at its first call.
+	admitted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+			if p, ok := ti.Extra[principalExtra].(engine.Principal); ok {
+				if _, err := pumps.get(p); err != nil {
+					refuse(w, r, "bailiff: "+err.Error(), maxRetryAfter)
+					return
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 	metadata := auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource: resource, AuthorizationServers: []string{issuer}, BearerMethodsSupported: []string{"header"},
 		ResourceName: "bailiff gateway"})
-	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: meta.String()})(h)
+	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: meta.String()})(admitted)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == meta.Path {
 			metadata.ServeHTTP(w, r)
 			return
 		}
+		if r.Header.Get("Authorization") != "" {
+			// A token was presented and may be refused: RFC 6750 has
+			// the challenge say so (none is said when none was sent).
+			w = &invalidTokenWriter{ResponseWriter: w}
+		}
 		protected.ServeHTTP(w, r)
 	}), nil
 }
+
+// invalidTokenWriter adds error="invalid_token" to a 401's challenge.
+type invalidTokenWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *invalidTokenWriter) WriteHeader(code int) {
+	if !w.wrote && code == http.StatusUnauthorized {
+		h := w.Header()
+		if c := h.Get("WWW-Authenticate"); c != "" {
+			h.Set("WWW-Authenticate", c+`, error="invalid_token"`)
+		}
+	}
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *invalidTokenWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes on to a writer that streams (the SDK's event streams).
+func (w *invalidTokenWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath.
+func (w *invalidTokenWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

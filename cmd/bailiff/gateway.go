@@ -114,6 +114,9 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 	}
 	// ${VAR} in a server's command, arguments, environment and directory
 	// comes from bailiff's environment, so secrets stay out of the file.
+	if err := noTokenToServers(name, &c); err != nil {
+		return nil, err
+	}
 	for n, s := range c.Servers {
 		if s.URL != "" {
 			s.URL = os.ExpandEnv(s.URL)
@@ -278,11 +281,11 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, ApproverKeys: approvers, Stderr: stderr,
 		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
 	}
-	which := "session " + session
+	which := "session " + session + ": gateway for " + strings.Join(names, ", ") + " behind policy " + shortVersion(pol.Version()) + ", for " + actingFor(c.Principal)
 	if lp.authn != nil {
-		which = "sessions " + session + "-N, one per principal"
+		which = "sessions " + session + "-N, one per principal: gateway for " + strings.Join(names, ", ") + " behind policy " + shortVersion(pol.Version())
 	}
-	fmt.Fprintf(stderr, "bailiff: %s: gateway for %s behind policy %s, audit log %s\n", which, strings.Join(names, ", "), shortVersion(pol.Version()), c.Audit)
+	fmt.Fprintf(stderr, "bailiff: %s, audit log %s\n", which, c.Audit)
 	err = serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
 	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return tokenExpired(expiry, c.Principal.Subject)

@@ -11,7 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +19,6 @@ import (
 
 	"bailiff/engine"
 	"bailiff/identity"
-	"bailiff/shadow"
 )
 
 // identityParams are the flags that configure identity for run and
@@ -117,9 +116,17 @@ func relTo(config, p string) string {
 // newVerifier finds cfg's keys: a PEM in BAILIFF_JWT_KEY, else the file or
 // URL cfg names, else the issuer's discovery document.
 func newVerifier(ctx context.Context, cfg identity.Config) (*identity.Verifier, error) {
-	v, err := identity.New(ctx, cfg, identity.Options{PEM: os.Getenv("BAILIFF_JWT_KEY")})
+	pemKeys := os.Getenv("BAILIFF_JWT_KEY")
+	if pemKeys != "" && !strings.Contains(pemKeys, "-----BEGIN") {
+		return nil, usageErr(errors.New("BAILIFF_JWT_KEY holds no PEM text: it holds the key itself, not a file's name"), `BAILIFF_JWT_KEY="$(cat issuer.pem)", or name a key set with jwks_file`)
+	}
+	v, err := identity.New(ctx, cfg, identity.Options{PEM: pemKeys})
 	if err != nil {
-		return nil, usageErr(err, "docs/identity.md says what an identity section holds")
+		hint := "docs/identity.md says what an identity section holds"
+		if cfg.JWKSURL == "" && cfg.JWKSFile == "" && pemKeys == "" {
+			hint = "without jwks_file, jwks_url or BAILIFF_JWT_KEY, the keys come from the issuer's discovery document: name them another way if it cannot be reached"
+		}
+		return nil, usageErr(err, hint)
 	}
 	return v, nil
 }
@@ -193,9 +200,17 @@ func verifiedPrincipal(ctx context.Context, stderr io.Writer, cfg identity.Confi
 		return engine.Principal{}, time.Time{}, findingErr(err, "bailiff whoami checks a token as the gateway does, and says why it is refused")
 	}
 	if len(id.Unmapped) > 0 {
-		fmt.Fprintf(stderr, "bailiff: groups that grant nothing here: %s\n", strings.Join(id.Unmapped, ", "))
+		fmt.Fprintf(stderr, "bailiff: groups that grant nothing here: %s\n", shownList(id.Unmapped))
 	}
 	return id.Principal, id.Expiry, nil
+}
+
+// actingFor says whom a session acts for, and how that was established.
+func actingFor(p engine.Principal) string {
+	if p.Authenticated == engine.AuthOIDC {
+		return fmt.Sprintf("%s (token from %s; scopes %s)", shown(p.Subject), shown(p.Issuer), shownList(p.Scopes))
+	}
+	return fmt.Sprintf("%s (no token checked)", shown(p.Subject))
 }
 
 // localPrincipal is the principal without identity: a name bailiff was
@@ -262,10 +277,16 @@ func gatewayPrincipal(ctx context.Context, stderr io.Writer, c *gatewayConfig, l
 		if err != nil {
 			return time.Time{}, err
 		}
+		var told sync.Map // the principals whose unmapped groups were named
 		lp.authn = func(ctx context.Context, token string) (engine.Principal, time.Time, error) {
 			id, err := v.Verify(ctx, token)
 			if err != nil {
 				return engine.Principal{}, time.Time{}, err
+			}
+			if len(id.Unmapped) > 0 {
+				if _, seen := told.LoadOrStore(id.Principal.Issuer+" "+id.Principal.Subject+" "+strings.Join(id.Unmapped, ","), true); !seen {
+					fmt.Fprintf(stderr, "bailiff: %s's groups that grant nothing here: %s\n", shown(id.Principal.Subject), shownList(id.Unmapped))
+				}
 			}
 			return id.Principal, id.Until, nil
 		}
@@ -279,50 +300,8 @@ func gatewayPrincipal(ctx context.Context, stderr io.Writer, c *gatewayConfig, l
 
 // tokenExpired ends a stdio session whose token expired.
 func tokenExpired(expiry time.Time, subject string) error {
-	return findingErr(fmt.Errorf("the token expired at %s: the session acting for %s has ended", expiry.UTC().Format(time.RFC3339), subject),
+	return findingErr(fmt.Errorf("the token expired at %s: the session acting for %s has ended", expiry.UTC().Format(time.RFC3339), shown(subject)),
 		"start the session again with a fresh token")
-}
-
-// candidateIdentity is shadow's --candidate-identity: a remap regranting
-// the scopes of every principal a verified token established, from the
-// groups the token presented, and a count of the sessions it regranted.
-// A principal no token established keeps its scopes: its groups, if any,
-// were never checked.
-func candidateIdentity(stdin io.Reader, name string) (shadow.Remap, *atomic.Int64, error) {
-	n := new(atomic.Int64)
-	if name == "" {
-		return nil, n, nil
-	}
-	var cfg identity.Config
-	data, err := readInput(stdin, name, kindIdentity, kindGatewayConfig)
-	if err != nil {
-		return nil, n, err
-	}
-	if sniff(data) == kindGatewayConfig {
-		gc, err := loadGatewayConfig(stdin, name)
-		if err != nil {
-			return nil, n, err
-		}
-		if gc.Identity == nil {
-			return nil, n, usageErr(fmt.Errorf("--candidate-identity %s has no identity: section", name), "")
-		}
-		cfg = *gc.Identity
-	} else if cfg, err = parseIdentity(name, data); err != nil {
-		return nil, n, err
-	}
-	if err := cfg.Check(); err != nil {
-		return nil, n, usageErr(fmt.Errorf("--candidate-identity %s: %v", name, err), "")
-	}
-	return func(p engine.Principal) engine.Principal {
-		if p.Authenticated != engine.AuthOIDC || (cfg.Issuer != "" && p.Issuer != cfg.Issuer) {
-			// A mapping is for its issuer's groups: another's
-			// group of the same name is not the same group.
-			return p
-		}
-		n.Add(1)
-		p.Scopes, _ = identity.Scopes(cfg, p.Groups)
-		return p
-	}, n, nil
 }
 
 // serverEnviron is the environment a server is started with: bailiff's,
@@ -332,4 +311,32 @@ func candidateIdentity(stdin io.Reader, name string) (shadow.Remap, *atomic.Int6
 func serverEnviron() []string {
 	env := os.Environ()
 	return slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "BAILIFF_ID_TOKEN=") })
+}
+
+// noTokenToServers refuses a config that would hand a server the token
+// that says whom the agent acts for: $BAILIFF_ID_TOKEN expanded into its
+// URL, command, arguments, environment or directory, or set as its
+// environment's variable of that name.
+func noTokenToServers(name string, c *gatewayConfig) error {
+	refers := func(s string) bool {
+		found := false
+		os.Expand(s, func(k string) string {
+			found = found || k == "BAILIFF_ID_TOKEN"
+			return ""
+		})
+		return found
+	}
+	for n, s := range c.Servers {
+		texts := append([]string{s.URL, s.Command, s.Cwd}, s.Args...)
+		for k, v := range s.Env {
+			texts = append(texts, v)
+			if k == "BAILIFF_ID_TOKEN" {
+				texts = append(texts, "$BAILIFF_ID_TOKEN")
+			}
+		}
+		if slices.ContainsFunc(texts, refers) {
+			return usageErr(fmt.Errorf("%s: server %q would be handed $BAILIFF_ID_TOKEN: the token that says whom the agent acts for is bailiff's to check, never a server's", name, n), "give the server a credential of its own")
+		}
+	}
+	return nil
 }

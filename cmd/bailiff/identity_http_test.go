@@ -165,7 +165,7 @@ tools:
 	}
 	resp.Body.Close()
 	metaURL := "http://127.0.0.1:" + port + "/.well-known/oauth-protected-resource/mcp"
-	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+metaURL+`"`) {
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+metaURL+`"` {
 		t.Fatalf("no token: %s, WWW-Authenticate %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
 	}
 	resp, err = http.Get(metaURL)
@@ -190,8 +190,8 @@ tools:
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "token refused ("+bad.reason+")") ||
-			!strings.Contains(resp.Header.Get("WWW-Authenticate"), metaURL) {
-			t.Errorf("%s: %s %q", name, resp.Status, body)
+			resp.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+metaURL+`", error="invalid_token"` {
+			t.Errorf("%s: %s %q, WWW-Authenticate %q", name, resp.Status, body, resp.Header.Get("WWW-Authenticate"))
 		}
 	}
 
@@ -258,20 +258,23 @@ tools:
 	}
 	ben.Close()
 
-	// dee's session, ridden with ben's token: refused.
-	req, _ := http.NewRequest("POST", audience, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
-	req.Header.Set("Authorization", "Bearer "+tokens["ben"])
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", dee.ID())
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Errorf("dee's session under ben's token: %s, want 403", resp.Status)
+	// dee's session, ridden with ben's token, or with a token of dee's
+	// that names other groups: refused.
+	for who, tok := range map[string]string{"ben": tokens["ben"], "dee as an engineer": idp.rsaToken(map[string]any{"sub": "dee", "aud": audience, "groups": []any{"engineering"}})} {
+		req, _ := http.NewRequest("POST", audience, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", dee.ID())
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("dee's session under %s's token: %s, want 403", who, resp.Status)
+		}
 	}
 	dee.Close()
 
@@ -354,7 +357,7 @@ func TestIdentityHTTPMaxPrincipals(t *testing.T) {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: who, Version: "0"}, nil).Connect(ctx,
 			&mcp.StreamableClientTransport{Endpoint: audience, HTTPClient: &http.Client{Transport: bearer(idp.rsaToken(map[string]any{"sub": who, "aud": audience}))}}, nil)
 		if err != nil {
-			t.Fatalf("%s: connect: %v\n%s", who, err, gwLog.String())
+			return "", err
 		}
 		defer cs.Close()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "go.echo", Arguments: map[string]any{"text": "hi"}})
@@ -366,8 +369,23 @@ func TestIdentityHTTPMaxPrincipals(t *testing.T) {
 	if out, err := echo("ana"); err != nil || out != "echo: hi" {
 		t.Fatalf("ana: %q %v", out, err)
 	}
-	if out, err := echo("ben"); err == nil || !strings.Contains(err.Error(), "as many principals as it may") {
+	if out, err := echo("ben"); err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
 		t.Errorf("ben, one principal too many: %q %v", out, err)
+	}
+	req, _ := http.NewRequest("POST", audience, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Header.Set("Authorization", "Bearer "+idp.rsaToken(map[string]any{"sub": "ben", "aud": audience}))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "already serves 1 principals (--max-principals)") {
+		t.Errorf("ben, one principal too many: %s %s", resp.Status, body)
+	}
+	if !strings.Contains(gwLog.String(), "refused a principal") || !strings.Contains(gwLog.String(), `-1 acts for "ana"`) {
+		t.Errorf("the operator was not told:\n%s", gwLog.String())
 	}
 	if out, err := echo("ana"); err != nil || out != "echo: hi" {
 		t.Errorf("ana again: %q %v", out, err)

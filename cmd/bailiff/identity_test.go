@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -207,6 +208,8 @@ func TestIdentityStdio(t *testing.T) {
 		{"ana", idp.rsaToken(map[string]any{"sub": "ana", "groups": []any{"engineering"}}), true, false},
 		{"ben", idp.ecToken(map[string]any{"sub": "ben", "groups": []any{"sales"}, "email": "ben@corp.test", "email_verified": true}), true, true},
 		{"cho", idp.rsaToken(map[string]any{"sub": "cho", "groups": []any{"contractors"}}), false, false},
+		// ana again, now in sales: the same subject, other scopes.
+		{"ana in sales", idp.rsaToken(map[string]any{"sub": "ana", "groups": []any{"sales"}}), true, true},
 	}
 	envFile := filepath.Join(dir, "server.env")
 	gw := writeTestFile(t, dir, "gw.yaml", "policy: policy.yaml\naudit: gw.audit.jsonl\nidentity:\n  issuer: "+idp.issuer+"\n  audience: "+idAudience+
@@ -270,9 +273,35 @@ func TestIdentityStdio(t *testing.T) {
 			t.Errorf("the log lacks %s", want)
 		}
 	}
-	verifiesWithCalls(t, audit, 4)
+	verifiesWithCalls(t, audit, 6)
 	verifiesWithCalls(t, filepath.Join(dir, "gw.audit.jsonl"), 2)
 
+	// The pack says who acted, one row per subject and scopes.
+	pack := filepath.Join(dir, "pack.md")
+	var rout, rerr strings.Builder
+	if code := run([]string{"report", "--audit", audit, "--audit", filepath.Join(dir, "gw.audit.jsonl"), "-o", pack}, nil, &rout, &rerr); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, rerr.String())
+	}
+	md, err := os.ReadFile(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(md[strings.Index(string(md), "### Who acted"):]), "\n")[4:] {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows = append(rows, strings.Join(cells, " | "))
+	}
+	from := "token from " + idp.issuer
+	if want := []string{"ana | " + from + " | 1 | 2 | 1 | fs.read", "ana | " + from + " | 1 | 2 | 0 | fs.read, mail.send, read",
+		"ben | " + from + " | 1 | 2 | 0 | fs.read, mail.send, read", "cho | " + from + " | 1 | 2 | 2 | read"}; !slices.Equal(rows, want) {
+		t.Errorf("the pack's Who acted:\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
 	// Contractors may now read: cho's echo alone changes.
 	cand := writeIdentity(t, dir, "candidate.yaml", idp, "  engineering: [fs.read]\n  sales: [mail.send, fs.read]\n  contractors: [fs.read]\n")
 	var out, errb strings.Builder
@@ -286,7 +315,7 @@ func TestIdentityStdio(t *testing.T) {
 	// The same mapping changes nothing; a log of no verified session is
 	// refused, not scored as unchanged.
 	out.Reset()
-	if code := run([]string{"shadow", "--candidate", policy, "--candidate-identity", ident, "--format", "json", audit}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), `"unchanged":4`) {
+	if code := run([]string{"shadow", "--candidate", policy, "--candidate-identity", ident, "--format", "json", audit}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), `"unchanged":6`) {
 		t.Errorf("shadow under the recorded mapping: exit %d\n%s", code, out.String())
 	}
 	// A mapping for another issuer's groups regrants nothing here.
@@ -403,6 +432,7 @@ func TestWhoamiGolden(t *testing.T) {
 		{"unverified email", map[string]any{"sub": "ben", "email": "ben@corp.test", "exp": exp}},
 		{"escapes", map[string]any{"sub": "eve\u200b", "roles": []any{"engi\u202eneering"}, "exp": exp}},
 		{"control", map[string]any{"sub": "eve\x1b[2J", "exp": exp}},
+		{"one group with a comma", map[string]any{"sub": "fay", "roles": []any{"sales, admins", " engineering"}, "exp": exp}},
 		{"expired", map[string]any{"sub": "ana", "exp": time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Unix()}},
 	} {
 		t.Setenv("BAILIFF_ID_TOKEN", idp.ecToken(c.claims))
@@ -411,4 +441,58 @@ func TestWhoamiGolden(t *testing.T) {
 		got.WriteString("== " + c.name + " (exit " + string(rune('0'+code)) + ")\n" + out.String() + errb.String())
 	}
 	golden.Check(t, "../../golden/whoami/whoami.txt", []byte(got.String()))
+}
+
+// TestTokenNeverToServers: a gateway config cannot hand a server the
+// token, by expansion into any of its settings or by naming the variable.
+func TestTokenNeverToServers(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("BAILIFF_ID_TOKEN", "eyJ.secret.token")
+	for name, server := range map[string]string{
+		"args":     "command: srv\n    args: [--auth, '${BAILIFF_ID_TOKEN}']",
+		"env":      "command: srv\n    env: {UPSTREAM_TOKEN: '$BAILIFF_ID_TOKEN'}",
+		"env name": "command: srv\n    env: {BAILIFF_ID_TOKEN: x}",
+		"command":  "command: 'srv-${BAILIFF_ID_TOKEN}'",
+		"cwd":      "command: srv\n    cwd: '/tmp/${BAILIFF_ID_TOKEN}'",
+		"url":      "url: 'https://mcp.example/?t=${BAILIFF_ID_TOKEN}'",
+	} {
+		gw := writeTestFile(t, dir, "gw.yaml", "servers:\n  a:\n    "+server+"\n")
+		_, err := loadGatewayConfig(nil, gw)
+		if err == nil || !strings.Contains(err.Error(), "would be handed $BAILIFF_ID_TOKEN") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestShadowCandidateOtherClaim: a candidate that reads its groups from
+// another claim than the gateway did cannot be scored on the groups the
+// log holds, and is refused rather than scored.
+func TestShadowCandidateOtherClaim(t *testing.T) {
+	idp := newTestIdP(t)
+	dir := t.TempDir()
+	policy := writeTestFile(t, dir, "policy.yaml", "version: 1\nrules:\n  - {id: echo-readers, tool: echo, scopes: [fs.read], action: allow}\n")
+	ident := writeIdentity(t, dir, "identity.yaml", idp, "  engineering: [fs.read]\n")
+	audit := filepath.Join(dir, "audit.jsonl")
+	cmd := exec.Command(os.Args[0], "run", "--policy", policy, "--audit", audit, "--server", "go", "--identity", ident, "--", sdkServer(t, dir))
+	cmd.Env = append(os.Environ(), childEnv+"=1", "USER=tester", "BAILIFF_ID_TOKEN="+idp.rsaToken(map[string]any{"sub": "ana", "groups": []any{"engineering"}, "roles": []any{"readers"}}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claim-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil || res.IsError {
+		t.Fatalf("echo: %v %+v", err, res)
+	}
+	cs.Close()
+	var out, errb strings.Builder
+	data, err := os.ReadFile(audit)
+	if err != nil || !strings.Contains(string(data), `"groups_claim":"groups"`) {
+		t.Fatalf("the session record does not say which claim its groups came from (%v):\n%s", err, data)
+	}
+	roles := writeTestFile(t, dir, "roles.yaml", "issuer: "+idp.issuer+"\naudience: "+idAudience+"\ngroups_claim: roles\ngroups: {readers: [fs.read]}\n")
+	errb.Reset()
+	if code := run([]string{"shadow", "--candidate", policy, "--candidate-identity", roles, audit}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), `reads groups from claim "roles", and 1 verified session recorded the groups of another claim`) {
+		t.Errorf("a candidate reading another claim: exit %d\n%s", code, errb.String())
+	}
 }

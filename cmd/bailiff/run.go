@@ -300,7 +300,7 @@ func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, op
 	if serverURL != "" {
 		what = serverURL
 	}
-	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, audit log %s\n", opt.Session, what, shortVersion(opt.Policy.Version()), audit)
+	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, for %s, audit log %s\n", opt.Session, what, shortVersion(opt.Policy.Version()), actingFor(opt.Principal), audit)
 	var err error
 	if serverURL != "" {
 		err = proxy.RunURL(ctx, opt, stdin, stdout, serverURL)

@@ -365,8 +365,10 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 	if err := shadow.CompareAs(inputs, base, shadow.Fixed(cand), remap, d.Add); err != nil {
 		return compareErr(err)
 	}
-	if remap != nil && regranted.Load() == 0 {
-		return usageErr(fmt.Errorf("--candidate-identity changes nothing: no session in the input was opened with a token its issuer verified"), "the groups it maps are those tokens presented, which only sessions under identity record (and, when it names an issuer, only that issuer's)")
+	if regranted != nil {
+		if err := regranted.check(); err != nil {
+			return err
+		}
 	}
 	bar.Done()
 	if len(p.failOn) > 0 && d.Calls == 0 {

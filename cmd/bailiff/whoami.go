@@ -105,16 +105,6 @@ func orLocal(subject string) string {
 
 func printIdentity(w io.Writer, id *identity.Identity) {
 	p := id.Principal
-	list := func(s []string) string {
-		if len(s) == 0 {
-			return "(none)"
-		}
-		shownAll := make([]string, len(s))
-		for i, v := range s {
-			shownAll[i] = shown(v)
-		}
-		return strings.Join(shownAll, ", ")
-	}
 	email := shown(p.Email)
 	switch {
 	case p.Email != "":
@@ -124,7 +114,7 @@ func printIdentity(w io.Writer, id *identity.Identity) {
 	default:
 		email = "(none)"
 	}
-	unmapped := list(id.Unmapped)
+	unmapped := shownList(id.Unmapped)
 	if len(id.Unmapped) > 0 {
 		unmapped += " (grant nothing here)"
 	}
@@ -134,9 +124,9 @@ func printIdentity(w io.Writer, id *identity.Identity) {
 	fmt.Fprintf(w, "key id     %s\n", orNone(shown(p.KeyID)))
 	fmt.Fprintf(w, "expires    %s\n", id.Expiry.UTC().Format(time.RFC3339))
 	fmt.Fprintf(w, "email      %s\n", email)
-	fmt.Fprintf(w, "groups     %s\n", list(p.Groups))
+	fmt.Fprintf(w, "groups     %s\n", shownList(p.Groups))
 	fmt.Fprintf(w, "unmapped   %s\n", unmapped)
-	fmt.Fprintf(w, "scopes     %s\n", list(p.Scopes))
+	fmt.Fprintf(w, "scopes     %s\n", shownList(p.Scopes))
 }
 
 func orNone(s string) string {
@@ -144,6 +134,23 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// shownList is names as a list a reader cannot misread: one holding a
+// comma, or space at either end, is quoted, so "sales, admins" is never
+// two; (none) for none.
+func shownList(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = shown(n)
+		if out[i] == n && (n == "" || strings.Contains(n, ",") || strings.TrimSpace(n) != n) {
+			out[i] = strconv.Quote(n)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // shown is s as a terminal may print it: a value holding control or
