@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
@@ -51,10 +52,17 @@ const (
 )
 
 // admission decides whether a request that would open a session may.
+// With identity, the cap and the rate also hold per principal (its
+// token's UserID), so one user cannot fill the gateway.
 type admission struct {
 	max    int
 	server *mcp.Server // the stateful handler's: its Sessions are the open ones
 	addrs  *addrLimiter
+
+	perPrincipal int          // sessions one principal may hold open
+	principals   *addrLimiter // the rate, by principal
+	owner        map[string]string
+	pendingBy    map[string]int
 
 	logf func(string, ...any) // the operator's log; refusals are told there
 
@@ -87,28 +95,60 @@ func (a *admission) note(why string) {
 // enter admits a request opening a session from addr, or says why not
 // and when to try again. release is called once the request is served:
 // by then its session is one the server lists, or closed.
-func (a *admission) enter(addr string) (release func(), refusal string, retry time.Duration) {
+func (a *admission) enter(addr, principal string) (release func(), refusal string, retry time.Duration) {
 	if ok, wait := a.addrs.allow(addr); !ok {
 		return nil, "too many initialize requests from " + addr + ": try again later", wait
 	}
+	if principal != "" {
+		if ok, wait := a.principals.allow(principal); !ok {
+			return nil, "too many initialize requests from one principal: try again later", wait
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	open := a.pending
-	for range a.server.Sessions() {
+	open, mine := a.pending, a.pendingBy[principal]
+	live := map[string]bool{}
+	for ss := range a.server.Sessions() {
 		open++
+		live[ss.ID()] = true
+		if principal != "" && a.owner[ss.ID()] == principal {
+			mine++
+		}
+	}
+	for id := range a.owner {
+		if !live[id] {
+			delete(a.owner, id) // ended: forget whose it was
+		}
 	}
 	if open >= a.max {
 		return nil, fmt.Sprintf("the gateway's session cap is reached: %d sessions open; end one (DELETE) or wait for one to go idle", a.max), capRetryAfter
 	}
+	if principal != "" && mine >= a.perPrincipal {
+		return nil, fmt.Sprintf("this principal holds %d sessions, as many as one may: end one (DELETE) or wait for one to go idle", mine), capRetryAfter
+	}
 	a.pending++
+	a.pendingBy[principal]++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			a.mu.Lock()
 			a.pending--
+			if a.pendingBy[principal]--; a.pendingBy[principal] <= 0 {
+				delete(a.pendingBy, principal)
+			}
 			a.mu.Unlock()
 		})
 	}, "", 0
+}
+
+// opened notes whose a session is, once its id is known.
+func (a *admission) opened(id, principal string) {
+	if principal == "" || id == "" {
+		return
+	}
+	a.mu.Lock()
+	a.owner[id] = principal
+	a.mu.Unlock()
 }
 
 // admit wraps the stateful handler: a POST without Mcp-Session-Id opens
@@ -120,7 +160,11 @@ func (a *admission) admit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		release, why, retry := a.enter(clientAddr(r))
+		principal := ""
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+			principal = ti.UserID
+		}
+		release, why, retry := a.enter(clientAddr(r), principal)
 		if release == nil {
 			a.note(why)
 			refuse(w, r, why, retry)
@@ -130,7 +174,10 @@ func (a *admission) admit(next http.Handler) http.Handler {
 		// The client may read the answer, and open its next session,
 		// before this handler returns: once the answer names its session,
 		// the server lists it, so it stops counting as pending then.
-		next.ServeHTTP(&admittedWriter{ResponseWriter: w, release: release}, r)
+		next.ServeHTTP(&admittedWriter{ResponseWriter: w, release: func() {
+			a.opened(w.Header().Get("Mcp-Session-Id"), principal)
+			release()
+		}}, r)
 	})
 }
 

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,11 +19,11 @@ import (
 // transport needs: the revisions and their headers, sessions and
 // stateless requests, event streams, DNS-rebinding protection, the body
 // limit. The server's tools/list and tools/call are not its own: a
-// middleware hands each to the gateway's one pump (muxStream), which
-// decides, logs and routes it exactly as for a client on stdio. Every
-// HTTP client shares that one session, its log and its taint: what one
-// client read taints what another sends, as across one gateway's
-// servers.
+// middleware hands each to its client's pump (muxStream, pumps.go),
+// which decides, logs and routes it exactly as for a client on stdio.
+// Each client session is a session of its own, with its own servers,
+// taint and budgets, in the one audit log; what one client read never
+// taints what another sends.
 
 // HTTPOptions configure a gateway served on Streamable HTTP.
 type HTTPOptions struct {
@@ -53,6 +54,11 @@ type HTTPOptions struct {
 	Resource      string
 	Issuer        string
 	MaxPrincipals int
+	// MaxSessionsPerPrincipal bounds the handshake sessions one principal
+	// holds open (default a quarter of MaxSessions), and InitRate and
+	// InitBurst hold per principal too, so one user cannot fill the
+	// gateway.
+	MaxSessionsPerPrincipal int
 }
 
 const defaultMaxRequestBytes = 4 << 20
@@ -94,7 +100,9 @@ func gatewayHandler(to route, hopt HTTPOptions, logf func(string, ...any)) http.
 	server, held := gatewayServer(to), gatewayServer(to)
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: hopt.MaxRequestBytes})
-	adm := &admission{max: hopt.MaxSessions, server: held, addrs: newAddrLimiter(hopt.initLimit(), hopt.InitBurst), logf: logf}
+	adm := &admission{max: hopt.MaxSessions, server: held, addrs: newAddrLimiter(hopt.initLimit(), hopt.InitBurst), logf: logf,
+		perPrincipal: hopt.MaxSessionsPerPrincipal, principals: newAddrLimiter(hopt.initLimit(), hopt.InitBurst),
+		owner: map[string]string{}, pendingBy: map[string]int{}}
 	sessions := adm.admit(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return held },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: hopt.MaxRequestBytes, SessionTimeout: hopt.SessionTimeout,
 			EventStore: mcp.NewMemoryEventStore(nil)}))
@@ -123,23 +131,24 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	hopt = hopt.withDefaults()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	mux := newMuxStream()
-	p := newProxyOn(opt, mux)
-	mux.own = func(state string) bool { _, err := openState(p.stateSecret, state); return err == nil }
-	// The pump's timeouts bound the server's write side: a call may take
-	// CallTimeout, an answer to an ask as long again.
+	for _, u := range ups {
+		if u.Cmd != nil && u.Cmd.Err != nil {
+			// Each client session starts the servers anew: one that
+			// cannot be found is refused now, not at every session.
+			return fmt.Errorf("start %s: %w", u.Name, u.Cmd.Err)
+		}
+	}
+	// The defaults are a proxy's; the pumps' timeouts bound the server's
+	// write side: a call may take CallTimeout, an answer to an ask as
+	// long again.
+	p := newProxyOn(opt, newMuxStream())
 	opt = p.opt
 	writeTimeout := opt.CallTimeout + opt.AskTimeout + time.Minute
 
-	to := func(mcp.Request) (*muxStream, error) { return mux, nil }
-	var pumps *principalPumps
+	pumps := newPumps(ctx, opt, ups, hopt.Authenticate != nil, hopt.MaxPrincipals, p.logf)
+	defer pumps.close()
+	var h http.Handler = gatewayHandler(pumps.route, hopt, p.logf)
 	if hopt.Authenticate != nil {
-		pumps = &principalPumps{ctx: ctx, opt: opt, ups: ups, max: hopt.MaxPrincipals, by: map[string]*pumpEntry{}, logf: p.logf}
-		defer pumps.close()
-		to = pumps.route
-	}
-	var h http.Handler = gatewayHandler(to, hopt, p.logf)
-	if pumps != nil {
 		var err error
 		if h, err = protectedResource(h, hopt.Authenticate, pumps, hopt.Resource, hopt.Issuer); err != nil {
 			return err
@@ -155,17 +164,6 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	pumped := make(chan error, 1)
-	go func() {
-		if pumps != nil {
-			// Every principal's session is its own pump (pumps.get).
-			<-ctx.Done()
-			pumped <- nil
-			return
-		}
-		pumped <- runGateway(ctx, p, ups)
-		cancel()
-	}()
 	var err error
 	select {
 	case err = <-served:
@@ -174,10 +172,6 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	shut, stop := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stop()
 	_ = srv.Shutdown(shut)
-	mux.close()
-	if perr := <-pumped; perr != nil {
-		return perr
-	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -200,6 +194,9 @@ func (h HTTPOptions) withDefaults() HTTPOptions {
 	}
 	if h.InitBurst <= 0 {
 		h.InitBurst = defaultInitBurst
+	}
+	if h.MaxSessionsPerPrincipal <= 0 {
+		h.MaxSessionsPerPrincipal = max(1, h.MaxSessions/4)
 	}
 	if h.MaxPrincipals <= 0 {
 		h.MaxPrincipals = defaultMaxPrincipals

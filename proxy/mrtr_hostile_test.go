@@ -95,7 +95,7 @@ func TestListenNoPhishing(t *testing.T) {
 	if n := strings.Count(string(b), `"name":"weather"`); n != 1 {
 		t.Errorf("weather ran %d times for one client call", n)
 	}
-	if rep := l.verify(t); len(rep.Findings) != 0 {
+	if rep := l.verify(t, 1); len(rep.Findings) != 0 {
 		t.Errorf("verify: %v", rep.Findings)
 	}
 }

@@ -114,6 +114,7 @@ func TestGatewayListenLoopbackOnly(t *testing.T) {
 		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, initBurst: 1, maxPrincipals: 1}, "--max-sessions 0: must be positive"},
 		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: -5}, "--initialize-burst -5: must be positive"},
 		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1}, "--max-principals 0: must be positive"},
+		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1, perPrincipal: -1}, "--max-sessions-per-principal -1: must be positive, or 0"},
 		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1, initRate: -1}, "--initialize-rate -1: must be"},
 		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1, initRate: math.NaN()}, "--initialize-rate NaN: must be"},
 		{listenParams{addr: "127.0.0.1:0", maxBytes: 1, maxSessions: 1, initBurst: 1, maxPrincipals: 1, initRate: math.Inf(1)}, "--initialize-rate +Inf: must be"},

@@ -19,8 +19,10 @@ type listenParams struct {
 	maxSessions int
 	initRate    float64
 	initBurst   int
-	// maxPrincipals bounds the principals served at once, with identity.
-	maxPrincipals int
+	// maxPrincipals bounds the principals served at once, with identity,
+	// and perPrincipal the sessions each holds open (0: a quarter of
+	// maxSessions).
+	maxPrincipals, perPrincipal int
 	// With identity, every request's bearer token is checked by authn,
 	// as a token for resource issued by issuer.
 	authn            proxy.Authenticator
@@ -44,6 +46,8 @@ func checkListen(lp listenParams) error {
 		return usageErr(fmt.Errorf("--initialize-burst %d: must be positive", lp.initBurst), "")
 	case lp.maxPrincipals <= 0:
 		return usageErr(fmt.Errorf("--max-principals %d: must be positive", lp.maxPrincipals), "")
+	case lp.perPrincipal < 0:
+		return usageErr(fmt.Errorf("--max-sessions-per-principal %d: must be positive, or 0 for a quarter of --max-sessions", lp.perPrincipal), "")
 	case math.IsNaN(lp.initRate) || math.IsInf(lp.initRate, 0) || lp.initRate < 0:
 		return usageErr(fmt.Errorf("--initialize-rate %v: must be a number of sessions a second, 0 for no limit", lp.initRate), "")
 	case lp.initRate > 0 && lp.initRate < minInitRate:
@@ -65,5 +69,5 @@ func checkListen(lp listenParams) error {
 func (lp listenParams) httpOptions() proxy.HTTPOptions {
 	return proxy.HTTPOptions{MaxRequestBytes: lp.maxBytes, MaxSessions: lp.maxSessions,
 		InitRate: lp.initRate, InitBurst: lp.initBurst, NoInitRate: lp.initRate == 0,
-		Authenticate: lp.authn, Resource: lp.resource, Issuer: lp.issuer, MaxPrincipals: lp.maxPrincipals}
+		Authenticate: lp.authn, Resource: lp.resource, Issuer: lp.issuer, MaxPrincipals: lp.maxPrincipals, MaxSessionsPerPrincipal: lp.perPrincipal}
 }

@@ -1,0 +1,49 @@
+package main
+
+// gatewayLong is gateway's help, the config it reads included.
+const gatewayLong = `gateway starts every server in the config and serves the client that
+started bailiff as one MCP server whose tools are named <server>.<tool>;
+a call is routed on the first dot. All calls share one session and one
+audit log, so output read from one server taints what is sent through
+another. Tools only: the servers' resources and prompts are not merged.
+
+With --listen ADDR it serves Streamable HTTP at http://ADDR/ instead of
+stdio, to any number of clients, each in a session of its own (with its
+own instances of the servers, started at its first call, and stopped when
+its session ends), in one audit log: sessions for clients before revision
+2026-07-28; a client of 2026-07-28 sends stateless requests, and those
+of one principal share one session. ADDR must be a
+loopback address unless --allow-remote; a request whose Origin is not on
+this machine, or whose Host is not (DNS rebinding), is refused, as is a
+body over --max-request-bytes. A request that would open a session gets
+503 and Retry-After when --max-sessions are open, or when its address
+has opened more than --initialize-burst at --initialize-rate a second;
+the open sessions go on.
+
+With identity: in the config, --listen requires a bearer token on every
+request (401 and OAuth Protected Resource Metadata without a good one), and
+each principal gets a session, and servers, of its own (docs/identity.md).
+
+gateway.yaml (paths relative to it; ${VAR} in a server's command, args,
+env and cwd comes from the environment):
+
+  policy: policy.yaml          # default: deny every call
+  audit: /var/lib/bailiff/gateway.audit.jsonl   # outside every served root
+  approver_keys: [lee.pub]     # whose signed answers to asks count
+  durability: sync             # sync, batch or none
+  allow_deny_all: false        # true: start though the policy serves a server not at all
+  principal: {subject: ana, scopes: [mail.send], email: ana@corp.example}
+  # or, instead of principal:, whom a verified token names (docs/identity.md;
+  # on stdio the token is $BAILIFF_ID_TOKEN or --id-token-file):
+  # identity: {issuer: https://id.corp.example, audience: https://bailiff.corp.example/mcp,
+  #            groups: {sales: [mail.send]}}
+  servers:
+    mail:
+      command: npx
+      args: [-y, mcp-mail-server]
+      env: {SMTP_HOST: smtp.example.com}
+    fs:
+      command: npx
+      args: [-y, "@modelcontextprotocol/server-filesystem", /srv/share]
+    notes:                     # a Streamable HTTP server, instead of a command
+      url: http://127.0.0.1:8080/mcp`

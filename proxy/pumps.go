@@ -1,0 +1,207 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"bailiff/engine"
+)
+
+// pumps are a gateway's sessions on HTTP: one per client session, each
+// with its own pump, servers and audit session, so one client's reads
+// never taint another's sends and one client's calls never spend
+// another's budget. A handshake session (Mcp-Session-Id) is one client:
+// its pump opens at its first tools/list or tools/call and ends, with
+// its servers, when the session does. A stateless request (2026-07-28)
+// names no session: the requests of one principal share one, and
+// without identity, where every request acts for the gateway's one
+// principal, all stateless requests share one (docs/decisions.md).
+//
+// With identity, a session's principal is the one its token names, and
+// at most max principals are served at once. A principal's groups and
+// scopes are part of who it is: a token naming the same subject with
+// other groups is another principal.
+type pumps struct {
+	ctx    context.Context
+	opt    Options
+	ups    []Upstream
+	authed bool // requests carry verified principals
+	max    int  // distinct principals served at once, when authed
+	logf   func(string, ...any)
+
+	mu     sync.Mutex
+	by     map[string]*pumpEntry
+	served map[string]int // live pumps by principal key
+	opened int            // pumps opened so far, for session ids
+	closed bool
+	wg     sync.WaitGroup
+	told   time.Time // when a refusal was last logged
+}
+
+type pumpEntry struct {
+	mux       *muxStream
+	principal string // its principal's key
+	done      chan struct{}
+	err       error
+}
+
+func newPumps(ctx context.Context, opt Options, ups []Upstream, authed bool, max int, logf func(string, ...any)) *pumps {
+	return &pumps{ctx: ctx, opt: opt, ups: ups, authed: authed, max: max, logf: logf,
+		by: map[string]*pumpEntry{}, served: map[string]int{}}
+}
+
+// principalKey is who p is, as a map key: the groups in any order are
+// the same groups. No part holds \x00 or \x01 (identity refuses control
+// characters in names).
+func principalKey(p engine.Principal) string {
+	groups := slices.Sorted(slices.Values(p.Groups))
+	return strings.Join([]string{p.Issuer, p.Subject, p.Email, strings.Join(groups, "\x00"), strings.Join(p.Scopes, "\x00")}, "\x01")
+}
+
+// admit refuses a principal the gateway cannot serve, before its session
+// opens: one more than max.
+func (pp *pumps) admit(p engine.Principal) error {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	return pp.roomFor(principalKey(p), p)
+}
+
+func (pp *pumps) roomFor(pk string, p engine.Principal) error {
+	if !pp.authed || pp.served[pk] > 0 || len(pp.served) < pp.max {
+		return nil
+	}
+	err := fmt.Errorf("the gateway already serves %d principals (--max-principals), each until its sessions end: no session for %q", pp.max, p.Subject)
+	if now := time.Now(); now.Sub(pp.told) >= refusalLogEvery {
+		pp.told = now
+		pp.logf("refused a principal: %v", err)
+	}
+	return err
+}
+
+// route sends a tools/list or tools/call to its client's session.
+func (pp *pumps) route(req mcp.Request) (*muxStream, error) {
+	p := pp.opt.Principal
+	if pp.authed {
+		ok := false
+		if x := req.GetExtra(); x != nil && x.TokenInfo != nil {
+			p, ok = x.TokenInfo.Extra[principalExtra].(engine.Principal)
+		}
+		if !ok {
+			// The bearer middleware lets nothing through without it.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff: a request with no verified principal"}
+		}
+	}
+	pk := principalKey(p)
+	key, ss := "principal\x02"+pk, (*mcp.ServerSession)(nil)
+	if s, ok := req.GetSession().(*mcp.ServerSession); ok && s.ID() != "" {
+		key, ss = "session\x02"+s.ID(), s
+	}
+	m, err := pp.get(key, pk, p, ss)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff: " + err.Error()}
+	}
+	return m, nil
+}
+
+// get is the pump for key, opened if this is its first request; a
+// handshake session's pump ends when ss does.
+func (pp *pumps) get(key, pk string, p engine.Principal, ss *mcp.ServerSession) (*muxStream, error) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if e := pp.by[key]; e != nil {
+		select {
+		case <-e.done:
+			return nil, fmt.Errorf("this session has ended: %v", e.err)
+		default:
+			return e.mux, nil
+		}
+	}
+	if pp.closed {
+		return nil, errors.New("the gateway is shutting down")
+	}
+	if err := pp.roomFor(pk, p); err != nil {
+		return nil, err
+	}
+	pp.opened++
+	o := pp.opt
+	o.Principal = p
+	o.Session = fmt.Sprintf("%s-%d", pp.opt.Session, pp.opened)
+	mux := newMuxStream()
+	px := newProxyOn(o, mux)
+	mux.own = func(state string) bool { _, err := openState(px.stateSecret, state); return err == nil }
+	e := &pumpEntry{mux: mux, principal: pk, done: make(chan struct{})}
+	pp.by[key] = e
+	pp.served[pk]++
+	if pp.authed {
+		pp.logf("session %s acts for %q (token from %s; scopes %q)", o.Session, p.Subject, p.Issuer, p.Scopes)
+	}
+	pp.wg.Add(1)
+	go func() {
+		defer pp.wg.Done()
+		e.err = runGateway(pp.ctx, px, freshUpstreams(pp.ups))
+		if e.err == nil {
+			e.err = errors.New("its servers have stopped")
+		}
+		mux.close()
+		close(e.done)
+		// Its principal's place is free. A stateless principal's next
+		// request opens a session anew; a client session whose pump
+		// ended stays refused until the client ends it and opens another.
+		pp.mu.Lock()
+		if pp.served[pk]--; pp.served[pk] <= 0 {
+			delete(pp.served, pk)
+		}
+		if ss == nil && pp.by[key] == e {
+			delete(pp.by, key)
+		}
+		pp.mu.Unlock()
+	}()
+	if ss != nil {
+		go func() {
+			// The client's session ended (DELETE, idle timeout, its
+			// transport): so does its pump, and its servers stop.
+			_ = ss.Wait()
+			mux.close()
+			<-e.done
+			pp.mu.Lock()
+			if pp.by[key] == e {
+				delete(pp.by, key)
+			}
+			pp.mu.Unlock()
+		}()
+	}
+	return mux, nil
+}
+
+// close ends every session and waits for their servers to stop.
+func (pp *pumps) close() {
+	pp.mu.Lock()
+	pp.closed = true
+	for _, e := range pp.by {
+		e.mux.close()
+	}
+	pp.mu.Unlock()
+	pp.wg.Wait()
+}
+
+// freshUpstreams are ups with commands that have not run: a command runs
+// once, and every session starts its servers anew.
+func freshUpstreams(ups []Upstream) []Upstream {
+	out := make([]Upstream, len(ups))
+	for i, u := range ups {
+		out[i] = u
+		if u.Cmd != nil {
+			out[i].Cmd = &exec.Cmd{Path: u.Cmd.Path, Args: u.Cmd.Args, Env: u.Cmd.Env, Dir: u.Cmd.Dir, Stderr: u.Cmd.Stderr, Err: u.Cmd.Err}
+		}
+	}
+	return out
+}
