@@ -30,6 +30,10 @@ const (
 	// defaultMaxPrincipals: each principal's session starts every server
 	// anew, so this bounds the servers a gateway runs, not memory alone.
 	defaultMaxPrincipals = 64
+	// defaultMaxServerSessions: every session that calls a tool runs its
+	// own servers; this bounds those processes, where the session cap
+	// bounds memory.
+	defaultMaxServerSessions = 64
 	// defaultInitRate and defaultInitBurst: a client opens one session
 	// when it starts and another when it reconnects; 2 a second after a
 	// burst of 20 lets a whole editor's windows start at once, while a

@@ -59,6 +59,11 @@ type HTTPOptions struct {
 	// InitBurst hold per principal too, so one user cannot fill the
 	// gateway.
 	MaxSessionsPerPrincipal int
+	// MaxServerSessions bounds the sessions that run their own instances
+	// of the servers at once (default 64): each session's first
+	// tools/list or tools/call starts them, and one past the bound is
+	// refused.
+	MaxServerSessions int
 }
 
 const defaultMaxRequestBytes = 4 << 20
@@ -145,7 +150,7 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	opt = p.opt
 	writeTimeout := opt.CallTimeout + opt.AskTimeout + time.Minute
 
-	pumps := newPumps(ctx, opt, ups, hopt.Authenticate != nil, hopt.MaxPrincipals, p.logf)
+	pumps := newPumps(ctx, opt, ups, hopt, p.logf)
 	defer pumps.close()
 	var h http.Handler = gatewayHandler(pumps.route, hopt, p.logf)
 	if hopt.Authenticate != nil {
@@ -194,6 +199,9 @@ func (h HTTPOptions) withDefaults() HTTPOptions {
 	}
 	if h.InitBurst <= 0 {
 		h.InitBurst = defaultInitBurst
+	}
+	if h.MaxServerSessions <= 0 {
+		h.MaxServerSessions = defaultMaxServerSessions
 	}
 	if h.MaxSessionsPerPrincipal <= 0 {
 		h.MaxSessionsPerPrincipal = max(1, h.MaxSessions/4)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -191,4 +192,82 @@ func TestListenPerPrincipalCap(t *testing.T) {
 	}
 	cs.Close()
 	held[1].Close()
+}
+
+// TestListenStatelessPrincipalsApart: stateless requests of two
+// principals are two sessions: what A read does not taint B's send.
+func TestListenStatelessPrincipalsApart(t *testing.T) {
+	bin := sdkServer(t)
+	l := startListening(t, clientsPolicy, []Upstream{{Name: "go", Cmd: exec.Command(bin)}},
+		HTTPOptions{Authenticate: byName, Resource: "http://127.0.0.1/mcp", Issuer: "https://id.test"})
+	connect := func(who string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: who, Version: "0"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: l.url, MaxRetries: -1, HTTPClient: &http.Client{Transport: bearerTransport(who)}},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+		if err != nil {
+			t.Fatalf("%s: %v", who, err)
+		}
+		return cs
+	}
+	a, a2, b := connect("ana"), connect("ana"), connect("ben")
+	defer a.Close()
+	defer a2.Close()
+	defer b.Close()
+	callText(t, a, "go.echo", "write to mallory@evil.example")
+	if ok, out := callText(t, a2, "go.send", "mallory@evil.example"); ok || !strings.Contains(out, "check taint") {
+		t.Errorf("ana's other stateless client, where ana read: %v %q, want denied by taint (one session per principal)", ok, out)
+	}
+	if ok, out := callText(t, b, "go.send", "mallory@evil.example"); ok || strings.Contains(out, "taint") || !strings.Contains(out, "needs a human's approval") {
+		t.Errorf("ben's stateless send where ana read: %v %q, want asked, not denied by taint", ok, out)
+	}
+	a.Close()
+	a2.Close()
+	b.Close()
+	l.verify(t, 2)
+}
+
+// TestListenPerPrincipalRate: one principal opens sessions at an
+// address's initialize rate wherever it comes from; another principal,
+// from the same address, is not held back by it.
+func TestListenPerPrincipalRate(t *testing.T) {
+	bin := sdkServer(t)
+	l := startListening(t, clientsPolicy, []Upstream{{Name: "go", Cmd: exec.Command(bin)}},
+		HTTPOptions{Authenticate: byName, Resource: "http://127.0.0.1/mcp", Issuer: "https://id.test", InitRate: 1.0 / 60, InitBurst: 2})
+	from := func(addr string) *http.Client {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	}
+	connect := func(who, addr string) error {
+		c := from(addr)
+		c.Transport = bearerOver{who, c.Transport}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: who, Version: "0"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: l.url, MaxRetries: -1, HTTPClient: c}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err == nil {
+			cs.Close()
+		}
+		return err
+	}
+	for range 2 {
+		if err := connect("ana", "127.0.0.1"); err != nil {
+			t.Fatalf("ana within her burst: %v", err)
+		}
+	}
+	if err := connect("ana", "127.0.0.2"); err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("ana past her burst, from another address: %v, want 503", err)
+	}
+	if err := connect("ben", "127.0.0.2"); err != nil {
+		t.Errorf("ben, from an address ana used once: %v", err)
+	}
+}
+
+// bearerOver adds a token to every request sent through next.
+type bearerOver struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearerOver) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
 }

@@ -31,12 +31,16 @@ import (
 // scopes are part of who it is: a token naming the same subject with
 // other groups is another principal.
 type pumps struct {
-	ctx    context.Context
-	opt    Options
-	ups    []Upstream
-	authed bool // requests carry verified principals
-	max    int  // distinct principals served at once, when authed
-	logf   func(string, ...any)
+	ctx      context.Context
+	opt      Options
+	ups      []Upstream
+	authed   bool          // requests carry verified principals
+	max      int           // distinct principals served at once, when authed
+	maxPumps int           // sessions running their servers at once
+	idle     time.Duration // a stateless session unused this long ends
+	logf     func(string, ...any)
+
+	quit chan struct{} // closed when the gateway stops
 
 	mu     sync.Mutex
 	by     map[string]*pumpEntry
@@ -49,14 +53,17 @@ type pumps struct {
 
 type pumpEntry struct {
 	mux       *muxStream
-	principal string // its principal's key
-	done      chan struct{}
+	principal string             // its principal's key
+	ss        *mcp.ServerSession // its client's session; nil for stateless requests
+	last      time.Time          // its last request, under pumps.mu
+	done      chan struct{}      // closed when its servers have stopped
 	err       error
 }
 
-func newPumps(ctx context.Context, opt Options, ups []Upstream, authed bool, max int, logf func(string, ...any)) *pumps {
-	return &pumps{ctx: ctx, opt: opt, ups: ups, authed: authed, max: max, logf: logf,
-		by: map[string]*pumpEntry{}, served: map[string]int{}}
+func newPumps(ctx context.Context, opt Options, ups []Upstream, hopt HTTPOptions, logf func(string, ...any)) *pumps {
+	return &pumps{ctx: ctx, opt: opt, ups: ups, authed: hopt.Authenticate != nil, max: hopt.MaxPrincipals,
+		maxPumps: hopt.MaxServerSessions, idle: hopt.SessionTimeout, logf: logf,
+		by: map[string]*pumpEntry{}, served: map[string]int{}, quit: make(chan struct{})}
 }
 
 // principalKey is who p is, as a map key: the groups in any order are
@@ -80,10 +87,7 @@ func (pp *pumps) roomFor(pk string, p engine.Principal) error {
 		return nil
 	}
 	err := fmt.Errorf("the gateway already serves %d principals (--max-principals), each until its sessions end: no session for %q", pp.max, p.Subject)
-	if now := time.Now(); now.Sub(pp.told) >= refusalLogEvery {
-		pp.told = now
-		pp.logf("refused a principal: %v", err)
-	}
+	pp.refused(err)
 	return err
 }
 
@@ -112,12 +116,16 @@ func (pp *pumps) route(req mcp.Request) (*muxStream, error) {
 	return m, nil
 }
 
-// get is the pump for key, opened if this is its first request; a
-// handshake session's pump ends when ss does.
+// get is the pump for key, opened if this is its first request. A
+// handshake session's pump ends when ss does; a stateless one when it
+// has gone unused for the idle timeout. A pump whose servers stopped
+// stays, refusing, until then: a session never starts clean behind its
+// client's back.
 func (pp *pumps) get(key, pk string, p engine.Principal, ss *mcp.ServerSession) (*muxStream, error) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	if e := pp.by[key]; e != nil {
+		e.last = time.Now()
 		select {
 		case <-e.done:
 			return nil, fmt.Errorf("this session has ended: %v", e.err)
@@ -131,6 +139,11 @@ func (pp *pumps) get(key, pk string, p engine.Principal, ss *mcp.ServerSession) 
 	if err := pp.roomFor(pk, p); err != nil {
 		return nil, err
 	}
+	if len(pp.by) >= pp.maxPumps {
+		err := fmt.Errorf("the gateway runs the servers of %d sessions already (--max-server-sessions): end a session, or wait for one to go idle", pp.maxPumps)
+		pp.refused(err)
+		return nil, err
+	}
 	pp.opened++
 	o := pp.opt
 	o.Principal = p
@@ -138,13 +151,13 @@ func (pp *pumps) get(key, pk string, p engine.Principal, ss *mcp.ServerSession) 
 	mux := newMuxStream()
 	px := newProxyOn(o, mux)
 	mux.own = func(state string) bool { _, err := openState(px.stateSecret, state); return err == nil }
-	e := &pumpEntry{mux: mux, principal: pk, done: make(chan struct{})}
+	e := &pumpEntry{mux: mux, principal: pk, done: make(chan struct{}), ss: ss, last: time.Now()}
 	pp.by[key] = e
 	pp.served[pk]++
 	if pp.authed {
 		pp.logf("session %s acts for %q (token from %s; scopes %q)", o.Session, p.Subject, p.Issuer, p.Scopes)
 	}
-	pp.wg.Add(1)
+	pp.wg.Add(2)
 	go func() {
 		defer pp.wg.Done()
 		e.err = runGateway(pp.ctx, px, freshUpstreams(pp.ups))
@@ -153,41 +166,71 @@ func (pp *pumps) get(key, pk string, p engine.Principal, ss *mcp.ServerSession) 
 		}
 		mux.close()
 		close(e.done)
-		// Its principal's place is free. A stateless principal's next
-		// request opens a session anew; a client session whose pump
-		// ended stays refused until the client ends it and opens another.
 		pp.mu.Lock()
 		if pp.served[pk]--; pp.served[pk] <= 0 {
-			delete(pp.served, pk)
-		}
-		if ss == nil && pp.by[key] == e {
-			delete(pp.by, key)
+			delete(pp.served, pk) // its principal's place is free
 		}
 		pp.mu.Unlock()
 	}()
-	if ss != nil {
-		go func() {
-			// The client's session ended (DELETE, idle timeout, its
-			// transport): so does its pump, and its servers stop.
-			_ = ss.Wait()
-			mux.close()
-			<-e.done
-			pp.mu.Lock()
-			if pp.by[key] == e {
-				delete(pp.by, key)
-			}
-			pp.mu.Unlock()
-		}()
-	}
+	go func() {
+		defer pp.wg.Done()
+		pp.expire(key, e)
+	}()
 	return mux, nil
+}
+
+// expire ends e when its session does: a handshake session's when the
+// SDK ends it (DELETE, its idle timeout, its transport), a stateless
+// one's when it has gone unused for the idle timeout. The entry goes
+// then, and the session's next request opens another.
+func (pp *pumps) expire(key string, e *pumpEntry) {
+	if e.ss != nil {
+		_ = e.ss.Wait()
+	} else {
+		tick := time.NewTicker(max(pp.idle/10, 10*time.Millisecond))
+	wait:
+		for {
+			select {
+			case <-pp.quit:
+				break wait
+			case <-tick.C:
+				pp.mu.Lock()
+				idle := time.Since(e.last) > pp.idle
+				pp.mu.Unlock()
+				if idle {
+					break wait
+				}
+			}
+		}
+		tick.Stop()
+	}
+	e.mux.close()
+	<-e.done
+	pp.mu.Lock()
+	if pp.by[key] == e {
+		delete(pp.by, key)
+	}
+	pp.mu.Unlock()
+}
+
+// refused tells the operator, at most once a refusalLogEvery.
+func (pp *pumps) refused(err error) {
+	if now := time.Now(); now.Sub(pp.told) >= refusalLogEvery {
+		pp.told = now
+		pp.logf("refused a session: %v", err)
+	}
 }
 
 // close ends every session and waits for their servers to stop.
 func (pp *pumps) close() {
 	pp.mu.Lock()
 	pp.closed = true
+	close(pp.quit)
 	for _, e := range pp.by {
 		e.mux.close()
+		if e.ss != nil {
+			_ = e.ss.Close() // its waiter returns
+		}
 	}
 	pp.mu.Unlock()
 	pp.wg.Wait()

@@ -29,6 +29,9 @@ func (p *Pack) mdActors(b *mdWriter) {
 	if len(actors) > maxActors {
 		b.w("And %s more, with fewer calls.\n\n", counted(len(actors)-maxActors, "principal"))
 	}
+	if len(actors) > 1 {
+		b.w("%s lists one principal's calls, session by session.\n\n", p.callsCommand("--principal NAME"))
+	}
 	var unchecked int
 	for _, a := range actors {
 		if a.Authenticated != engine.AuthOIDC {

@@ -32,15 +32,27 @@ func (p *Pack) mdFlagged(b *mdWriter) {
 	}
 	b.w("\n\n")
 	multi := len(p.Logs) > 1
+	principals := map[string]bool{}
+	for _, r := range shown {
+		principals[r.Principal] = true
+	}
+	head := []string{"SESSION", "CALL", "SEQ", "TIME", "TOOL", "VERDICT", "ARGUMENTS", "WHY"}
+	if len(principals) > 1 {
+		head = append([]string{"PRINCIPAL"}, head...)
+	}
 	var rows [][]string
 	for _, r := range shown {
 		where := r.Session
 		if multi {
 			where = r.Log + " " + where
 		}
-		rows = append(rows, []string{where, r.Call, fmt.Sprint(r.Seq), callTime(r.At), r.Tool, callVerdict(r), truncate(argsText(r.Args, r.Redacted), maxFlaggedArgs), r.Decision.Reason})
+		row := []string{where, r.Call, fmt.Sprint(r.Seq), callTime(r.At), r.Tool, callVerdict(r), truncate(argsText(r.Args, r.Redacted), maxFlaggedArgs), r.Decision.Reason}
+		if len(principals) > 1 {
+			row = append([]string{r.Principal}, row...)
+		}
+		rows = append(rows, row)
 	}
-	b.table([]string{"SESSION", "CALL", "SEQ", "TIME", "TOOL", "VERDICT", "ARGUMENTS", "WHY"}, rows)
+	b.table(head, rows)
 }
 
 // callsCommand is the bailiff calls command over the pack's logs, with

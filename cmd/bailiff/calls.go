@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +23,7 @@ type callsParams struct {
 	verdicts, tools, servers, sessions, checks []string
 	principals                                 []string
 	since, until                               string
-	unverified                                 bool
+	unverified, bySession                      bool
 	format                                     formatFlag
 }
 
@@ -74,6 +75,7 @@ with its arguments whole; table and markdown cut them at 160 characters.`,
 	c.Flags().StringArrayVar(&p.servers, "server", nil, "list calls to this server (repeatable)")
 	c.Flags().StringArrayVar(&p.sessions, "session", nil, "list calls of this session (repeatable)")
 	c.Flags().StringArrayVar(&p.principals, "principal", nil, "list calls of sessions that acted for this principal, by subject (repeatable)")
+	c.Flags().BoolVar(&p.bySession, "by-session", false, "group the calls by principal, then session (each in the log's order), instead of listing them in the log's order")
 	c.Flags().StringArrayVar(&p.checks, "check", nil, "list calls this check decided: "+strings.Join(decisionChecks(), ", ")+" (repeatable)")
 	c.Flags().StringVar(&p.since, "since", "", "only calls at or after this RFC 3339 time")
 	c.Flags().StringVar(&p.until, "until", "", "only calls before this RFC 3339 time")
@@ -172,6 +174,13 @@ func runCalls(stdin io.Reader, stdout, stderr io.Writer, p callsParams, args []s
 		// Sessions end in their own order: the listing is the log's.
 		slices.SortStableFunc(mine, func(a, b *audit.CallRow) int { return a.Seq - b.Seq })
 		rows = append(rows, mine...)
+	}
+	if p.bySession {
+		// Whom each session acted for, then each session whole, each in
+		// the log's order: who did what, read one person at a time.
+		slices.SortStableFunc(rows, func(a, b *audit.CallRow) int {
+			return cmp.Or(strings.Compare(a.Principal, b.Principal), strings.Compare(a.Log, b.Log), strings.Compare(a.Session, b.Session))
+		})
 	}
 	f, _ := p.format.get()
 	if err := report.Calls(stdout, f, rows, read, *prov); err != nil {

@@ -26,6 +26,7 @@ func TestCallsGolden(t *testing.T) {
 		"day.table":        {"--since", "2026-11-03", "--until", "2026-11-04", web, mail},
 		"two-logs.table":   {mail, web},
 		"principal.table":  {"--principal", "ana", mail, web},
+		"by-session.table": {"--by-session", web, mail},
 		"redacted.json":    {"--format", "json", web},
 		"nothing.markdown": {"--verdict", "answered", "--tool", "curl", "--format", "markdown", mail, web},
 	}

@@ -157,7 +157,7 @@ func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 			if lp.addr != "" {
 				return checkListen(lp)
 			}
-			for _, f := range []string{"allow-remote", "max-request-bytes", "max-sessions", "initialize-rate", "initialize-burst", "max-principals", "max-sessions-per-principal"} {
+			for _, f := range []string{"allow-remote", "max-request-bytes", "max-sessions", "initialize-rate", "initialize-burst", "max-principals", "max-sessions-per-principal", "max-server-sessions"} {
 				if cmd.Flags().Changed(f) {
 					return usageErr(fmt.Errorf("--%s applies to --listen only; without it the gateway serves stdio", f), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931 --"+f+" …")
 				}
@@ -177,6 +177,7 @@ func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 	c.Flags().Float64Var(&lp.initRate, "initialize-rate", 2, "sessions one client address may open a second, after the burst (0: no limit)")
 	c.Flags().IntVar(&lp.initBurst, "initialize-burst", 20, "sessions one client address may open at once")
 	c.Flags().IntVar(&lp.maxPrincipals, "max-principals", 64, "with identity: in the config, the most principals --listen serves at once")
+	c.Flags().IntVar(&lp.serverSessions, "max-server-sessions", 64, "the most sessions --listen runs servers for at once (each session that calls a tool has its own)")
 	c.Flags().IntVar(&lp.perPrincipal, "max-sessions-per-principal", 0, "with identity: in the config, the most sessions one principal holds open (default a quarter of --max-sessions)")
 	return c
 }
@@ -237,10 +238,14 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, ApproverKeys: approvers, Stderr: stderr,
 		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
 	}
-	which := "session " + session + ": gateway for " + strings.Join(names, ", ") + " behind policy " + shortVersion(pol.Version()) + ", for " + actingFor(c.Principal)
-	if lp.authn != nil {
-		which = "sessions " + session + "-N, one per principal: gateway for " + strings.Join(names, ", ") + " behind policy " + shortVersion(pol.Version())
+	which, who := "session "+session, ", for "+actingFor(c.Principal)
+	if lp.addr != "" {
+		which = "sessions " + session + "-N, one per client session"
 	}
+	if lp.authn != nil {
+		who = ", each for the principal its token names"
+	}
+	which += ": gateway for " + strings.Join(names, ", ") + " behind policy " + shortVersion(pol.Version()) + who
 	fmt.Fprintf(stderr, "bailiff: %s, audit log %s\n", which, c.Audit)
 	err = serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
 	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {

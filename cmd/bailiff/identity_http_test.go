@@ -338,6 +338,26 @@ tools:
 		t.Errorf("eve's session record:\n%s", data)
 	}
 	verifiesWithCalls(t, audit, 14)
+
+	// The offline tools read the interleaved sessions of one log.
+	var out, errb strings.Builder
+	if code := run([]string{"shadow", "--candidate", filepath.Join(dir, "policy.yaml"), "--format", "json", audit}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), `"calls":14,"counts":{"newly-allowed":0,"newly-asked":0,"newly-denied":0,"unchanged":14`) {
+		t.Errorf("shadow over the gateway's sessions: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"ablate", "--format", "json", audit}, nil, &out, &errb); code == 2 || !strings.Contains(out.String(), `"type":"check"`) {
+		t.Errorf("ablate over the gateway's sessions: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	pack := filepath.Join(dir, "pack.md")
+	if code := run([]string{"report", "--audit", audit, "-o", pack}, nil, &out, &errb); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errb.String())
+	}
+	md, _ := os.ReadFile(pack)
+	for _, who := range []string{"| ana ", "| ben ", "| cho ", "| dee ", "| eve "} {
+		if !strings.Contains(string(md), who) {
+			t.Errorf("the pack's Who acted lacks %q", who)
+		}
+	}
 }
 
 // TestIdentityHTTPMaxPrincipals: past --max-principals, a new principal
@@ -384,7 +404,7 @@ func TestIdentityHTTPMaxPrincipals(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "already serves 1 principals (--max-principals)") {
 		t.Errorf("ben, one principal too many: %s %s", resp.Status, body)
 	}
-	if !strings.Contains(gwLog.String(), "refused a principal") || !strings.Contains(gwLog.String(), `-1 acts for "ana"`) {
+	if !strings.Contains(gwLog.String(), "refused a session: the gateway already serves 1 principals") || !strings.Contains(gwLog.String(), `-1 acts for "ana"`) {
 		t.Errorf("the operator was not told:\n%s", gwLog.String())
 	}
 	if out, err := echo("ana"); err != nil || out != "echo: hi" {

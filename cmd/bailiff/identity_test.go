@@ -286,6 +286,9 @@ func TestIdentityStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(string(md), "| PRINCIPAL | SESSION") || !strings.Contains(string(md), "bailiff calls --principal NAME") {
+		t.Errorf("the pack's flagged calls do not name their principals, or it does not say how to list one's calls")
+	}
 	var rows []string
 	for _, line := range strings.Split(string(md[strings.Index(string(md), "### Who acted"):]), "\n")[4:] {
 		if !strings.HasPrefix(line, "|") {

@@ -23,6 +23,8 @@ type listenParams struct {
 	// and perPrincipal the sessions each holds open (0: a quarter of
 	// maxSessions).
 	maxPrincipals, perPrincipal int
+	// serverSessions bounds the sessions running their own servers.
+	serverSessions int
 	// With identity, every request's bearer token is checked by authn,
 	// as a token for resource issued by issuer.
 	authn            proxy.Authenticator
@@ -46,6 +48,8 @@ func checkListen(lp listenParams) error {
 		return usageErr(fmt.Errorf("--initialize-burst %d: must be positive", lp.initBurst), "")
 	case lp.maxPrincipals <= 0:
 		return usageErr(fmt.Errorf("--max-principals %d: must be positive", lp.maxPrincipals), "")
+	case lp.serverSessions <= 0:
+		return usageErr(fmt.Errorf("--max-server-sessions %d: must be positive", lp.serverSessions), "")
 	case lp.perPrincipal < 0:
 		return usageErr(fmt.Errorf("--max-sessions-per-principal %d: must be positive, or 0 for a quarter of --max-sessions", lp.perPrincipal), "")
 	case math.IsNaN(lp.initRate) || math.IsInf(lp.initRate, 0) || lp.initRate < 0:
@@ -69,5 +73,5 @@ func checkListen(lp listenParams) error {
 func (lp listenParams) httpOptions() proxy.HTTPOptions {
 	return proxy.HTTPOptions{MaxRequestBytes: lp.maxBytes, MaxSessions: lp.maxSessions,
 		InitRate: lp.initRate, InitBurst: lp.initBurst, NoInitRate: lp.initRate == 0,
-		Authenticate: lp.authn, Resource: lp.resource, Issuer: lp.issuer, MaxPrincipals: lp.maxPrincipals, MaxSessionsPerPrincipal: lp.perPrincipal}
+		Authenticate: lp.authn, Resource: lp.resource, Issuer: lp.issuer, MaxPrincipals: lp.maxPrincipals, MaxSessionsPerPrincipal: lp.perPrincipal, MaxServerSessions: lp.serverSessions}
 }
