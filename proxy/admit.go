@@ -128,7 +128,7 @@ func (a *admission) enter(addr, principal string) (release func(), refusal strin
 		return nil, fmt.Sprintf("the gateway's session cap is reached: %d sessions open; end one (DELETE) or wait for one to go idle", a.max), capRetryAfter
 	}
 	if principal != "" && mine >= a.perPrincipal {
-		return nil, fmt.Sprintf("this principal holds %d sessions, as many as one may: end one (DELETE) or wait for one to go idle", mine), capRetryAfter
+		return nil, fmt.Sprintf("this principal holds %s, as many as one may (--max-sessions-per-principal): end one (DELETE) or wait for one to go idle", plural(mine, "session")), capRetryAfter
 	}
 	a.pending++
 	a.pendingBy[principal]++

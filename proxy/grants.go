@@ -40,7 +40,7 @@ func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, 
 				// An answer out of band counts only if signed by a key
 				// this gateway trusts, and it trusts none: the command
 				// would approve nothing.
-				text += " No approver key is trusted by this gateway, so no answer given out of band can approve it: restart it with --approver-key, or use a client that can put the question to a human."
+				text += " No approver key is trusted by this gateway, so no answer given out of band can approve it: restart it with an approver key (run's --approver-key, or approver_keys: in a gateway config), or use a client that can put the question to a human."
 			} else {
 				text += fmt.Sprintf(" To allow it, run: %s; then retry the same call.", p.opt.Approvals.approveCommand(aid))
 			}

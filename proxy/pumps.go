@@ -86,7 +86,7 @@ func (pp *pumps) roomFor(pk string, p engine.Principal) error {
 	if !pp.authed || pp.served[pk] > 0 || len(pp.served) < pp.max {
 		return nil
 	}
-	err := fmt.Errorf("the gateway already serves %d principals (--max-principals), each until its sessions end: no session for %q", pp.max, p.Subject)
+	err := fmt.Errorf("the gateway already serves %s (--max-principals), each until its sessions end: no session for %q", plural(pp.max, "principal"), p.Subject)
 	pp.refused(err)
 	return err
 }
@@ -140,7 +140,7 @@ func (pp *pumps) get(key, pk string, p engine.Principal, ss *mcp.ServerSession) 
 		return nil, err
 	}
 	if len(pp.by) >= pp.maxPumps {
-		err := fmt.Errorf("the gateway runs the servers of %d sessions already (--max-server-sessions): end a session, or wait for one to go idle", pp.maxPumps)
+		err := fmt.Errorf("the gateway runs the servers of %s already (--max-server-sessions): end a session (DELETE), or wait for one to go idle (a session unused for %v ends)", plural(pp.maxPumps, "session"), pp.idle)
 		pp.refused(err)
 		return nil, err
 	}
@@ -154,8 +154,13 @@ func (pp *pumps) get(key, pk string, p engine.Principal, ss *mcp.ServerSession) 
 	e := &pumpEntry{mux: mux, principal: pk, done: make(chan struct{}), ss: ss, last: time.Now()}
 	pp.by[key] = e
 	pp.served[pk]++
-	if pp.authed {
+	switch {
+	case pp.authed:
 		pp.logf("session %s acts for %q (token from %s; scopes %q)", o.Session, p.Subject, p.Issuer, p.Scopes)
+	case ss != nil:
+		pp.logf("session %s is a client's (its MCP session %s)", o.Session, ss.ID())
+	default:
+		pp.logf("session %s holds the stateless requests (2026-07-28), which every client without a session shares", o.Session)
 	}
 	pp.wg.Add(2)
 	go func() {
@@ -247,4 +252,12 @@ func freshUpstreams(ups []Upstream) []Upstream {
 		}
 	}
 	return out
+}
+
+// plural is n and the noun, plural unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

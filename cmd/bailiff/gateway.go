@@ -247,6 +247,11 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	}
 	which += ": gateway for " + strings.Join(names, ", ") + " behind policy " + shortVersion(pol.Version()) + who
 	fmt.Fprintf(stderr, "bailiff: %s, audit log %s\n", which, c.Audit)
+	if lp.addr != "" && lp.authn == nil {
+		// The newest clients send stateless requests by default: without
+		// identity nothing tells their senders apart.
+		fmt.Fprintln(stderr, "bailiff: warning: without identity: in the config, clients of revision 2026-07-28 (stateless requests) share one session, its taint and its budgets; clients that open a session each have their own")
+	}
 	err = serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
 	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return tokenExpired(expiry, c.Principal.Subject)

@@ -401,10 +401,10 @@ func TestIdentityHTTPMaxPrincipals(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "already serves 1 principals (--max-principals)") {
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "already serves 1 principal (--max-principals)") {
 		t.Errorf("ben, one principal too many: %s %s", resp.Status, body)
 	}
-	if !strings.Contains(gwLog.String(), "refused a session: the gateway already serves 1 principals") || !strings.Contains(gwLog.String(), `-1 acts for "ana"`) {
+	if !strings.Contains(gwLog.String(), "refused a session: the gateway already serves 1 principal") || !strings.Contains(gwLog.String(), `-1 acts for "ana"`) {
 		t.Errorf("the operator was not told:\n%s", gwLog.String())
 	}
 	if out, err := echo("ana"); err != nil || out != "echo: hi" {
