@@ -192,8 +192,21 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 	if err != nil {
 		return nil, v.explain(ctx, token, err)
 	}
-	if err := v.checkTime(t); err != nil {
+	if err := v.checkExpiry(t); err != nil {
 		return nil, err
+	}
+	// The claims go-oidc does not read, read once: the typed ones and,
+	// for the groups claim (whose name is configured), all of them.
+	var claims tokenClaims
+	var all map[string]any
+	if err := t.Claims(&claims); err != nil {
+		return nil, refuse(Malformed, "claims: %v", err)
+	}
+	if err := t.Claims(&all); err != nil {
+		return nil, refuse(Malformed, "claims: %v", err)
+	}
+	if nbf := claims.NotBefore; nbf != nil && nbf.Time().After(v.now().Add(v.cfg.ClockSkew)) {
+		return nil, refuse(NotYetValid, "the token is not valid before %s", nbf.Time().UTC().Format(time.RFC3339))
 	}
 	if t.Subject == "" {
 		return nil, refuse(Malformed, "the token names no subject")
@@ -201,11 +214,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 	if hasControl(t.Subject) || strings.TrimSpace(t.Subject) == "" {
 		return nil, refuse(Malformed, "the subject %q is blank or holds control characters", t.Subject)
 	}
-	var claims tokenClaims
-	if err := t.Claims(&claims); err != nil {
-		return nil, refuse(Malformed, "claims: %v", err)
-	}
-	groups, err := v.groups(t)
+	groups, err := v.groups(all)
 	if err != nil {
 		return nil, err
 	}
@@ -239,26 +248,15 @@ func (c tokenClaims) emailVerified() bool {
 	return c.EmailVerified == true || c.EmailVerified == "true"
 }
 
-// checkTime refuses a token outside its validity period, give or take the
-// configured skew. A token without an expiry never expires, so it is
-// refused.
-func (v *Verifier) checkTime(t *oidc.IDToken) error {
-	now := v.now()
+// checkExpiry refuses a token past its expiry, give or take the
+// configured skew (not-before is checked with the other claims). A token
+// without an expiry never expires, so it is refused.
+func (v *Verifier) checkExpiry(t *oidc.IDToken) error {
 	if t.Expiry.IsZero() {
 		return refuse(Malformed, "the token has no expiry (exp)")
 	}
-	if now.After(t.Expiry.Add(v.cfg.ClockSkew)) {
+	if v.now().After(t.Expiry.Add(v.cfg.ClockSkew)) {
 		return refuse(Expired, "the token expired at %s", t.Expiry.UTC().Format(time.RFC3339))
-	}
-	var c tokenClaims
-	if err := t.Claims(&c); err != nil {
-		return refuse(Malformed, "claims: %v", err)
-	}
-	if c.NotBefore != nil {
-		nbf := c.NotBefore.Time()
-		if nbf.After(now.Add(v.cfg.ClockSkew)) {
-			return refuse(NotYetValid, "the token is not valid before %s", nbf.UTC().Format(time.RFC3339))
-		}
 	}
 	return nil
 }
@@ -282,11 +280,7 @@ func Scopes(cfg Config, groups []string) (scopes, unmapped []string) {
 
 // groups reads the groups claim: absent is none; anything but a list of
 // strings refuses the token, since a group read wrongly could grant.
-func (v *Verifier) groups(t *oidc.IDToken) ([]string, error) {
-	var claims map[string]any
-	if err := t.Claims(&claims); err != nil {
-		return nil, refuse(Malformed, "claims: %v", err)
-	}
+func (v *Verifier) groups(claims map[string]any) ([]string, error) {
 	raw := claimAt(claims, v.cfg.GroupsClaim)
 	if raw == nil {
 		return nil, nil

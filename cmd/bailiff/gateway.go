@@ -98,13 +98,7 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 			return nil, usageErr(fmt.Errorf("%s: %s cannot be -: standard input and output carry the MCP session", name, key), "")
 		}
 	}
-	dir := filepath.Dir(name)
-	rel := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(dir, p)
-	}
+	rel := func(p string) string { return relTo(name, p) }
 	c.Policy, c.Audit, c.Secret = rel(c.Policy), rel(c.Audit), rel(c.Secret)
 	if c.Identity != nil {
 		c.Identity.JWKSFile = rel(c.Identity.JWKSFile)

@@ -32,6 +32,28 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// postJSON posts a JSON-RPC body with a bearer token and headers, and
+// reads the answer whole.
+func postJSON(t *testing.T, url, token, body string, headers map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	return resp, got
+}
+
 func freePort(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -180,15 +202,7 @@ tools:
 
 	// Every bad token: 401 with its reason.
 	for name, bad := range idp.badTokens(t, audience) {
-		req, _ := http.NewRequest("POST", audience, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Authorization", "Bearer "+bad.tok)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, body := postJSON(t, audience, bad.tok, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil)
 		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "token refused ("+bad.reason+")") ||
 			resp.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+metaURL+`", error="invalid_token"` {
 			t.Errorf("%s: %s %q, WWW-Authenticate %q", name, resp.Status, body, resp.Header.Get("WWW-Authenticate"))
@@ -261,17 +275,8 @@ tools:
 	// dee's session, ridden with ben's token, or with a token of dee's
 	// that names other groups: refused.
 	for who, tok := range map[string]string{"ben": tokens["ben"], "dee as an engineer": idp.rsaToken(map[string]any{"sub": "dee", "aud": audience, "groups": []any{"engineering"}})} {
-		req, _ := http.NewRequest("POST", audience, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", dee.ID())
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		resp, err = http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := postJSON(t, audience, tok, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, map[string]string{
+			"Accept": "application/json, text/event-stream", "Mcp-Session-Id": dee.ID(), "Mcp-Protocol-Version": "2025-11-25"})
 		if resp.StatusCode != http.StatusForbidden {
 			t.Errorf("dee's session under %s's token: %s, want 403", who, resp.Status)
 		}
@@ -392,15 +397,7 @@ func TestIdentityHTTPMaxPrincipals(t *testing.T) {
 	if out, err := echo("ben"); err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
 		t.Errorf("ben, one principal too many: %q %v", out, err)
 	}
-	req, _ := http.NewRequest("POST", audience, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
-	req.Header.Set("Authorization", "Bearer "+idp.rsaToken(map[string]any{"sub": "ben", "aud": audience}))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := postJSON(t, audience, idp.rsaToken(map[string]any{"sub": "ben", "aud": audience}), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, nil)
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "already serves 1 principal (--max-principals)") {
 		t.Errorf("ben, one principal too many: %s %s", resp.Status, body)
 	}
