@@ -151,6 +151,7 @@ var owners = map[string]string{
 	"golang.org/x/text/unicode/norm":     "engine proxy",
 	"golang.org/x/term":                  "cmd/bailiff",
 	"golang.org/x/sync/semaphore":        "verify",
+	"modernc.org/sqlite":                 "state", // the operating state, one SQLite file
 }
 
 // TestDependencyOwners: each dependency stays in the package whose job

@@ -28,3 +28,26 @@ func At(point, detail string) {
 		(*h)(point, detail)
 	}
 }
+
+// StateWrite is before a write to the state database: a hook's error
+// there stands for the disk refusing it (a full disk, an I/O error).
+const StateWrite = "state-write"
+
+var errHook atomic.Pointer[func(point, detail string) error]
+
+// SetErr installs fn, which returns the error a point fails with (nil
+// for none), for the rest of the test, until the returned restore is
+// called.
+func SetErr(fn func(point, detail string) error) (restore func()) {
+	old := errHook.Swap(&fn)
+	return func() { errHook.Store(old) }
+}
+
+// Err is the error the hook gives at point, if any: the caller fails as
+// it would on that error from the system.
+func Err(point, detail string) error {
+	if h := errHook.Load(); h != nil {
+		return (*h)(point, detail)
+	}
+	return nil
+}

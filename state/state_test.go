@@ -1,0 +1,161 @@
+package state_test
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"bailiff/state"
+)
+
+var t0 = time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+
+func open(t *testing.T, path string) *state.Store {
+	t.Helper()
+	s, err := state.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func ask(id string) state.Ask {
+	return state.Ask{ID: id, Kind: "call", Log: "/var/log/a.jsonl", Session: "s1", Server: "mail", Tool: "send",
+		Call: "c" + id, Digest: "sha256:" + id, Principal: "ana", Args: `{"to":"x@example.com"}`, Reason: "sends mail", Asked: t0}
+}
+
+func answer(a string) state.Answer {
+	return state.Answer{Answer: a, Approver: "lee", Key: "lee+abc+KEY", Sig: "SIG", Signed: "2026-12-06T10:01:00Z", Given: t0.Add(time.Minute)}
+}
+
+// TestAskAnswerGrantLifecycle: an ask is pending until answered; a second
+// answer is refused; a refused answer leaves it pending; settling takes it
+// out of the list and records the grant, which is used once; and all of
+// it is there again after the store is closed and opened.
+func TestAskAnswerGrantLifecycle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := open(t, path)
+	for _, id := range []string{"s1-b", "s1-a"} {
+		if err := s.AddAsk(ask(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AddAsk(ask("s1-a")); err != nil {
+		t.Fatalf("the same ask again: %v", err)
+	}
+	other := ask("s1-a")
+	other.Digest = "sha256:other"
+	if err := s.AddAsk(other); err == nil {
+		t.Fatal("another call under a recorded ask's id was accepted")
+	}
+	if err := s.AddAsk(state.Ask{ID: "x", Kind: "calls"}); err == nil {
+		t.Fatal("an ask of an unknown kind was accepted")
+	}
+	pendingIDs(t, s, "", "s1-a", "s1-b")
+	pendingIDs(t, s, "/other.jsonl")
+
+	if err := s.AddAnswer("s1-a", answer("approve")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAnswer("s1-a", answer("decline")); err == nil {
+		t.Fatal("a second answer was accepted")
+	}
+	if err := s.AddAnswer("nope", answer("approve")); err == nil {
+		t.Fatal("an answer to no ask was accepted")
+	}
+	if err := s.AddAnswer("s1-b", answer("maybe")); err == nil {
+		t.Fatal("an answer that is neither approve nor decline was accepted")
+	}
+	pendingIDs(t, s, "", "s1-b")
+	got, ok, err := s.GetAnswer("s1-a")
+	if err != nil || !ok || got.Answer != "approve" || got.Key != "lee+abc+KEY" || !got.Given.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("GetAnswer = %+v, %v, %v", got, ok, err)
+	}
+
+	if err := s.RejectAnswer("s1-a"); err != nil {
+		t.Fatal(err)
+	}
+	pendingIDs(t, s, "", "s1-a", "s1-b")
+	if err := s.AddAnswer("s1-a", answer("approve")); err != nil {
+		t.Fatalf("a real answer after a refused one: %v", err)
+	}
+	g := &state.Grant{Server: "mail", Tool: "send", Digest: "sha256:s1-a", Principal: "ana", Approver: "lee", Approve: true,
+		Expires: t0.Add(16 * time.Minute), Granted: t0.Add(2 * time.Minute)}
+	if err := s.Settle("s1-a", t0.Add(2*time.Minute), g); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle("s1-a", t0.Add(3*time.Minute), g); err == nil {
+		t.Fatal("an ask was settled twice")
+	}
+	if err := s.AddAnswer("s1-a", answer("decline")); err == nil {
+		t.Fatal("a settled ask took an answer")
+	}
+	if err := s.RejectAnswer("s1-a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.GetAnswer("s1-a"); !ok {
+		t.Fatal("rejecting removed the answer of a settled ask")
+	}
+	pendingIDs(t, s, "", "s1-b")
+
+	s.Close()
+	s = open(t, path)
+	pendingIDs(t, s, "", "s1-b")
+	if err := s.UseGrant("s1-a", "s2/c9", t0.Add(5*time.Minute)); err != nil {
+		t.Fatalf("first use after a reopen: %v", err)
+	}
+	err = s.UseGrant("s1-a", "s2/c10", t0.Add(6*time.Minute))
+	if !errors.Is(err, state.ErrUsed) {
+		t.Fatalf("second use: %v, want ErrUsed", err)
+	}
+	gr, ok, err := s.GetGrant("s1-a")
+	if err != nil || !ok || gr.UsedBy != "s2/c9" || !gr.Used.Equal(t0.Add(5*time.Minute)) || !gr.Expires.Equal(g.Expires) || !gr.Approve {
+		t.Fatalf("GetGrant = %+v, %v, %v", gr, ok, err)
+	}
+	if err := s.UseGrant("s1-zz", "s2/c1", t0); err == nil || errors.Is(err, state.ErrUsed) {
+		t.Fatalf("using no grant: %v", err)
+	}
+}
+
+func pendingIDs(t *testing.T, s *state.Store, log string, want ...string) {
+	t.Helper()
+	list, err := s.Pending(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range list {
+		got = append(got, a.ID)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("pending = %v, want %v", got, want)
+	}
+}
+
+// TestSpend: a session's counts per tool, given back when a call fails,
+// never below zero, kept across a reopen.
+func TestSpend(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := open(t, path)
+	for i, step := range []struct {
+		tool  string
+		delta int
+		want  int
+	}{{"send", 1, 1}, {"send", 1, 2}, {"read", 1, 1}, {"send", -1, 1}, {"send", -5, 0}, {"list", -1, 0}, {"send", 3, 3}} {
+		got, err := s.Spend("s1", "mail", step.tool, step.delta)
+		if err != nil || got != step.want {
+			t.Fatalf("step %d: Spend(%s, %d) = %d, %v; want %d", i, step.tool, step.delta, got, err, step.want)
+		}
+	}
+	s.Close()
+	s = open(t, path)
+	if n, err := s.Spent("s1", "mail", "send"); err != nil || n != 3 {
+		t.Fatalf("Spent after reopen = %d, %v", n, err)
+	}
+	if n, err := s.Spent("s2", "mail", "send"); err != nil || n != 0 {
+		t.Fatalf("another session's = %d, %v", n, err)
+	}
+}
