@@ -4,45 +4,48 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
+	"time"
 
 	"bailiff/audit"
+	"bailiff/engine"
 	"bailiff/internal/jsontext"
+	"bailiff/state"
 )
 
-// Approvals is where asks that no human could answer live wait for one:
-// a directory beside the audit log (LOG.approvals/) with a file per
-// pending ask and per answer. The proxy writes pending asks and reads
-// answers; `bailiff approve` and `decline` write answers. Only the proxy
-// writes the log: an answer becomes a grant record when the proxy takes
-// it, and binds to the exact call (tool and argument digest) it was given
-// for, for one retry.
+// Approvals is where asks that no human could answer wait for one: the
+// state database (package state), which the gateway and `bailiff
+// approve`, `decline` and `approvals` share. The gateway records pending
+// asks and reads answers; approve and decline record answers. Only the
+// gateway writes the log: an answer becomes a grant record when the
+// gateway takes it, and binds to the exact call (tool and argument
+// digest) it was given for, for one retry.
 //
-// Nothing in the directory is trusted. An answer counts only when it is
+// Nothing in the database is trusted. An answer counts only when it is
 // signed by an approver key the gateway was configured with, over the
-// ask as the gateway itself recorded it (audit.Approval); a pending file
+// ask as the gateway itself recorded it (audit.Approval); a pending ask
 // is a notice for the human, and `bailiff approvals` shows the call from
-// the audit log, not from it.
+// the audit log, not from the database.
 type Approvals struct {
-	Dir string
+	Store *state.Store
+	// Log is the audit log the asks are recorded in (absolute): what
+	// approve reads an ask from.
+	Log string
+	// StateArg is the --state argument that names Store on approve's
+	// command line; "" when it is the default database.
+	StateArg string
 }
 
-// ApprovalsDir is the approvals directory of the log at name.
-func ApprovalsDir(log string) string { return log + ".approvals" }
-
-// approveCommand is the command line that answers approval id, naming
-// the real log (absolute, shell-quoted): a human copies it from the
-// agent's chat, from whatever directory they are in.
+// approveCommand is the command line that answers approval id (the
+// database's path absolute and shell-quoted when it is not the
+// default): a human copies it from the agent's chat, from whatever
+// directory they are in.
 func (a *Approvals) approveCommand(id string) string {
-	log := strings.TrimSuffix(a.Dir, ".approvals")
-	if abs, err := filepath.Abs(log); err == nil {
-		log = abs
+	cmd := "bailiff approve " + id
+	if a.StateArg != "" {
+		cmd += " --state " + shellQuote(a.StateArg)
 	}
-	return "bailiff approve " + id + " --audit " + shellQuote(log)
+	return cmd
 }
 
 func shellQuote(s string) string {
@@ -58,15 +61,18 @@ type Pending struct {
 	// Kind is "" for a call waiting for approval, "definition" for a
 	// changed tool definition waiting to be accepted (Digest is the new
 	// definition's).
-	Kind    string         `json:"kind,omitempty"`
-	Session string         `json:"session"`
-	Server  string         `json:"server"`
-	Call    string         `json:"call"`
-	Tool    string         `json:"tool"`
-	Args    map[string]any `json:"args"`
-	Digest  string         `json:"digest"`
-	Reason  string         `json:"reason"`
-	Asked   string         `json:"asked"`
+	Kind      string `json:"kind,omitempty"`
+	Session   string `json:"session"`
+	Principal string `json:"principal,omitempty"`
+	// Log is the audit log that records the ask.
+	Log    string         `json:"log,omitempty"`
+	Server string         `json:"server"`
+	Call   string         `json:"call"`
+	Tool   string         `json:"tool"`
+	Args   map[string]any `json:"args"`
+	Digest string         `json:"digest"`
+	Reason string         `json:"reason"`
+	Asked  string         `json:"asked"`
 }
 
 // AnswerFile is a human's signed answer to a pending ask.
@@ -86,78 +92,65 @@ func validID(id string) error {
 	return nil
 }
 
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
 // Ask records a pending ask.
 func (a *Approvals) Ask(p Pending) error {
 	if err := validID(p.ID); err != nil {
 		return err
 	}
-	return writeJSON(filepath.Join(a.Dir, "pending", p.ID+".json"), p)
+	args, err := json.Marshal(p.Args)
+	if err != nil {
+		return err
+	}
+	kind := p.Kind
+	if kind == "" {
+		kind = audit.ApproveCall
+	}
+	asked, err := audit.ParseTime(p.Asked)
+	if err != nil {
+		return err
+	}
+	return a.Store.AddAsk(state.Ask{ID: p.ID, Kind: kind, Log: a.Log, Session: p.Session, Server: p.Server, Tool: p.Tool,
+		Call: p.Call, Digest: p.Digest, Principal: p.Principal, Args: string(args), Reason: p.Reason, Asked: asked})
 }
 
-// List returns the pending asks, oldest first.
+// List returns the pending asks of the log, oldest first.
 func (a *Approvals) List() ([]Pending, error) {
-	files, err := filepath.Glob(filepath.Join(a.Dir, "pending", "*.json"))
+	asks, err := a.Store.Pending(a.Log)
 	if err != nil {
 		return nil, err
 	}
-	var out []Pending
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
+	return pendingOf(asks)
+}
+
+// pendingOf turns the database's asks into the gateway's.
+func pendingOf(asks []state.Ask) ([]Pending, error) {
+	out := make([]Pending, 0, len(asks))
+	for _, s := range asks {
+		p := Pending{ID: s.ID, Log: s.Log, Session: s.Session, Principal: s.Principal, Server: s.Server, Call: s.Call, Tool: s.Tool,
+			Digest: s.Digest, Reason: s.Reason, Asked: audit.FormatTime(s.Asked)}
+		if s.Kind != audit.ApproveCall {
+			p.Kind = s.Kind
 		}
-		var p Pending
-		if err := jsontext.NoDuplicateKeys(b); err != nil {
-			return nil, fmt.Errorf("%s: %v", f, err)
+		// A key given twice would show one value here and another to
+		// a reader of the database: refused, as the log's records are.
+		if err := jsontext.NoDuplicateKeys([]byte(s.Args)); err != nil {
+			return nil, fmt.Errorf("ask %s: its arguments: %v", s.ID, err)
 		}
-		if err := jsontext.ExactFieldCase(b, &p); err != nil {
-			return nil, fmt.Errorf("%s: %v", f, err)
-		}
-		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, fmt.Errorf("%s: %v", f, jsontext.PlainJSON(err, ""))
-		}
-		if _, answered := a.Answer(p.ID); answered {
-			continue
+		if err := json.Unmarshal([]byte(s.Args), &p.Args); err != nil {
+			return nil, fmt.Errorf("ask %s: its arguments are not JSON: %v", s.ID, err)
 		}
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Asked != out[j].Asked {
-			return out[i].Asked < out[j].Asked
-		}
-		return out[i].ID < out[j].ID
-	})
 	return out, nil
 }
 
 // Decide answers a pending ask: it signs ap (the ask as the audit log
 // records it, with the answer and the time) with the approver's private
-// key skey and writes the answer. It refuses an id that is not pending,
+// key skey and records the answer. It refuses an id that is not pending,
 // and a second answer. It returns the approver's name, the key's.
 func (a *Approvals) Decide(ap audit.Approval, skey string) (string, error) {
 	if err := validID(ap.ID); err != nil {
 		return "", err
-	}
-	if _, err := os.Stat(filepath.Join(a.Dir, "pending", ap.ID+".json")); errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("no pending approval %q", ap.ID)
-	}
-	if _, done := a.Answer(ap.ID); done {
-		return "", fmt.Errorf("approval %q is already answered", ap.ID)
 	}
 	if ap.Answer != "approve" && ap.Answer != "decline" {
 		return "", fmt.Errorf("answer %q is not approve or decline", ap.Answer)
@@ -167,34 +160,45 @@ func (a *Approvals) Decide(ap audit.Approval, skey string) (string, error) {
 		return "", err
 	}
 	name := audit.ApproverName(skey)
-	return name, writeJSON(filepath.Join(a.Dir, "answers", ap.ID+".json"), AnswerFile{ID: ap.ID, Answer: ap.Answer, Approver: name, Signature: sig})
+	return name, a.Store.AddAnswer(ap.ID, state.Answer{Answer: ap.Answer, Approver: name, Key: sig.Key, Sig: sig.Sig,
+		Signed: sig.Time, Given: time.Now()})
 }
 
-// Answer returns the answer file of a pending ask, if any. It is not
-// checked here: see Proxy.takeAnswer. A file with a key given twice, or
-// a field's name in another case, is no answer, like one that is not
-// JSON: the signature was checked over one of its values and the answer
-// might be taken from the other.
-func (a *Approvals) Answer(id string) (AnswerFile, bool) {
-	var ans AnswerFile
-	if validID(id) != nil {
-		return ans, false
+// Answer returns the answer given to a pending ask, if any. It is not
+// checked here: see Proxy.takeAnswer. A database that cannot be read
+// answers nothing (the ask stays pending): the error is returned for
+// the gateway's stderr.
+func (a *Approvals) Answer(id string) (AnswerFile, bool, error) {
+	ans, ok, err := a.Store.GetAnswer(id)
+	if err != nil || !ok {
+		return AnswerFile{}, false, err
 	}
-	b, err := os.ReadFile(filepath.Join(a.Dir, "answers", id+".json"))
-	if err != nil || jsontext.NoDuplicateKeys(b) != nil || jsontext.ExactFieldCase(b, &ans) != nil || json.Unmarshal(b, &ans) != nil || ans.ID != id || (ans.Answer != "approve" && ans.Answer != "decline") {
-		return AnswerFile{}, false
+	return AnswerFile{ID: id, Answer: ans.Answer, Approver: ans.Approver,
+		Signature: audit.Signature{Key: ans.Key, Sig: ans.Sig, Time: ans.Signed}}, true, nil
+}
+
+// Reject removes an answer the gateway refused, leaving the ask pending
+// for a real approver.
+func (a *Approvals) Reject(id string) error { return a.Store.RejectAnswer(id) }
+
+// Settle marks an ask's answer taken into the log, with the grant made
+// from it (nil for none).
+func (a *Approvals) Settle(id string, at time.Time, g *engine.Grant, principal string) error {
+	if g == nil {
+		return a.Store.Settle(id, at, nil)
 	}
-	return ans, true
+	return a.Store.Settle(id, at, &state.Grant{Server: g.Server, Tool: g.Tool, Digest: g.Digest, Principal: principal,
+		Approver: g.Approver, Approve: g.Approve, Expires: g.Expires, Granted: at})
 }
 
-// Reject removes an answer the proxy refused, leaving the ask pending for
-// a real approver.
-func (a *Approvals) Reject(id string) {
-	os.Remove(filepath.Join(a.Dir, "answers", id+".json"))
+// UseGrant spends grant id for the call by, once: a second use, by this
+// gateway or another process on the same database, is refused.
+func (a *Approvals) UseGrant(id, by string, at time.Time) error {
+	err := a.Store.UseGrant(id, by, at)
+	if errors.Is(err, state.ErrUsed) {
+		return fmt.Errorf("%w: %v", errGrantUsed, err)
+	}
+	return err
 }
 
-// Done removes an ask whose answer the proxy has taken.
-func (a *Approvals) Done(id string) {
-	os.Remove(filepath.Join(a.Dir, "pending", id+".json"))
-	os.Remove(filepath.Join(a.Dir, "answers", id+".json"))
-}
+var errGrantUsed = errors.New("the approval was already used")

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -83,10 +82,7 @@ rules:
 	}
 	p := list[0]
 	p.Args = map[string]any{"to": "alice"}
-	b, _ := json.Marshal(p)
-	if err := os.WriteFile(filepath.Join(s.options.Approvals.Dir, "pending", id+".json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editState(t, s.options.Approvals, `UPDATE asks SET args = ? WHERE id = ?`, `{"to":"alice"}`, id)
 
 	// The approver reads the ask from the log (as `bailiff approvals` and
 	// `bailiff approve` do) and approves what it shows.

@@ -91,6 +91,10 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 	recorded = true
 	switch d.Verdict {
 	case engine.Allow:
+		if err := p.spendGrant(c, d); err != nil {
+			p.toClient(refusal(req.ID, "bailiff denied this call: its approval cannot be used: "+err.Error()))
+			return
+		}
 		p.forward(ctx, u, req.ID, c, meta)
 	case engine.Deny:
 		text := describe(d)

@@ -91,7 +91,7 @@ func (d *diffRun) session(i int, w *chain.Writer, logPath string, ev chain.Evide
 	clock.set(at(&d.events[i]))
 	stderr := &lockedBuffer{}
 	opt := Options{Policy: d.pol, Log: w, Evidence: ev, Server: st.Server, Session: st.Session, Principal: st.Principal,
-		Secret: diffSecret, Approvals: &Approvals{Dir: ApprovalsDir(logPath)}, ApproverKeys: []string{d.vkey},
+		Secret: diffSecret, Approvals: testApprovals(t, logPath), ApproverKeys: []string{d.vkey},
 		Stderr: stderr, Now: clock.now, CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second}
 	clientR, proxyW := io.Pipe()
 	proxyR, clientW := io.Pipe()

@@ -91,7 +91,7 @@ func startFake(t *testing.T, policy, approver string) *session {
 	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: "fake",
 		Session: "test-session", Principal: engine.Principal{Subject: "ana"}, Stderr: stderr,
 		CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second,
-		Approvals: &Approvals{Dir: ApprovalsDir(logPath)}, ApproverKeys: []string{approver}}
+		Approvals: testApprovals(t, logPath), ApproverKeys: []string{approver}}
 	clientR, proxyW := io.Pipe()
 	proxyR, clientW := io.Pipe()
 	serverR, toServer := io.Pipe()

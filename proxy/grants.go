@@ -27,7 +27,7 @@ func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, 
 	if p.opt.Approvals != nil {
 		aid := p.opt.Session + "-" + c.ID
 		now := p.opt.Now()
-		err := p.opt.Approvals.Ask(Pending{ID: aid, Session: p.opt.Session, Server: c.Server, Call: c.ID, Tool: c.Tool,
+		err := p.opt.Approvals.Ask(Pending{ID: aid, Session: p.opt.Session, Principal: p.opt.Principal.Subject, Server: c.Server, Call: c.ID, Tool: c.Tool,
 			Args: written, Digest: c.Digest, Reason: d.Reason, Asked: audit.FormatTime(now)})
 		if err != nil {
 			p.logf("cannot write the pending approval: %v", err)
@@ -82,7 +82,7 @@ func (p *Proxy) askRepin(c *engine.Call) string {
 	p.mu.Unlock()
 	if !known {
 		now := p.opt.Now()
-		err := p.opt.Approvals.Ask(Pending{ID: aid, Kind: "definition", Session: p.opt.Session, Server: c.Server, Tool: c.Tool,
+		err := p.opt.Approvals.Ask(Pending{ID: aid, Kind: "definition", Session: p.opt.Session, Principal: p.opt.Principal.Subject, Server: c.Server, Tool: c.Tool,
 			Digest: digest, Reason: "the tool's definition changed since the session pinned it",
 			Asked: audit.FormatTime(now)})
 		if err != nil {
@@ -112,10 +112,14 @@ const clockSkew = time.Minute
 // takeAnswer returns the answer to approval ap, if one was given and it is
 // authentic: signed by a key the gateway trusts, not the principal's, over
 // exactly this ask, after it was asked. An answer that fails is removed
-// (the ask stays pending for a real approver) and reported on stderr.
+// (the ask stays pending for a real approver) and reported on stderr, as
+// is a state database that cannot be read: the ask stays unanswered.
 // Called with p.mu held.
 func (p *Proxy) takeAnswer(ap audit.Approval) (ans AnswerFile, approver string, ok bool) {
-	ans, ok = p.opt.Approvals.Answer(ap.ID)
+	ans, ok, err := p.opt.Approvals.Answer(ap.ID)
+	if err != nil {
+		p.logf("cannot read the answer to %s: %v", ap.ID, err)
+	}
 	if !ok {
 		return ans, "", false
 	}
@@ -135,7 +139,9 @@ func (p *Proxy) takeAnswer(ap audit.Approval) (ans AnswerFile, approver string, 
 	}
 	if err != nil {
 		p.logf("refused the answer to %s: %v", ap.ID, err)
-		p.opt.Approvals.Reject(ap.ID)
+		if err := p.opt.Approvals.Reject(ap.ID); err != nil {
+			p.logf("cannot remove the refused answer to %s: %v", ap.ID, err)
+		}
 		if p.refused == nil {
 			p.refused = map[string]string{}
 		}
@@ -165,7 +171,7 @@ func (p *Proxy) collectGrants() {
 			continue
 		}
 		delete(p.repins, aid)
-		p.opt.Approvals.Done(aid)
+		p.settled(aid, nil)
 		if a.Answer != "approve" || !p.sess.State().MayAccept(approver) {
 			p.logf("the new definition of %s was not accepted (declined by %s)", def.Name, approver)
 			continue
@@ -210,8 +216,43 @@ func (p *Proxy) collectGrants() {
 			p.logf("cannot write the audit log: %v", err)
 			continue
 		}
-		p.opt.Approvals.Done(aid)
+		p.settled(aid, &g)
+		if p.stored == nil {
+			p.stored = map[string]bool{}
+		}
+		p.stored[aid] = true
 	}
+}
+
+// settled marks ask aid's answer taken, with the grant made from it: in
+// the state database after the log, which is the evidence (a restart
+// between the two finds the log ahead, and the log wins). Called with
+// p.mu held.
+func (p *Proxy) settled(aid string, g *engine.Grant) {
+	if err := p.opt.Approvals.Settle(aid, p.opt.Now(), g, p.opt.Principal.Subject); err != nil {
+		p.logf("cannot record in the state database that %s was answered: %v", aid, err)
+	}
+}
+
+// spendGrant marks the out-of-band grant that allowed call c used in the
+// state database, before anything is forwarded: a grant the database
+// says was used (by another session or gateway), or a database that
+// cannot be written, forwards nothing. The log already records the
+// decision; the call is closed as failed, so it consumes no budget and
+// verify counts it as never completed.
+func (p *Proxy) spendGrant(c *engine.Call, d engine.Decision) error {
+	p.mu.Lock()
+	stored := p.stored[d.Grant]
+	p.mu.Unlock()
+	if !stored || d.Verdict != engine.Allow {
+		return nil // no grant, or one answered in band, which lives in its call
+	}
+	err := p.opt.Approvals.UseGrant(d.Grant, p.opt.Session+"/"+c.ID, p.opt.Now())
+	if err != nil {
+		p.logf("call %s (%s) not forwarded: grant %s: %v", c.ID, c.Tool, d.Grant, err)
+		p.record(c, audit.StatusFailed, nil, "", true)
+	}
+	return err
 }
 
 // sentence ends a reason (a policy author's text) as a sentence, so the

@@ -217,7 +217,7 @@ rules:
 	var approvals *Approvals
 	_, leePub := approverKey(t, "lee")
 	l := startListening(t, policy, []Upstream{{Name: "go", Cmd: exec.Command(bin)}}, HTTPOptions{}, func(o *Options, log string) {
-		approvals = &Approvals{Dir: ApprovalsDir(log)}
+		approvals = testApprovals(t, log)
 		o.Approvals = approvals
 		o.ApproverKeys = []string{leePub}
 	})

@@ -128,7 +128,7 @@ func start(t *testing.T, s setup) *session {
 		opt.CallTimeout = s.timeout
 	}
 	if s.approval {
-		opt.Approvals = &Approvals{Dir: ApprovalsDir(logPath)}
+		opt.Approvals = testApprovals(t, logPath)
 		opt.ApproverKeys = s.approvers
 	}
 	clientR, proxyW := io.Pipe()

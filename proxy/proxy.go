@@ -117,6 +117,7 @@ type Proxy struct {
 	repins    map[string]engine.ToolDef // approval id -> a changed definition to accept
 	askedAt   map[string]time.Time      // approval id -> when it was asked (see approvals.go)
 	refused   map[string]string         // a call's answerKey -> why its last answer was refused
+	stored    map[string]bool           // grants out of band, which the state database spends
 	defs      []engine.ToolDef          // the session's tools as last listed
 	closed    bool
 	// clientGone is set once the client's stream has ended.

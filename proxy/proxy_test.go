@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 
 	"bailiff/audit"
 	"bailiff/chain"
+	"bailiff/state"
 )
 
 // TestFilesystem: reads pass, writes outside the allowed prefix (directly
@@ -225,16 +225,13 @@ func (s *session) recorded(id string) audit.Approval {
 	return rec[id].Approval
 }
 
-// forge writes an answer file as an agent with write access to the
-// approvals directory could.
+// forge records an answer as anyone with write access to the state
+// database could.
 func (s *session) forge(id string, a AnswerFile) {
 	s.t.Helper()
-	b, _ := json.Marshal(a)
-	dir := filepath.Join(s.options.Approvals.Dir, "answers")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		s.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, id+".json"), b, 0o600); err != nil {
+	err := s.options.Approvals.Store.AddAnswer(id, state.Answer{Answer: a.Answer, Approver: a.Approver,
+		Key: a.Signature.Key, Sig: a.Signature.Sig, Signed: a.Signature.Time, Given: time.Now()})
+	if err != nil {
 		s.t.Fatal(err)
 	}
 }
@@ -267,8 +264,7 @@ tools:
 	pendingID := func() string {
 		list, err := approvals.List()
 		if err != nil || len(list) != 1 {
-			out, _ := exec.Command("find", approvals.Dir).CombinedOutput()
-			t.Fatalf("pending approvals: %v %v\n%s", list, err, out)
+			t.Fatalf("pending approvals: %v %v", list, err)
 		}
 		return list[0].ID
 	}
@@ -284,9 +280,8 @@ tools:
 		t.Fatalf("ask without elicitation: %q", text(r))
 	}
 	id := pendingID()
-	log, _ := filepath.Abs(s.log)
-	if want := "To allow it, run: bailiff approve " + id + " --audit " + log + "; then retry"; !strings.Contains(text(r), want) {
-		t.Errorf("the ask does not name the real log: %q, want %q in it", text(r), want)
+	if want := "To allow it, run: bailiff approve " + id + " --state " + approvals.Store.Path() + "; then retry"; !strings.Contains(text(r), want) {
+		t.Errorf("the ask does not name the state database: %q, want %q in it", text(r), want)
 	}
 	ap := s.recorded(id)
 	ap.Answer, ap.Time = "approve", time.Now().UTC().Format(chain.TimeFormat)
@@ -382,22 +377,17 @@ tools:
 	if err != nil || len(list) != 1 {
 		t.Fatalf("pending approvals: %v %v", list, err)
 	}
-	answers := filepath.Join(s.options.Approvals.Dir, "answers")
-	if r := s.call("create_directory", map[string]any{"path": answers}); r.IsError {
-		t.Fatalf("create_directory: %q", text(r))
-	}
-	forged := fmt.Sprintf(`{"id":%q,"answer":"approve","approver":"lee"}`, list[0].ID)
-	if r := s.call("write_file", map[string]any{"path": filepath.Join(answers, list[0].ID+".json"), "content": forged}); r.IsError {
+	// The agent writes over the state database: an answer of its own
+	// (SQL text where the database was), then the retry.
+	forged := fmt.Sprintf(`INSERT INTO answers VALUES (%q, 'approve', 'lee', '', '', '', '');`, list[0].ID)
+	if r := s.call("write_file", map[string]any{"path": s.options.Approvals.Store.Path(), "content": forged}); r.IsError {
 		t.Fatalf("the agent's write of its answer: %q", text(r))
 	}
-	if r := s.call("write_file", plan); !r.IsError || !strings.Contains(text(r), "bailiff approve") {
+	if r := s.call("write_file", plan); !r.IsError || !strings.Contains(text(r), "bailiff") {
 		t.Fatalf("the agent approved its own write: %q", text(r))
 	}
 	if _, err := os.Stat(filepath.Join(root, "notes", "plan.txt")); err == nil {
 		t.Error("the asked write happened")
-	}
-	if !strings.Contains(s.stderr.String(), "refused the answer to "+list[0].ID) {
-		t.Errorf("the forged answer was not reported:\n%s", s.stderr.String())
 	}
 	s.verify()
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // Recorded is a pending ask as the gateway's audit log records it: what a
-// human should read and sign, whatever the pending file says.
+// human should read and sign, whatever the state database says.
 type Recorded struct {
 	Found     bool
 	Approval  audit.Approval // the ask to sign, Answer and Time unset
@@ -25,7 +25,7 @@ type Recorded struct {
 	Asked     time.Time
 	Principal string   // the session's subject, who may not approve
 	Approvers []string // the approver keys the session trusts
-	// Differs names the fields where the pending file disagrees with the
+	// Differs names the fields where the state database's ask disagrees with the
 	// log ("" when it agrees).
 	Differs string
 	// Ended is set when the ask's session has ended: its call can no
@@ -40,16 +40,16 @@ type Recorded struct {
 
 // Signable refuses an ask a human should not sign as shown: one the log
 // does not hold, one whose logged record is inconsistent, and one whose
-// pending file disagrees with the log (the log, or the directory beside
-// it, was edited by someone other than the gateway).
+// ask in the state database disagrees with the log (the log, or the
+// database, was edited by someone other than the gateway).
 func (r Recorded) Signable() error {
 	switch {
 	case !r.Found:
-		return errors.New("the audit log holds no such ask: the pending file was not written by the gateway")
+		return errors.New("the audit log holds no such ask: the state database's ask was not recorded by the gateway")
 	case r.Inconsistent != "":
 		return fmt.Errorf("the audit log's record of the ask is inconsistent (%s): the log was rewritten", r.Inconsistent)
 	case r.Differs != "":
-		return fmt.Errorf("the pending file disagrees with the audit log (%s): one of them was edited by someone other than the gateway", r.Differs)
+		return fmt.Errorf("the state database disagrees with the audit log (%s): one of them was edited by someone other than the gateway", r.Differs)
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ type logSession struct {
 }
 
 // recordedAsk is pending ask p as the log's call record rec (body b) of
-// session s records it, with what the pending file says otherwise.
+// session s records it, with what the state database says otherwise.
 func recordedAsk(p Pending, ev *audit.Event, s *logSession) Recorded {
 	b := ev.Call.Body
 	r := Recorded{Found: true, Args: b.Args, Redacted: b.Redacted, Verdict: b.Verdict, Reason: b.Reason, Asked: ev.At,
@@ -188,7 +188,7 @@ func orServer(s, def string) string {
 	return s
 }
 
-// sameJSON compares two argument objects as JSON values (the pending file
+// sameJSON compares two argument objects as JSON values (the state database
 // is decoded with float numbers, the log with json.Number).
 func sameJSON(a, b map[string]any) bool {
 	x, err1 := json.Marshal(a)

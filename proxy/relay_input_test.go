@@ -38,8 +38,8 @@ func TestRelayedResultAsksNoInput(t *testing.T) {
 	}
 	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: "fs",
 		Session: "roots", Principal: engine.Principal{Subject: "ana"}, Stderr: io.Discard,
-		CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second, Approvals: &Approvals{Dir: ApprovalsDir(logPath)},
-		Protected: []string{logPath, chain.EvidenceDir(logPath), ApprovalsDir(logPath)}}
+		CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second, Approvals: testApprovals(t, logPath),
+		Protected: []string{logPath, chain.EvidenceDir(logPath), filepath.Join(filepath.Dir(logPath), "state.db")}}
 	clientR, proxyW := io.Pipe()
 	proxyR, clientW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

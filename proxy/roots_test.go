@@ -22,8 +22,8 @@ import (
 // between client and server untouched, and server-filesystem replaces its
 // command-line directories with the client's roots. A client whose
 // workspace contains the state directory (an editor opened on $HOME, say)
-// hands the agent's write_file the approvals directory (and the log and
-// evidence): the agent writes into LOG.approvals/ although the gateway
+// hands the agent's write_file the state database (and the log and
+// evidence): the agent writes over its approvals although the gateway
 // started with the log "outside every served root". The proxy now takes
 // every client root that holds a protected location (Options.Protected,
 // which run fills) out of the answer, says so, records it, and passes the
@@ -56,8 +56,8 @@ func TestClientRootsNeverReachTheApprovals(t *testing.T) {
 	stderr := &lockedBuffer{}
 	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: "fs",
 		Session: "roots", Principal: engine.Principal{Subject: "ana"}, Stderr: stderr,
-		CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second, Approvals: &Approvals{Dir: ApprovalsDir(logPath)},
-		Protected: []string{logPath, chain.EvidenceDir(logPath), ApprovalsDir(logPath)}}
+		CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second, Approvals: testApprovals(t, logPath),
+		Protected: []string{logPath, chain.EvidenceDir(logPath), filepath.Join(filepath.Dir(logPath), "state.db")}}
 	clientR, proxyW := io.Pipe()
 	proxyR, clientW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -89,7 +89,7 @@ func TestClientRootsNeverReachTheApprovals(t *testing.T) {
 		}
 	}
 	defer closeAll()
-	answer := filepath.Join(ApprovalsDir(logPath), "answers", "roots-c1.json")
+	answer := filepath.Join(filepath.Dir(logPath), "state.db")
 	var res *mcp.CallToolResult
 	for i := 0; i < 50; i++ { // the server fetches the roots after initialized
 		cs.CallTool(ctx, &mcp.CallToolParams{Name: "create_directory", Arguments: map[string]any{"path": filepath.Dir(answer)}})
@@ -102,8 +102,8 @@ func TestClientRootsNeverReachTheApprovals(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if _, err := os.Stat(answer); err == nil {
-		t.Errorf("the agent wrote %s through write_file: client roots put the approvals directory in reach", answer)
+	if b, _ := os.ReadFile(answer); strings.HasPrefix(string(b), `{"id"`) {
+		t.Errorf("the agent wrote %s through write_file: client roots put the state database in reach", answer)
 	}
 	// The other root, share, still reaches the server.
 	ok := filepath.Join(share, "ok.txt")

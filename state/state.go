@@ -73,6 +73,12 @@ func Open(path string) (*Store, error) {
 	if err := checkHeader(abs); err != nil {
 		return nil, err
 	}
+	// Created here, private: SQLite would make it world-readable, and it
+	// holds the arguments of asked calls. Its -wal and -shm files take
+	// this file's permissions.
+	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	}
 	// The path goes in a URI, escaped, so no character of it is read as
 	// a parameter; _txlock=immediate makes every transaction take the
 	// write lock at its start, so two writers never deadlock upgrading.

@@ -3,6 +3,7 @@ package state_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -157,5 +158,24 @@ func TestSpend(t *testing.T) {
 	}
 	if n, err := s.Spent("s2", "mail", "send"); err != nil || n != 0 {
 		t.Fatalf("another session's = %d, %v", n, err)
+	}
+}
+
+// TestPrivateFile: a new database, and its WAL, are the user's alone: it
+// holds the arguments of the calls waiting for approval.
+func TestPrivateFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "state.db")
+	s := open(t, path)
+	if err := s.AddAsk(ask("a")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", f, fi.Mode().Perm())
+		}
 	}
 }

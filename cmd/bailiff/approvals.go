@@ -2,21 +2,24 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"bailiff/chain"
 	"bailiff/proxy"
+	"bailiff/state"
 )
 
 // listed is an ask as approvals shows it: from the audit log.
 type listed struct {
 	ID       string         `json:"id"`
 	Kind     string         `json:"kind,omitempty"`
+	Log      string         `json:"log"`
 	Session  string         `json:"session"`
 	Server   string         `json:"server"`
 	Call     string         `json:"call,omitempty"`
@@ -31,73 +34,107 @@ type listed struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-// pendingFromLog reads the pending asks and finds each in the audit log.
-func pendingFromLog(audit string) ([]proxy.Pending, map[string]proxy.Recorded, error) {
-	// A mistyped path or the wrong file must not read as an empty queue.
-	if err := checkFile(audit, kindLog); err != nil {
-		return nil, nil, err
+// pendingFromState reads the pending asks from the state database (of
+// the log audit only, when it is not "") and finds each in its audit
+// log. A log that cannot be read is no error for the others: its asks
+// are listed as unreadable (unread[log] says why).
+func pendingFromState(st *state.Store, audit string) (pending []proxy.Pending, rec map[string]proxy.Recorded, unread map[string]string, err error) {
+	a := &proxy.Approvals{Store: st}
+	if audit != "" {
+		// A mistyped path or the wrong file must not read as an empty queue.
+		if err := checkFile(audit, kindLog); err != nil {
+			return nil, nil, nil, err
+		}
+		if a.Log, err = filepath.Abs(audit); err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
-	pending, err := a.List()
+	pending, err = a.List()
 	if err != nil {
-		return nil, nil, usageErr(fmt.Errorf("cannot read the approvals of %s: %v", audit, err), "")
+		return nil, nil, nil, usageErr(fmt.Errorf("cannot read the pending asks of %s: %v", st.Path(), err), "")
 	}
-	if len(pending) == 0 {
-		return nil, nil, nil
+	byLog := map[string][]proxy.Pending{}
+	for _, p := range pending {
+		byLog[p.Log] = append(byLog[p.Log], p)
 	}
-	f, err := openInput(nil, audit, kindLog) // checkFile refused "-"
+	rec, unread = map[string]proxy.Recorded{}, map[string]string{}
+	for log, ps := range byLog {
+		found, err := recordedIn(log, ps)
+		if err != nil {
+			unread[log] = err.Error()
+			continue
+		}
+		maps.Copy(rec, found)
+	}
+	return pending, rec, unread, nil
+}
+
+// recordedIn finds the asks ps in the audit log at log.
+func recordedIn(log string, ps []proxy.Pending) (map[string]proxy.Recorded, error) {
+	if err := checkFile(log, kindLog); err != nil {
+		return nil, err
+	}
+	f, err := openInput(nil, log, kindLog) // checkFile refused "-"
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
-	rec, err := proxy.FromLog(f, pending)
+	rec, err := proxy.FromLog(f, ps)
 	if err != nil {
-		return nil, nil, usageErr(fmt.Errorf("%s: %v", audit, err), "bailiff verify "+audit)
+		return nil, fmt.Errorf("%s: %v", log, err)
 	}
-	return pending, rec, nil
+	return rec, nil
 }
 
 func newApprovals(stdout io.Writer) *cobra.Command {
-	var audit string
+	var audit, statePath string
 	var format formatFlag
 	c := &cobra.Command{
-		Use:   "approvals --audit LOG",
+		Use:   "approvals [--state DB] [--audit LOG]",
 		Short: "List the calls waiting for a human's approval",
 		Long: `approvals lists the asks a running gateway could not put to a human
-(the client has no elicitation support): each with its approval id, the
+(the client has no elicitation support), from the state database the
+gateway and approve share (--state): each with its approval id, the
 session, the tool, the arguments and why the policy asks, all as the
-gateway's audit log records them. The pending files beside the log are
-only a notice: where one disagrees with the log, or names an ask the log
-does not hold, approvals says so.
+gateway's audit log records them; --audit shows one log's only. The
+database is only a notice: where it disagrees with the log, or names an
+ask the log does not hold, approvals says so.
 Answer one with 'bailiff approve ID' or 'bailiff decline ID'; the agent's
 next identical call then goes through (or stays refused).`,
-		Example: `  bailiff approvals --audit mail.audit.jsonl
-  bailiff approve mail-20261202T101500-1a2b3c4d-c7 --audit mail.audit.jsonl`,
+		Example: `  bailiff approvals
+  bailiff approve mail-20261202T101500-1a2b3c4d-c7`,
 		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if audit == "" {
-				return usageErr(errors.New("approvals needs --audit, the gateway's audit log"), "")
-			}
 			_, err := format.get()
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runApprovals(stdout, audit, format)
+			return runApprovals(stdout, statePath, audit, format)
 		},
 	}
-	c.Flags().StringVar(&audit, "audit", "", "the gateway's audit log")
+	c.Flags().StringVar(&audit, "audit", "", "show the asks of this audit log only")
+	c.Flags().StringVar(&statePath, "state", "", stateFlagHelp)
 	format.register(c)
 	return c
 }
 
-func runApprovals(stdout io.Writer, audit string, format formatFlag) error {
-	pending, rec, err := pendingFromLog(audit)
+func runApprovals(stdout io.Writer, statePath, audit string, format formatFlag) error {
+	st, err := openStateForAnswers(statePath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	pending, rec, unread, err := pendingFromState(st, audit)
 	if err != nil {
 		return err
 	}
 	var out []listed
 	for _, p := range pending {
-		out = append(out, listPending(p, rec[p.ID]))
+		l := listPending(p, rec[p.ID])
+		if why, ok := unread[p.Log]; ok {
+			l.Problem = "its audit log cannot be read (" + why + "): it cannot be approved"
+		}
+		out = append(out, l)
 	}
 	f, _ := format.get()
 	if f == "json" {
@@ -116,7 +153,7 @@ func runApprovals(stdout io.Writer, audit string, format formatFlag) error {
 // listPending shows an ask as the log records it, not as its pending
 // file says, and says why it cannot be approved if it cannot.
 func listPending(p proxy.Pending, r proxy.Recorded) listed {
-	l := listed{ID: p.ID, Kind: p.Kind, Session: p.Session, Server: p.Server, Call: p.Call, Tool: p.Tool}
+	l := listed{ID: p.ID, Kind: p.Kind, Log: p.Log, Session: p.Session, Server: p.Server, Call: p.Call, Tool: p.Tool}
 	switch {
 	case !r.Found:
 		l.Problem = "the audit log holds no such ask: it cannot be approved"
@@ -128,7 +165,7 @@ func listPending(p proxy.Pending, r proxy.Recorded) listed {
 		case r.Inconsistent != "":
 			l.Problem = "the audit log's record of this ask is inconsistent (" + r.Inconsistent + "): it cannot be approved"
 		case r.Differs != "":
-			l.Problem = "the pending file disagrees with the audit log (" + r.Differs + "): shown as logged; it cannot be approved"
+			l.Problem = "the state database disagrees with the audit log (" + r.Differs + "): shown as logged; it cannot be approved"
 		case r.Ended:
 			l.Problem = "its session has ended: the call can no longer be retried, so an answer would approve nothing"
 		}
@@ -153,7 +190,7 @@ func printApprovals(stdout io.Writer, out []listed) error {
 		} else if len(l.Redacted) > 0 {
 			what = append(what, []byte(" (redacted: "+strings.Join(l.Redacted, ", ")+")")...)
 		}
-		fmt.Fprintf(stdout, "  asked %s in session %s\n  %s.%s %s\n  %s\n", l.Asked, l.Session, l.Server, l.Tool, what, l.Reason)
+		fmt.Fprintf(stdout, "  asked %s in session %s of %s\n  %s.%s %s\n  %s\n", l.Asked, l.Session, l.Log, l.Server, l.Tool, what, l.Reason)
 		if l.Problem != "" {
 			fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"bailiff/chain"
 	"bailiff/proxy"
+	"bailiff/state"
 )
 
 // approverDir is where keygen --approver puts approver keys and where
@@ -61,13 +62,13 @@ func approverKey(stdin io.Reader, flag string) (string, error) {
 }
 
 func newAnswer(stdout io.Writer, answer string) *cobra.Command {
-	var audit, key, as string
+	var audit, statePath, key, as string
 	verb := "approve"
 	if answer == "decline" {
 		verb = "decline"
 	}
 	c := &cobra.Command{
-		Use:   verb + " ID --audit LOG [--key PRIVATE]",
+		Use:   verb + " ID [--state DB] [--key PRIVATE]",
 		Short: strings.ToUpper(verb[:1]) + verb[1:] + " a call waiting for a human",
 		Long: verb + ` answers a pending ask (see 'bailiff approvals'), signed with an
 approver key (from 'bailiff keygen --approver NAME'): --key, else
@@ -79,38 +80,43 @@ ask only. The gateway takes it only if it was started with the key's
 public half (--approver-key), and never from the session's principal.
 It writes the answer to the audit log as a grant, bound to that exact
 call, usable once, before the policy's approval TTL runs out.`,
-		Example: "  bailiff " + verb + " mail-20261202T101500-1a2b3c4d-c7 --audit mail.audit.jsonl",
+		Example: "  bailiff " + verb + " mail-20261202T101500-1a2b3c4d-c7",
 		Args:    exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("as") {
 				return usageErr(errors.New("--as is gone: the approver is the name of the key that signs the answer"), "bailiff keygen --approver NAME makes a key")
 			}
-			if audit == "" {
-				return usageErr(errors.New(verb+" needs --audit, the gateway's audit log"), "")
-			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAnswer(cmd.InOrStdin(), stdout, answer, verb, audit, key, args[0])
+			return runAnswer(cmd.InOrStdin(), stdout, answer, verb, statePath, audit, key, args[0])
 		},
 	}
-	c.Flags().StringVar(&audit, "audit", "", "the gateway's audit log")
+	c.Flags().StringVar(&audit, "audit", "", "the audit log the ask must be in (default: the one the state database names)")
+	c.Flags().StringVar(&statePath, "state", "", stateFlagHelp)
 	c.Flags().StringVar(&key, "key", "", "the approver's private key (default $BAILIFF_APPROVER_KEY, else the one in the approver directory)")
 	c.Flags().StringVar(&as, "as", "", "refused: the approver is the key's name")
 	_ = c.Flags().MarkHidden("as")
 	return c
 }
 
-func runAnswer(stdin io.Reader, stdout io.Writer, answer, verb, audit, key, id string) error {
-	hint := "bailiff approvals --audit " + audit + " lists the pending ones"
-	if err := checkFile(audit, kindLog); err != nil {
+func runAnswer(stdin io.Reader, stdout io.Writer, answer, verb, statePath, audit, key, id string) error {
+	hint := "bailiff approvals lists the pending ones"
+	if audit != "" {
+		if err := checkFile(audit, kindLog); err != nil {
+			return err
+		}
+	}
+	st, err := openStateForAnswers(statePath)
+	if err != nil {
 		return err
 	}
+	defer st.Close()
 	skey, err := approverKey(stdin, key)
 	if err != nil {
 		return err
 	}
-	r, err := answerable(audit, id, hint)
+	r, log, err := answerable(st, audit, id, hint)
 	if err != nil {
 		return err
 	}
@@ -118,50 +124,79 @@ func runAnswer(stdin io.Reader, stdout io.Writer, answer, verb, audit, key, id s
 	if name == r.Principal {
 		return usageErr(fmt.Errorf("%s is the session's principal, who never approves their own agent's calls", name), "")
 	}
-	// What is signed must be what the human read: an ask whose
-	// logged digest is not its logged arguments', or whose pending
-	// file says otherwise than the log, was edited by someone
-	// other than the gateway, and is refused either way.
+	// What is signed must be what the human read: an ask whose logged
+	// digest is not its logged arguments', or whose record in the state
+	// database says otherwise than the log, was edited by someone other
+	// than the gateway, and is refused either way.
 	if err := r.Signable(); err != nil {
-		return usageErr(fmt.Errorf("will not %s %s: %v", verb, id, err), "bailiff verify "+audit+" checks the log")
+		return usageErr(fmt.Errorf("will not %s %s: %v", verb, id, err), "bailiff verify "+log+" checks the log")
 	}
 	ap := r.Approval
-	// An answer the gateway will refuse approves nothing: written,
-	// it would read as done.
+	// An answer the gateway will refuse approves nothing: written, it
+	// would read as done.
 	if pub, err := chain.PublicKey(skey); err == nil && !slices.Contains(r.Approvers, pub) {
 		return usageErr(fmt.Errorf("session %s does not trust %s's key: the gateway would refuse the answer", ap.Session, name),
 			"the gateway trusts the keys given with --approver-key (or approver_keys) when the session starts")
 	}
 	ap.Answer = answer
 	ap.Time = time.Now().UTC().Format(chain.TimeFormat)
-	a := &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}
+	a := &proxy.Approvals{Store: st}
 	if _, err := a.Decide(ap, skey); err != nil {
-		return usageErr(err, hint)
+		var refused *state.Refusal
+		if errors.As(err, &refused) {
+			return usageErr(err, hint)
+		}
+		return stateErr(err)
 	}
 	_, err = fmt.Fprintf(stdout, "%s: %sd by %s; the gateway records it at the next call\n", id, verb, name)
 	return err
 }
 
-// answerable finds the ask id names in the audit log, refusing one that
-// is answered, was not written by the gateway, or can no longer be retried.
-func answerable(audit, id, hint string) (proxy.Recorded, error) {
-	if _, err := os.Stat(filepath.Join(proxy.ApprovalsDir(audit), "pending", filepath.Base(id)+".json")); err != nil || filepath.Base(id) != id {
-		return proxy.Recorded{}, usageErr(fmt.Errorf("no pending approval %q", id), hint)
-	}
-	pending, rec, err := pendingFromLog(audit)
+// answerable finds the ask id names in the state database and in the
+// audit log that records it (which must be audit, when given), refusing
+// one that is answered, was not recorded by the gateway, or can no longer
+// be retried.
+func answerable(st *state.Store, audit, id, hint string) (proxy.Recorded, string, error) {
+	ask, found, err := st.GetAsk(id)
 	if err != nil {
-		return proxy.Recorded{}, err
+		return proxy.Recorded{}, "", stateErr(err)
+	}
+	if !found {
+		return proxy.Recorded{}, "", usageErr(fmt.Errorf("no pending approval %q", id), hint)
+	}
+	if _, answered, err := st.GetAnswer(id); err != nil || answered || !ask.Settled.IsZero() {
+		if err != nil {
+			return proxy.Recorded{}, "", stateErr(err)
+		}
+		return proxy.Recorded{}, "", usageErr(fmt.Errorf("approval %q is already answered", id), hint)
+	}
+	if audit != "" {
+		abs, err := filepath.Abs(audit)
+		if err != nil {
+			return proxy.Recorded{}, "", err
+		}
+		if abs != ask.Log {
+			return proxy.Recorded{}, "", usageErr(fmt.Errorf("approval %q was asked in the audit log %s, not in %s", id, ask.Log, abs), "")
+		}
+	}
+	pending, err := (&proxy.Approvals{Store: st}).List()
+	if err != nil {
+		return proxy.Recorded{}, "", stateErr(err)
 	}
 	i := slices.IndexFunc(pending, func(p proxy.Pending) bool { return p.ID == id })
 	if i < 0 {
-		return proxy.Recorded{}, usageErr(fmt.Errorf("approval %q is already answered", id), hint)
+		return proxy.Recorded{}, "", usageErr(fmt.Errorf("approval %q is already answered", id), hint)
+	}
+	rec, err := recordedIn(ask.Log, pending[i:i+1])
+	if err != nil {
+		return proxy.Recorded{}, "", usageErr(fmt.Errorf("cannot read the audit log of %s: %v", id, err), "")
 	}
 	r := rec[id]
 	if !r.Found {
-		return proxy.Recorded{}, usageErr(fmt.Errorf("the audit log holds no ask %q: the pending file was not written by the gateway", id), "")
+		return proxy.Recorded{}, "", usageErr(fmt.Errorf("the audit log %s holds no ask %q: the state database's ask was not recorded by the gateway", ask.Log, id), "")
 	}
 	if r.Ended {
-		return proxy.Recorded{}, usageErr(fmt.Errorf("the session of %s has ended: its call can no longer be retried, so an answer would approve nothing", id), "the agent asks again in a new session, with a new approval id")
+		return proxy.Recorded{}, "", usageErr(fmt.Errorf("the session of %s has ended: its call can no longer be retried, so an answer would approve nothing", id), "the agent asks again in a new session, with a new approval id")
 	}
-	return r, nil
+	return r, ask.Log, nil
 }

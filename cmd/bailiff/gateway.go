@@ -33,7 +33,10 @@ type gatewayConfig struct {
 	Policy     string `yaml:"policy"`
 	Audit      string `yaml:"audit"`
 	Durability string `yaml:"durability"`
-	Secret     string `yaml:"secret"`
+	// State is the state database (default: state.db in the user's state
+	// directory).
+	State  string `yaml:"state"`
+	Secret string `yaml:"secret"`
 	// ApproverKeys are public keys (or files holding them, relative to the
 	// config) whose signed answers to asks count.
 	ApproverKeys []string                  `yaml:"approver_keys"`
@@ -91,7 +94,7 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 			return nil, usageErr(fmt.Errorf("%s: server %q has a url and a command (or args, env, cwd): it is one or the other", name, n), "")
 		}
 	}
-	for key, v := range map[string]string{"policy": c.Policy, "audit": c.Audit, "secret": c.Secret} {
+	for key, v := range map[string]string{"policy": c.Policy, "audit": c.Audit, "secret": c.Secret, "state": c.State} {
 		if v == "-" {
 			// Joined to a config in the working directory, "-" would stay
 			// "-", and read the MCP session's own input as a file.
@@ -99,7 +102,7 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 		}
 	}
 	rel := func(p string) string { return relTo(name, p) }
-	c.Policy, c.Audit, c.Secret = rel(c.Policy), rel(c.Audit), rel(c.Secret)
+	c.Policy, c.Audit, c.Secret, c.State = rel(c.Policy), rel(c.Audit), rel(c.Secret), rel(c.State)
 	if c.Identity != nil {
 		c.Identity.JWKSFile = rel(c.Identity.JWKSFile)
 	}
@@ -211,6 +214,11 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	if err := checkOutside(trust, roots); err != nil {
 		return err
 	}
+	approvals, stateFiles, closeState, err := openGatewayState(c.State, c.Audit, roots)
+	if err != nil {
+		return err
+	}
+	defer closeState()
 	names, ups := gatewayUpstreams(c)
 	if err := checkServed(stderr, pol, c.Policy, names, c.AllowDenyAll, servedHow{"its key under servers: in " + config, "set allow_deny_all: true in " + config, "allow_deny_all"}); err != nil {
 		return err
@@ -229,9 +237,20 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	opt := proxy.Options{
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
 		Server: "gateway", Session: session, Principal: c.Principal, Secret: secret,
-		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(c.Audit)}, ApproverKeys: approvers, Stderr: stderr,
-		Protected: protectedPaths(append(stateGuarded(c.Audit), trust...)),
+		Approvals: approvals, ApproverKeys: approvers, Stderr: stderr,
+		Protected: protectedPaths(slices.Concat(stateGuarded(c.Audit), stateFiles, trust)),
 	}
+	gatewayBanner(stderr, c, lp, session, names, pol, approvals.Store.Path())
+	err = serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
+	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return tokenExpired(expiry, c.Principal.Subject)
+	}
+	return err
+}
+
+// gatewayBanner says on stderr what the gateway serves, for whom, and
+// where its log and state are.
+func gatewayBanner(stderr io.Writer, c *gatewayConfig, lp listenParams, session string, names []string, pol *engine.Policy, statePath string) {
 	which, who := "session "+session, ", for "+actingFor(c.Principal)
 	if lp.addr != "" {
 		which = "sessions " + session + "-N, one per client session"
@@ -240,17 +259,12 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		who = ", each for the principal its token names"
 	}
 	which += ": gateway for " + strings.Join(names, ", ") + " behind policy " + shortVersion(pol.Version()) + who
-	fmt.Fprintf(stderr, "bailiff: %s, audit log %s\n", which, c.Audit)
+	fmt.Fprintf(stderr, "bailiff: %s, audit log %s, state %s\n", which, c.Audit, statePath)
 	if lp.addr != "" && lp.authn == nil {
 		// The newest clients send stateless requests by default: without
 		// identity nothing tells their senders apart.
 		fmt.Fprintln(stderr, "bailiff: warning: without identity: in the config, clients of revision 2026-07-28 (stateless requests) share one session, its taint and its budgets; clients that open a session each have their own")
 	}
-	err = serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
-	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return tokenExpired(expiry, c.Principal.Subject)
-	}
-	return err
 }
 
 // policyOrDenyAll is the named policy, or without one a policy that

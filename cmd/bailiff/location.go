@@ -54,14 +54,13 @@ func writableRoots(pol *engine.Policy, server string, dir string, command []stri
 // it is, its path, and what an agent could do there.
 type guarded struct{ what, path, harm string }
 
-// stateGuarded are the audit log's locations: the log, its evidence and
-// its approvals directories.
+// stateGuarded are the audit log's locations: the log and its evidence
+// directory.
 func stateGuarded(audit string) []guarded {
-	harm := "an agent could forge its own approvals there"
+	harm := "an agent could rewrite the record of what it did"
 	return []guarded{
-		{"the audit log " + audit + " and its approvals", audit, harm},
-		{"the audit log " + audit + " and its approvals", chain.EvidenceDir(audit), harm},
-		{"the audit log " + audit + " and its approvals", audit + ".approvals", harm},
+		{"the audit log " + audit, audit, harm},
+		{"the audit log " + audit, chain.EvidenceDir(audit), harm},
 	}
 }
 
@@ -106,9 +105,9 @@ func checkOutside(places []guarded, roots []clientconfig.Writable) error {
 	return nil
 }
 
-// checkStateOutside refuses an audit log (with its evidence and approvals
-// directories) inside a path a served tool may write: an agent that can
-// write there could forge approvals, or rewrite the evidence.
+// checkStateOutside refuses an audit log (with its evidence directory)
+// inside a path a served tool may write: an agent that can write there
+// could rewrite the evidence.
 func checkStateOutside(audit string, roots []clientconfig.Writable) error {
 	err := checkOutside(stateGuarded(audit), roots)
 	var ee *ExitError

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -33,6 +34,7 @@ type runParams struct {
 	durability  string
 	callTimeout time.Duration
 	approvers   []string
+	state       string // the state database
 	url         string // a Streamable HTTP server instead of a command
 	// allowDenyAll starts under a policy that would deny every call.
 	allowDenyAll bool
@@ -99,6 +101,7 @@ stderr go to stderr.`,
 	c.Flags().StringSliceVar(&p.scopes, "scopes", nil, "the principal's scopes")
 	c.Flags().StringVar(&p.secret, "secret", "", "file keying the digests of redacted calls (default: a fresh random key)")
 	c.Flags().StringVar(&p.durability, "durability", "sync", "when records reach the disk: sync, batch or none")
+	c.Flags().StringVar(&p.state, "state", "", stateFlagHelp)
 	completeValues(c, "durability", "sync", "batch", "none")
 	c.Flags().DurationVar(&p.callTimeout, "call-timeout", 2*time.Minute, "how long the server may take to answer a call")
 	c.Flags().StringVar(&p.url, "url", os.Getenv("BAILIFF_URL"), "the server's Streamable HTTP endpoint, instead of a command (default $BAILIFF_URL)")
@@ -168,6 +171,11 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	if err := checkOutside(trust, roots); err != nil {
 		return err
 	}
+	approvals, stateFiles, closeState, err := openGatewayState(p.state, audit, roots)
+	if err != nil {
+		return err
+	}
+	defer closeState()
 	dur, _ := chain.ParseDurability(p.durability)
 	secret, err := loadSecret(stdin, p.secret)
 	if err != nil {
@@ -202,8 +210,8 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	opt := proxy.Options{
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(audit)}, EvidenceSync: dur == chain.Sync,
 		Server: server, Session: session, Principal: principal, Secret: secret,
-		Approvals: &proxy.Approvals{Dir: proxy.ApprovalsDir(audit)}, ApproverKeys: approvers, Stderr: stderr, CallTimeout: p.callTimeout,
-		Protected: protectedPaths(append(stateGuarded(audit), trust...)),
+		Approvals: approvals, ApproverKeys: approvers, Stderr: stderr, CallTimeout: p.callTimeout,
+		Protected: protectedPaths(slices.Concat(stateGuarded(audit), stateFiles, trust)),
 	}
 	err = serveRun(ctx, stdin, stdout, stderr, opt, p.url, command, audit)
 	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -300,7 +308,7 @@ func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, op
 	if serverURL != "" {
 		what = serverURL
 	}
-	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, for %s, audit log %s\n", opt.Session, what, shortVersion(opt.Policy.Version()), actingFor(opt.Principal), audit)
+	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, for %s, audit log %s, state %s\n", opt.Session, what, shortVersion(opt.Policy.Version()), actingFor(opt.Principal), audit, opt.Approvals.Store.Path())
 	var err error
 	if serverURL != "" {
 		err = proxy.RunURL(ctx, opt, stdin, stdout, serverURL)

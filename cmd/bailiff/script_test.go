@@ -13,10 +13,23 @@ import (
 	"bailiff/internal/golden"
 )
 
-func TestMain(m *testing.M) {
+func TestMain(tm *testing.M) {
+	var m testscript.TestingM = tm
 	if os.Getenv(childEnv) == "1" {
 		// A test runs the CLI in a process of its own, to measure it.
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	// (Not in a script's bailiff, which testscript runs as this binary
+	// under that name, with the script's environment.)
+	if filepath.Base(os.Args[0]) != "bailiff" && os.Getenv("BAILIFF_STATE_DIR") == "" && os.Getenv("BAILIFF_STATE") == "" {
+		// A test that starts a gateway without naming its state must not
+		// write the state database of the user running the tests.
+		dir, err := os.MkdirTemp("", "bailiff-test-state-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv("BAILIFF_STATE_DIR", dir)
+		m = cleanAfter{m, dir}
 	}
 	testscript.Main(m, map[string]func(){
 		"bailiff": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
@@ -55,6 +68,8 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"jsonrpc-lines": jsonrpcLines,
+			"state-ask":     stateAsk,
+			"state-sql":     stateSQL,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "peers" {
@@ -80,4 +95,16 @@ func jsonrpcLines(ts *testscript.TestScript, neg bool, args []string) {
 	if len(lines) == 0 || lines[0] == "" {
 		ts.Fatalf("%s holds no messages", args[0])
 	}
+}
+
+// cleanAfter removes a directory once the tests have run: testscript.Main
+// exits, so a deferred call would not.
+type cleanAfter struct {
+	testscript.TestingM
+	dir string
+}
+
+func (c cleanAfter) Run() int {
+	defer os.RemoveAll(c.dir)
+	return c.TestingM.Run()
 }

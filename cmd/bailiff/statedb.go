@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"bailiff/internal/clientconfig"
+	"bailiff/proxy"
+	"bailiff/state"
+)
+
+// stateFlagHelp is the --state flag's help, the same on every command.
+const stateFlagHelp = "the state database, where asks wait for an answer (default $BAILIFF_STATE, else state.db in the user's state directory)"
+
+// statePath is the state database named (by --state or state:), else
+// $BAILIFF_STATE, else state.db in the user's state directory, made
+// absolute: the gateway and approve, run from anywhere, must name the
+// same file.
+func statePath(named string) (path string, isDefault bool, err error) {
+	if named == "" {
+		named = os.Getenv("BAILIFF_STATE")
+	}
+	if named == "" {
+		named, isDefault = filepath.Join(stateDir(), "state.db"), true
+	}
+	if named == "-" {
+		return "", false, usageErr(errors.New("the state database cannot be -: it is a file bailiff writes"), "")
+	}
+	path, err = filepath.Abs(named)
+	return path, isDefault, err
+}
+
+// stateDBGuarded are the state database's files: anyone who can write
+// them can record an answer (which still needs a trusted signature to
+// count) or destroy the asks waiting there.
+func stateDBGuarded(path string) []guarded {
+	what, harm := "the state database "+path, "an agent could destroy the asks waiting there, or forge answers to them"
+	return []guarded{{what, path, harm}, {what, path + "-wal", harm}, {what, path + "-shm", harm}}
+}
+
+// openGatewayState opens the state database of run or gateway, after
+// refusing one a served tool could write. The approvals it returns
+// record their asks as being in the audit log audit.
+func openGatewayState(named, audit string, roots []clientconfig.Writable) (*proxy.Approvals, []guarded, func(), error) {
+	path, isDefault, err := statePath(named)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	guard := stateDBGuarded(path)
+	if err := checkOutside(guard, roots); err != nil {
+		return nil, nil, nil, err
+	}
+	st, err := state.Open(path)
+	if err != nil {
+		return nil, nil, nil, stateErr(err)
+	}
+	log, err := filepath.Abs(audit)
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, err
+	}
+	a := &proxy.Approvals{Store: st, Log: log}
+	if !isDefault {
+		a.StateArg = path
+	}
+	return a, guard, func() { st.Close() }, nil
+}
+
+// openStateForAnswers opens the state database approvals, approve and
+// decline read: one that does not exist is refused, not created empty,
+// so a mistyped --state never reads as "nothing is waiting".
+func openStateForAnswers(named string) (*state.Store, error) {
+	path, _, err := statePath(named)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, usageErr(fmt.Errorf("no state database at %s: %v", path, errors.Unwrap(err)),
+			"name the one the gateway uses with --state (or $BAILIFF_STATE); the gateway says which at its start")
+	}
+	st, err := state.Open(path)
+	if err != nil {
+		return nil, stateErr(err)
+	}
+	return st, nil
+}
+
+// stateErr is how a state database that cannot be used ends a command:
+// it names the file and what to do, and nothing is changed.
+func stateErr(err error) error {
+	var hint string
+	switch {
+	case errors.Is(err, state.ErrNewer):
+		hint = "use the bailiff that wrote it"
+	case errors.Is(err, state.ErrCorrupt):
+		hint = "the audit log holds every answer the gateway took; move the database aside and restart to begin with an empty one"
+	}
+	return usageErr(err, hint)
+}
