@@ -164,6 +164,12 @@ func (dec *Decoder) decodeGrant(rec chain.Record) error {
 	}
 	dec.grant = GrantStep{Call: b.Call, ID: b.Grant, Approver: b.Approver, Approve: b.Answer == "approve", Expires: exp,
 		Logged: true, Tool: engine.ToolRef{Server: b.Server, Tool: b.Tool}, Digest: b.Digest, Body: b}
+	if b.From != "" && (b.Decision != nil || b.Signature == nil || b.From == rec.Session) {
+		// An approval taken up from another session is signed (it was
+		// given out of band) and settles nothing here: the call it
+		// answered is that session's.
+		return fmt.Errorf("a grant from session %q must be signed, from another session, and settle nothing", b.From)
+	}
 	if b.Decision != nil {
 		dec.recorded = toDecision(*b.Decision)
 		dec.grant.Recorded, dec.grant.Settled = &dec.recorded, true

@@ -282,9 +282,12 @@ func (d *Driver) call(dv *driven, ev *Event) error {
 // kept for a later identical call.
 func (d *Driver) grant(dv *driven, ev *Event) error {
 	s, gs := dv.s, ev.Grant
-	pc, err := s.Lookup(gs.Call)
-	if err != nil {
-		return &StepError{Pos: ev.Pos, Step: "grant", Reason: err.Error()}
+	var pc *Pending
+	if !gs.Carried() {
+		var err error
+		if pc, err = s.Lookup(gs.Call); err != nil {
+			return &StepError{Pos: ev.Pos, Step: "grant", Reason: err.Error()}
+		}
 	}
 	g := grantFor(s, pc, gs, ev.At)
 	if p, ok := d.Observer.(Preparer); ok {
@@ -297,7 +300,7 @@ func (d *Driver) grant(dv *driven, ev *Event) error {
 	// ask on redacted arguments included). A trace's grant claims the
 	// ask right before it, and only a plain one: an ask whose verdict
 	// rests on redacted arguments is not known to be one.
-	claims := gs.Settled
+	claims := gs.Settled && pc != nil
 	if !gs.Logged {
 		claims = gs.Call == dv.last && !pc.decision.Unevaluable
 	}

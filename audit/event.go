@@ -72,6 +72,10 @@ type GrantStep struct {
 	Body *GrantBody
 }
 
+// Carried tells a log's grant taken up from another session (Body.From):
+// its Call is that session's, not one of this one.
+func (gs *GrantStep) Carried() bool { return gs.Logged && gs.Body != nil && gs.Body.From != "" }
+
 // ResultStep is what came back for a call, as Body records it, with Out
 // its output (nil for none).
 type ResultStep struct {

@@ -103,8 +103,13 @@ type CallBody struct {
 // Grant, its kind "call"); only an elicitation grant, answered in band,
 // has none.
 type GrantBody struct {
-	Grant     string     `json:"grant"`
-	Call      string     `json:"call"`
+	Grant string `json:"grant"`
+	Call  string `json:"call"`
+	// From is the session the ask was made in, when it is not this one:
+	// an approval taken up by a later session of the same log and
+	// principal (the earlier one ended, or the gateway restarted). Call
+	// is that session's call.
+	From      string     `json:"from,omitempty"`
 	Server    string     `json:"server,omitempty"` // as in CallBody
 	Tool      string     `json:"tool"`
 	Digest    string     `json:"digest"`

@@ -54,7 +54,9 @@ func (pc *Pending) Call() *engine.Call { return pc.call }
 func (pc *Pending) Decision() engine.Decision { return pc.decision }
 
 // Waiting says the call was asked and no grant has settled it yet.
-func (pc *Pending) Waiting() bool { return pc.waiting }
+// A nil one (a grant carried from another session has no call here) is
+// not waiting.
+func (pc *Pending) Waiting() bool { return pc != nil && pc.waiting }
 
 // Config is what a session is driven with.
 type Config struct {

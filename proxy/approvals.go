@@ -202,3 +202,10 @@ func (a *Approvals) UseGrant(id, by string, at time.Time) error {
 }
 
 var errGrantUsed = errors.New("the approval was already used")
+
+// Carryable lists the approvals given to asks of other sessions of this
+// log for principal that a call of session may take up (see
+// Proxy.carryGrants).
+func (a *Approvals) Carryable(session, principal string) ([]state.Carry, error) {
+	return a.Store.Carryable(a.Log, principal, session)
+}

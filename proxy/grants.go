@@ -162,6 +162,7 @@ func (p *Proxy) collectGrants() {
 	if p.opt.Approvals == nil {
 		return
 	}
+	defer p.carryGrants()
 	for aid, def := range p.repins {
 		// A definition is named as the session pins it ("<server>.<tool>"
 		// in a gateway), under the session's server: what verify sees.

@@ -71,11 +71,12 @@ type rowQuerier interface {
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanAsk(r scanner) (Ask, error) {
+// scanAsk scans askColumns, and then into extra whatever follows them.
+func scanAsk(r scanner, extra ...any) (Ask, error) {
 	var a Ask
 	var asked, expires, settled sql.NullString
-	err := r.Scan(&a.ID, &a.Kind, &a.Log, &a.Session, &a.Server, &a.Tool, &a.Call, &a.Digest, &a.Principal, &a.Args, &a.Reason,
-		&asked, &expires, &settled)
+	err := r.Scan(append([]any{&a.ID, &a.Kind, &a.Log, &a.Session, &a.Server, &a.Tool, &a.Call, &a.Digest, &a.Principal, &a.Args, &a.Reason,
+		&asked, &expires, &settled}, extra...)...)
 	if err != nil {
 		return a, err
 	}

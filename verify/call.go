@@ -30,13 +30,14 @@ func (set *sessionSet) checkCall(cs *audit.CallStep) {
 
 // Called compares the recorded decision with the recomputed one; the
 // recorded one is what the session goes on from.
-func (set *sessionSet) Called(_ *audit.Session, ev *audit.Event, decided, recorded engine.Decision) error {
+func (set *sessionSet) Called(s *audit.Session, ev *audit.Event, decided, recorded engine.Decision) error {
 	vs, b := set.vs, ev.Call.Body
 	set.compare(vs, set.rec, b.Call, b.Tool, b.Decision, decided)
 	if vs.f != nil {
 		vs.f.Call(ev.At, set.rec.Seq, ev.Call.Call, recorded)
 	}
-	vs.spend(b.Decision.Grant, b.Call)
+	set.spend(b.Decision.Grant, b.Call)
+	set.noteAsk(s, b, ev.Call.Call.ToolRef)
 	return nil
 }
 
@@ -92,11 +93,16 @@ func (set *sessionSet) compare(vs *vsession, rec chain.Record, call, tool string
 }
 
 // spend notes that a recorded decision used grant g on call.
-func (vs *vsession) spend(g, call string) {
-	if g != "" {
-		if _, ok := vs.used[g]; !ok {
-			vs.used[g] = call
-		}
+func (set *sessionSet) spend(g, call string) {
+	vs := set.vs
+	if g == "" {
+		return
+	}
+	if _, ok := vs.used[g]; !ok {
+		vs.used[g] = call
+	}
+	if vs.signed[g] {
+		set.ledger.uses = append(set.ledger.uses, useFact{grant: g, call: call, rec: set.rec})
 	}
 }
 

@@ -35,6 +35,13 @@ func (set *sessionSet) checkGrant(s *audit.Session, gs *audit.GrantStep, g *engi
 			return errSkip
 		}
 		g.Approve = false
+		return nil
+	}
+	if b.Signature != nil {
+		vs.signed[b.Grant] = true
+	}
+	if b.From != "" {
+		set.noteCarry(s, b, g.Server)
 	}
 	return nil
 }
@@ -58,7 +65,7 @@ func (set *sessionSet) Granted(_ *audit.Session, ev *audit.Event, pc *audit.Pend
 		if vs.f != nil {
 			vs.f.Settle(ev.At, b.Call, g, recorded)
 		}
-		vs.spend(b.Decision.Grant, b.Call)
+		set.spend(b.Decision.Grant, b.Call)
 	}
 	return nil
 }
@@ -129,7 +136,13 @@ func (vs *vsession) grantProblem(s *audit.Session, rec chain.Record, b *audit.Gr
 	}
 	ap := audit.Approval{ID: b.Grant, Kind: audit.ApproveCall, Session: rec.Session, ToolRef: engine.ToolRef{Server: server, Tool: b.Tool},
 		Digest: b.Digest, Answer: b.Answer}
-	return vs.signatureProblem(s, rec, "grant "+b.Grant, ap, *b.Signature, b.Approver, vs.asked[b.Call])
+	asked := vs.asked[b.Call]
+	if b.From != "" {
+		// Asked in another session, which signed it: when, and whether
+		// at all, is checked once every session is read (crossCheck).
+		ap.Session, asked = b.From, time.Time{}
+	}
+	return vs.signatureProblem(s, rec, "grant "+b.Grant, ap, *b.Signature, b.Approver, asked)
 }
 
 // acceptProblem is grantProblem for a tools record accepting a changed

@@ -113,6 +113,9 @@ func (p *pool) err() error {
 // merge adds what the workers found to rep; sortReport then puts it in
 // log order.
 func (p *pool) merge(rep *Report) {
+	if len(p.results) > 0 {
+		rep.Findings = append(rep.Findings, crossCheck(p.results, p.results[0].v.file)...)
+	}
 	for _, set := range p.results {
 		rep.Findings = append(rep.Findings, set.findings...)
 		rep.Unevaluable = append(rep.Unevaluable, set.unevaluable...)

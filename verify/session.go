@@ -27,6 +27,8 @@ type sessionSet struct {
 	// fatal is a spill file that failed: decisions after it cannot be
 	// trusted either way, so the log cannot be verified.
 	fatal error
+	// ledger is what must be checked across sessions (carry.go).
+	ledger ledger
 
 	dec  audit.Decoder
 	rec  chain.Record // the record being stepped
@@ -86,6 +88,9 @@ type vsession struct {
 	// given for and the call a recorded decision used it on.
 	given map[string]string
 	used  map[string]string
+	// signed are the grants given with a signature: each is used once
+	// in the whole log, whichever session takes it up.
+	signed map[string]bool
 	// approvers are the approver keys the session trusts; elicited the
 	// asked calls the gateway put to the client, asked when each call was
 	// recorded; refused the grants whose signature failed, and why.
@@ -222,7 +227,7 @@ func (set *sessionSet) Started(s *audit.Session, ev *audit.Event) error {
 		f = set.v.follow(s, rec.TS, b)
 	}
 	set.sessions[rec.Session] = &vsession{f: f,
-		given: map[string]string{}, used: map[string]string{}, approvers: approvers,
+		given: map[string]string{}, used: map[string]string{}, signed: map[string]bool{}, approvers: approvers,
 		elicited: map[string]bool{}, asked: map[string]time.Time{}, refused: map[string]string{}}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/proxy"
 	"bailiff/state"
@@ -32,6 +33,8 @@ type listed struct {
 	// Problem says why the ask cannot be trusted as shown: the pending
 	// file disagrees with the log, or the log has no such ask.
 	Problem string `json:"problem,omitempty"`
+	// Note is what the human should know that does not stop an answer.
+	Note string `json:"note,omitempty"`
 }
 
 // pendingFromState reads the pending asks from the state database (of
@@ -166,8 +169,10 @@ func listPending(p proxy.Pending, r proxy.Recorded) listed {
 			l.Problem = "the audit log's record of this ask is inconsistent (" + r.Inconsistent + "): it cannot be approved"
 		case r.Differs != "":
 			l.Problem = "the state database disagrees with the audit log (" + r.Differs + "): shown as logged; it cannot be approved"
+		case r.Ended && p.Kind == audit.ApproveDefinition:
+			l.Problem = "its session has ended: a new session pins the tools as they are then, so accepting this definition would change nothing"
 		case r.Ended:
-			l.Problem = "its session has ended: the call can no longer be retried, so an answer would approve nothing"
+			l.Note = "its session has ended: an approval is taken up by the next session for " + r.Principal + " on this log"
 		}
 	}
 	return l
@@ -193,6 +198,9 @@ func printApprovals(stdout io.Writer, out []listed) error {
 		fmt.Fprintf(stdout, "  asked %s in session %s of %s\n  %s.%s %s\n  %s\n", l.Asked, l.Session, l.Log, l.Server, l.Tool, what, l.Reason)
 		if l.Problem != "" {
 			fmt.Fprintf(stdout, "  warning: %s\n", l.Problem)
+		}
+		if l.Note != "" {
+			fmt.Fprintf(stdout, "  note: %s\n", l.Note)
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/proxy"
 	"bailiff/state"
@@ -148,7 +149,11 @@ func runAnswer(stdin io.Reader, stdout io.Writer, answer, verb, statePath, audit
 		}
 		return stateErr(err)
 	}
-	_, err = fmt.Fprintf(stdout, "%s: %sd by %s; the gateway records it at the next call\n", id, verb, name)
+	next := "the gateway records it at the next call"
+	if r.Ended {
+		next = "its session has ended: the next session for " + r.Principal + " on this log takes it up"
+	}
+	_, err = fmt.Fprintf(stdout, "%s: %sd by %s; %s\n", id, verb, name, next)
 	return err
 }
 
@@ -156,7 +161,7 @@ func runAnswer(stdin io.Reader, stdout io.Writer, answer, verb, statePath, audit
 // audit log that records it (which must be audit, when given), refusing
 // one that is answered, was not recorded by the gateway, or can no longer
 // be retried.
-func answerable(st *state.Store, audit, id, hint string) (proxy.Recorded, string, error) {
+func answerable(st *state.Store, auditLog, id, hint string) (proxy.Recorded, string, error) {
 	ask, found, err := st.GetAsk(id)
 	if err != nil {
 		return proxy.Recorded{}, "", stateErr(err)
@@ -170,8 +175,8 @@ func answerable(st *state.Store, audit, id, hint string) (proxy.Recorded, string
 		}
 		return proxy.Recorded{}, "", usageErr(fmt.Errorf("approval %q is already answered", id), hint)
 	}
-	if audit != "" {
-		abs, err := filepath.Abs(audit)
+	if auditLog != "" {
+		abs, err := filepath.Abs(auditLog)
 		if err != nil {
 			return proxy.Recorded{}, "", err
 		}
@@ -192,11 +197,11 @@ func answerable(st *state.Store, audit, id, hint string) (proxy.Recorded, string
 		return proxy.Recorded{}, "", usageErr(fmt.Errorf("cannot read the audit log of %s: %v", id, err), "")
 	}
 	r := rec[id]
+	if r.Ended && pending[i].Kind == audit.ApproveDefinition {
+		return proxy.Recorded{}, "", usageErr(fmt.Errorf("the session of %s has ended: a new session pins the tools as they are then, so accepting this definition would change nothing", id), "")
+	}
 	if !r.Found {
 		return proxy.Recorded{}, "", usageErr(fmt.Errorf("the audit log %s holds no ask %q: the state database's ask was not recorded by the gateway", ask.Log, id), "")
-	}
-	if r.Ended {
-		return proxy.Recorded{}, "", usageErr(fmt.Errorf("the session of %s has ended: its call can no longer be retried, so an answer would approve nothing", id), "the agent asks again in a new session, with a new approval id")
 	}
 	return r, ask.Log, nil
 }

@@ -214,7 +214,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	if err := checkOutside(trust, roots); err != nil {
 		return err
 	}
-	approvals, stateFiles, closeState, err := openGatewayState(c.State, c.Audit, roots)
+	approvals, stateFiles, closeState, err := openGatewayState(stderr, c.State, c.Audit, roots)
 	if err != nil {
 		return err
 	}

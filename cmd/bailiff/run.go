@@ -171,7 +171,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	if err := checkOutside(trust, roots); err != nil {
 		return err
 	}
-	approvals, stateFiles, closeState, err := openGatewayState(p.state, audit, roots)
+	approvals, stateFiles, closeState, err := openGatewayState(stderr, p.state, audit, roots)
 	if err != nil {
 		return err
 	}

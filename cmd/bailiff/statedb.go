@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -41,9 +42,10 @@ func stateDBGuarded(path string) []guarded {
 }
 
 // openGatewayState opens the state database of run or gateway, after
-// refusing one a served tool could write. The approvals it returns
-// record their asks as being in the audit log audit.
-func openGatewayState(named, audit string, roots []clientconfig.Writable) (*proxy.Approvals, []guarded, func(), error) {
+// refusing one a served tool could write, and reconciles it with the
+// audit log. The approvals it returns record their asks as being in the
+// audit log audit.
+func openGatewayState(stderr io.Writer, named, audit string, roots []clientconfig.Writable) (*proxy.Approvals, []guarded, func(), error) {
 	path, isDefault, err := statePath(named)
 	if err != nil {
 		return nil, nil, nil, err
@@ -64,6 +66,10 @@ func openGatewayState(named, audit string, roots []clientconfig.Writable) (*prox
 	a := &proxy.Approvals{Store: st, Log: log}
 	if !isDefault {
 		a.StateArg = path
+	}
+	if err := reconcileState(stderr, a); err != nil {
+		st.Close()
+		return nil, nil, nil, err
 	}
 	return a, guard, func() { st.Close() }, nil
 }

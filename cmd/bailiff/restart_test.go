@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"bailiff/chain"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// restartRig is a real `bailiff run` in front of the real
+// server-filesystem, started and killed as a process, with its log and
+// state database kept across restarts, and a client that cannot put a
+// question to a human (so an ask waits for `bailiff approve`).
+type restartRig struct {
+	t                          *testing.T
+	dir, share, audit, db, lee string
+	policy, server, leePub     string
+	command, env               []string // the server, when not server-filesystem
+	cmd                        *exec.Cmd
+	cs                         *mcp.ClientSession
+	stderr                     *strings.Builder
+	cancel                     context.CancelFunc
+}
+
+func newRestartRig(t *testing.T, policy string) *restartRig {
+	server := filepath.Join(peers, "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	if _, err := os.Stat(server); err != nil {
+		if os.Getenv("BAILIFF_PEERS_REQUIRED") != "" {
+			t.Fatalf("server-filesystem is not installed: %v", err)
+		}
+		t.Skip("server-filesystem is not installed: npm ci --prefix proxy/testdata/peers")
+	}
+	dir := t.TempDir()
+	r := &restartRig{t: t, dir: dir, share: filepath.Join(dir, "share"), audit: filepath.Join(dir, "logs", "audit.jsonl"),
+		db: filepath.Join(dir, "logs", "state.db"), lee: filepath.Join(dir, "keys", "lee"), server: server}
+	if err := errors.Join(os.MkdirAll(r.share, 0o755), os.MkdirAll(filepath.Dir(r.lee), 0o700)); err != nil {
+		t.Fatal(err)
+	}
+	r.policy = writeTestFile(t, dir, "policy.yaml", policy)
+	var out strings.Builder
+	if code := run([]string{"keygen", "--approver", "lee", "-o", r.lee}, nil, &out, &out); code != 0 {
+		t.Fatalf("keygen: %s", out.String())
+	}
+	r.leePub = r.lee + ".pub"
+	return r
+}
+
+// start starts the gateway and connects the client.
+func (r *restartRig) start() {
+	r.t.Helper()
+	command := r.command
+	if command == nil {
+		command = []string{"node", r.server, r.share}
+	}
+	r.cmd = exec.Command(os.Args[0], append([]string{"run", "--server", "fs", "--policy", r.policy, "--audit", r.audit, "--state", r.db,
+		"--approver-key", r.leePub, "--"}, command...)...)
+	r.cmd.Env = append(append(os.Environ(), childEnv+"=1", "USER=ana"), r.env...)
+	r.stderr = &strings.Builder{}
+	r.cmd.Stderr = r.stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	r.cancel = cancel
+	client := mcp.NewClient(&mcp.Implementation{Name: "restart-test", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: r.cmd}, nil)
+	if err != nil {
+		r.t.Fatalf("connect: %v\n%s", err, r.stderr.String())
+	}
+	r.cs = cs
+}
+
+// kill stops the gateway with SIGKILL: no end record, nothing flushed
+// but what was written.
+func (r *restartRig) kill() {
+	r.cmd.Process.Kill()
+	r.cs.Close()
+	r.cancel()
+}
+
+func (r *restartRig) write(path, content string) (string, bool) {
+	r.t.Helper()
+	text, isErr, err := r.call("write_file", map[string]any{"path": path, "content": content})
+	if err != nil {
+		r.t.Fatalf("write_file: %v\n%s", err, r.stderr.String())
+	}
+	return text, isErr
+}
+
+// call calls a tool; err is the session's failure (a killed gateway).
+func (r *restartRig) call(name string, args map[string]any) (text string, isErr bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := r.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "", false, err
+	}
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), res.IsError, nil
+}
+
+var approveID = regexp.MustCompile(`bailiff approve (\S+) --state `)
+
+// asked wants the write refused with an ask out of band, and returns its
+// approval id.
+func (r *restartRig) asked(path, content string) string {
+	r.t.Helper()
+	text, isErr := r.write(path, content)
+	m := approveID.FindStringSubmatch(text)
+	if !isErr || m == nil {
+		r.t.Fatalf("write %s: %q, want an ask naming bailiff approve", path, text)
+	}
+	return m[1]
+}
+
+func (r *restartRig) approve(id string) {
+	r.t.Helper()
+	var out strings.Builder
+	if code := run([]string{"approve", id, "--state", r.db, "--key", r.lee + ".key"}, nil, &out, &out); code != 0 {
+		r.t.Fatalf("approve %s: exit %d\n%s", id, code, out.String())
+	}
+}
+
+// TestRestartBetweenAskAndAnswer: the gateway is killed after an ask and
+// started again; the answer, given while it was down, settles the ask in
+// the new session: the approved write lands, once. A second identical
+// write is asked again, and the log (two sessions, the first never ended)
+// verifies.
+func TestRestartBetweenAskAndAnswer(t *testing.T) {
+	r := newRestartRig(t, "version: 1\nrules:\n  - {id: write, tool: write_file, action: ask, reason: a human confirms every write}\n")
+	out := filepath.Join(r.share, "out.txt")
+	r.start()
+	id := r.asked(out, "hello")
+	r.kill()
+	r.approve(id)
+
+	r.start()
+	if text, isErr := r.write(out, "hello"); isErr {
+		t.Fatalf("the approved write after the restart: %q\n%s", text, r.stderr.String())
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != "hello" {
+		t.Fatalf("the approved write did not land: %q %v", b, err)
+	}
+	if !strings.Contains(r.stderr.String(), "took up the approval "+id+" by lee") {
+		t.Errorf("the gateway did not say it took up the approval:\n%s", r.stderr.String())
+	}
+	os.Remove(out)
+	r.asked(out, "hello")
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the approval was used twice")
+	}
+	r.cs.Close()
+	r.cmd.Wait()
+	r.cancel()
+	verifiesWithCalls(t, r.audit, 3)
+}
+
+// TestApprovalExpiredWhileDown: an approval lives the policy's TTL from
+// its signing; one that ran out while the gateway was down stays expired:
+// the restarted gateway does not take it up, says why, and the write is
+// asked again.
+func TestApprovalExpiredWhileDown(t *testing.T) {
+	r := newRestartRig(t, "version: 1\napproval: {ttl: 1s}\nrules:\n  - {id: write, tool: write_file, action: ask}\n")
+	out := filepath.Join(r.share, "out.txt")
+	r.start()
+	id := r.asked(out, "hello")
+	r.kill()
+	r.approve(id)
+	time.Sleep(1500 * time.Millisecond)
+	r.start()
+	r.asked(out, "hello")
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("an expired approval allowed the write")
+	}
+	if !strings.Contains(r.stderr.String(), "did not take up the answer to "+id) || !strings.Contains(r.stderr.String(), "it expired at") {
+		t.Errorf("the gateway did not say why it left the approval:\n%s", r.stderr.String())
+	}
+	r.cs.Close()
+	r.cmd.Wait()
+	r.cancel()
+	verifiesWithCalls(t, r.audit, 2)
+}
+
+// TestCarriedGrantForgeries: what a carried grant claims that its
+// signature does not cover is checked against the session that asked it.
+// From a real log where a restarted gateway took up an approval, an editor
+// who can re-seal the log (1) moves the grant to a call the first session
+// never asked, (2) replays the grant and its call in a session of its own
+// making, using the approval twice, and (3) does so for another principal.
+// Each is a verify finding that names what it claims.
+func TestCarriedGrantForgeries(t *testing.T) {
+	r := newRestartRig(t, "version: 1\nrules:\n  - {id: write, tool: write_file, action: ask, reason: a human confirms every write}\n")
+	out := filepath.Join(r.share, "out.txt")
+	r.start()
+	id := r.asked(out, "hello")
+	r.kill()
+	r.approve(id)
+	r.start()
+	if text, isErr := r.write(out, "hello"); isErr {
+		t.Fatalf("the approved write after the restart: %q", text)
+	}
+	r.cs.Close()
+	r.cmd.Wait()
+	r.cancel()
+	recs := readRecords(t, r.audit)
+	var second string
+	for _, rec := range recs {
+		if rec.Kind == chain.KindGrant && strings.Contains(string(rec.Body), `"from":`) {
+			second = rec.Session
+		}
+	}
+	if second == "" {
+		t.Fatal("the log holds no carried grant")
+	}
+	for _, c := range []struct {
+		name, want string
+		edit       func(recs []chain.Record) []chain.Record
+	}{
+		{"another call", "that session recorded no asked call c9", func(recs []chain.Record) []chain.Record {
+			for i, rec := range recs {
+				if rec.Kind == chain.KindGrant && rec.Session == second {
+					recs[i].Body = json.RawMessage(strings.Replace(string(rec.Body), `"call":"c1"`, `"call":"c9"`, 1))
+				}
+			}
+			return recs
+		}},
+		{"settling here", "must be signed, from another session, and settle nothing", func(recs []chain.Record) []chain.Record {
+			for i, rec := range recs {
+				if rec.Kind == chain.KindGrant && rec.Session == second {
+					body := strings.TrimSuffix(string(rec.Body), "}") + `,"decision":{"verdict":"allow","check":"approval","reason":"x"}}`
+					recs[i].Body = json.RawMessage(body)
+				}
+			}
+			return recs
+		}},
+		{"used twice", "was already used by call c1 of session " + second, func(recs []chain.Record) []chain.Record {
+			return append(recs, replayed(recs, second, "forged-session", "")...)
+		}},
+		{"another principal", `that session acted for "ana", this one for "bob"`, func(recs []chain.Record) []chain.Record {
+			return append(recs, replayed(recs, second, "bobs-session", "bob")...)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			forged := filepath.Join(r.dir, strings.ReplaceAll(c.name, " ", "-")+".jsonl")
+			writeRecords(t, forged, c.edit(slices.Clone(recs)))
+			var report strings.Builder
+			code := run([]string{"verify", forged}, nil, &report, &report)
+			if code != 1 || !strings.Contains(report.String(), c.want) {
+				t.Fatalf("verify: exit %d, want 1 and a finding saying %q:\n%s", code, c.want, report.String())
+			}
+		})
+	}
+}
+
+// replayed copies session from's start, carried grant and calls as a new
+// session as, acting for principal (from's when "").
+func replayed(recs []chain.Record, from, as, principal string) []chain.Record {
+	var out []chain.Record
+	for _, rec := range recs {
+		if rec.Session != from || (rec.Kind != chain.KindSession && rec.Kind != chain.KindGrant && rec.Kind != chain.KindCall) {
+			continue
+		}
+		rec.Session = as
+		if principal != "" && rec.Kind == chain.KindSession {
+			rec.Body = json.RawMessage(strings.Replace(string(rec.Body), `"subject":"ana"`, `"subject":"`+principal+`"`, 1))
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func readRecords(t *testing.T, log string) []chain.Record {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []chain.Record
+	rd := chain.NewReader(f)
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return recs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
+}
+
+// writeRecords seals recs as a new log, as anyone holding the log can.
+func writeRecords(t *testing.T, log string, recs []chain.Record) {
+	t.Helper()
+	var out bytes.Buffer
+	w := chain.NewWriter(&out, chain.None)
+	for _, rec := range recs {
+		if _, err := w.Append(rec.TS, rec.Session, rec.Kind, rec.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(log, out.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReconcileAfterUncleanStop: the gateway writes the log before the
+// state database, so a stop between the two leaves an approval the log
+// shows used and the database does not (its grant unused, or not even
+// made). The restarted gateway reconciles the database from the log and
+// says so, and the approval is not used again.
+func TestReconcileAfterUncleanStop(t *testing.T) {
+	r := newRestartRig(t, "version: 1\nrules:\n  - {id: write, tool: write_file, action: ask}\n")
+	out := filepath.Join(r.share, "out.txt")
+	r.start()
+	id := r.asked(out, "hello")
+	r.kill()
+	r.approve(id)
+	r.start()
+	if text, isErr := r.write(out, "hello"); isErr {
+		t.Fatalf("the approved write: %q", text)
+	}
+	r.kill()
+	for _, lost := range []string{
+		"UPDATE grants SET used_at = NULL, used_by = NULL",      // stopped before the use was marked
+		"DELETE FROM grants; UPDATE asks SET settled_at = NULL", // stopped before it was even taken up
+	} {
+		editDB(t, r.db, lost)
+		os.Remove(out)
+		r.start()
+		if !strings.Contains(r.stderr.String(), "reconciled the state database with the audit log: approval "+id+" was used by ") {
+			t.Fatalf("after %q the gateway did not reconcile:\n%s", lost, r.stderr.String())
+		}
+		r.asked(out, "hello")
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("after %q the approval was used again", lost)
+		}
+		r.kill()
+	}
+	verifiesWithCalls(t, r.audit, 4)
+}
+
+func editDB(t *testing.T, path, query string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(query); err != nil {
+		t.Fatal(err)
+	}
+}
