@@ -209,3 +209,7 @@ var errGrantUsed = errors.New("the approval was already used")
 func (a *Approvals) Carryable(session, principal string) ([]state.Carry, error) {
 	return a.Store.Carryable(a.Log, principal, session)
 }
+
+// AnswersVersion changes when an answer may have been given since it was
+// last read (state.Store.AnswersVersion).
+func (a *Approvals) AnswersVersion() (string, error) { return a.Store.AnswersVersion() }

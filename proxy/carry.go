@@ -10,6 +10,15 @@ import (
 	"bailiff/state"
 )
 
+// oobGrants is what a session knows of the approvals given out of band:
+// stored are the grants the state database spends (its own and those it
+// took up), carried the approvals of earlier sessions it looked at, seen
+// the database's answers version it looked up to.
+type oobGrants struct {
+	stored, carried map[string]bool
+	seen            string
+}
+
 // carryGrants takes up, for a later identical call of this session, the
 // approvals given to asks of earlier sessions of the same log and
 // principal that were never used: the gateway restarted between the ask
@@ -23,20 +32,25 @@ import (
 // one use is spent in the state database, so of two sessions holding it
 // one only uses it. Called with p.mu held.
 func (p *Proxy) carryGrants() {
+	v, err := p.opt.Approvals.AnswersVersion()
+	if err == nil && v == p.oob.seen {
+		return // no answer given since the last look
+	}
 	list, err := p.opt.Approvals.Carryable(p.opt.Session, p.opt.Principal.Subject)
 	if err != nil {
 		p.logf("cannot read the approvals of earlier sessions: %v", err)
 		return
 	}
+	p.oob.seen = v
 	now := p.opt.Now()
 	for _, c := range list {
-		if p.carried[c.Ask.ID] || !p.serves(c.Ask.Server) {
+		if p.oob.carried[c.Ask.ID] || !p.serves(c.Ask.Server) {
 			continue
 		}
-		if p.carried == nil {
-			p.carried = map[string]bool{}
+		if p.oob.carried == nil {
+			p.oob.carried = map[string]bool{}
 		}
-		p.carried[c.Ask.ID] = true // checked once: a refusal is not repeated at every call
+		p.oob.carried[c.Ask.ID] = true // checked once: a refusal is not repeated at every call
 		g, sig, err := p.carriedGrant(c, now)
 		if err != nil {
 			p.logf("did not take up the answer to %s (asked in session %s): %v", c.Ask.ID, c.Ask.Session, err)
@@ -55,10 +69,10 @@ func (p *Proxy) carryGrants() {
 		if !c.Granted {
 			p.settled(g.ID, &g)
 		}
-		if p.stored == nil {
-			p.stored = map[string]bool{}
+		if p.oob.stored == nil {
+			p.oob.stored = map[string]bool{}
 		}
-		p.stored[g.ID] = true
+		p.oob.stored[g.ID] = true
 		p.logf("took up the approval %s by %s (asked in session %s), usable once until %s", g.ID, g.Approver, c.Ask.Session, audit.FormatTime(g.Expires))
 	}
 }

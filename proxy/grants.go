@@ -218,10 +218,10 @@ func (p *Proxy) collectGrants() {
 			continue
 		}
 		p.settled(aid, &g)
-		if p.stored == nil {
-			p.stored = map[string]bool{}
+		if p.oob.stored == nil {
+			p.oob.stored = map[string]bool{}
 		}
-		p.stored[aid] = true
+		p.oob.stored[aid] = true
 	}
 }
 
@@ -243,7 +243,7 @@ func (p *Proxy) settled(aid string, g *engine.Grant) {
 // verify counts it as never completed.
 func (p *Proxy) spendGrant(c *engine.Call, d engine.Decision) error {
 	p.mu.Lock()
-	stored := p.stored[d.Grant]
+	stored := p.oob.stored[d.Grant]
 	p.mu.Unlock()
 	if !stored || d.Verdict != engine.Allow {
 		return nil // no grant, or one answered in band, which lives in its call

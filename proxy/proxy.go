@@ -106,20 +106,20 @@ type Proxy struct {
 	work     sync.WaitGroup // every goroutine the session started
 	inCalls  sync.WaitGroup // the client's calls being handled
 
-	mu              sync.Mutex     // guards everything below, and each upstream's maps
-	sess            *audit.Session // nil until the session record is written
-	drv             *audit.Driver  // drives sess, one step at a time under mu
-	obs             sessionObserver
-	calls           int
-	ownDown         map[string]chan *jsonrpc.Response // our requests to the client
-	canElicit       bool
-	waiting         map[string]*engine.Call   // approval id -> the call it would approve
-	repins          map[string]engine.ToolDef // approval id -> a changed definition to accept
-	askedAt         map[string]time.Time      // approval id -> when it was asked (see approvals.go)
-	refused         map[string]string         // a call's answerKey -> why its last answer was refused
-	stored, carried map[string]bool           // grants the state database spends; earlier sessions' looked at (carry.go)
-	defs            []engine.ToolDef          // the session's tools as last listed
-	closed          bool
+	mu        sync.Mutex     // guards everything below, and each upstream's maps
+	sess      *audit.Session // nil until the session record is written
+	drv       *audit.Driver  // drives sess, one step at a time under mu
+	obs       sessionObserver
+	calls     int
+	ownDown   map[string]chan *jsonrpc.Response // our requests to the client
+	canElicit bool
+	waiting   map[string]*engine.Call   // approval id -> the call it would approve
+	repins    map[string]engine.ToolDef // approval id -> a changed definition to accept
+	askedAt   map[string]time.Time      // approval id -> when it was asked (see approvals.go)
+	refused   map[string]string         // a call's answerKey -> why its last answer was refused
+	oob       oobGrants                 // grants out of band in the state database (carry.go)
+	defs      []engine.ToolDef          // the session's tools as last listed
+	closed    bool
 	// clientGone is set once the client's stream has ended.
 	clientGone bool
 	early      []early // channel output from before the session record

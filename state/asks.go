@@ -140,6 +140,7 @@ func (s *Store) AddAnswer(id string, ans Answer) error {
 	if ans.Answer != "approve" && ans.Answer != "decline" {
 		return refuse("answer %q is not approve or decline", ans.Answer)
 	}
+	defer s.answered.Add(1)
 	return s.write("recording the answer to "+id, func(tx *sql.Tx) error {
 		a, found, err := getAsk(tx, id)
 		switch {

@@ -2,6 +2,7 @@ package state
 
 import (
 	"database/sql"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -108,4 +109,18 @@ func (s *Store) Reconcile(id, by string, at time.Time) error {
 			formatTime(at), formatTime(at), formatTime(at), by, id)
 		return err
 	})
+}
+
+// AnswersVersion changes whenever an answer may have been recorded since
+// it was last read: SQLite's data_version moves on a commit by any other
+// connection (bailiff approve, another gateway), and answers recorded
+// through this store are counted here. A gateway looks for approvals of
+// earlier sessions at every call only when it has moved, so a call pays
+// one pragma, not a query over the asks.
+func (s *Store) AnswersVersion() (string, error) {
+	var v int64
+	if err := s.db.QueryRow("PRAGMA data_version").Scan(&v); err != nil {
+		return "", s.explain("reading the data version", err)
+	}
+	return fmt.Sprintf("%d/%d", v, s.answered.Load()), nil
 }

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +39,9 @@ import (
 type Store struct {
 	db   *sql.DB
 	path string
+	// answered counts the answers recorded through this store, which
+	// SQLite's data_version does not see (see AnswersVersion).
+	answered atomic.Int64
 }
 
 // The errors a caller tells apart.

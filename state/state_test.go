@@ -179,3 +179,42 @@ func TestPrivateFile(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersVersion: the version moves when an answer is recorded,
+// through this store or another on the same file, and not otherwise; a
+// gateway skips looking for approvals of earlier sessions while it
+// stands.
+func TestAnswersVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	gw, approver := open(t, path), open(t, path)
+	version := func() string {
+		t.Helper()
+		v, err := gw.AnswersVersion()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if err := gw.AddAsk(ask(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v0 := version()
+	if v := version(); v != v0 {
+		t.Fatalf("the version moved with nothing done: %s, %s", v0, v)
+	}
+	if err := approver.AddAnswer("a", answer("approve")); err != nil {
+		t.Fatal(err)
+	}
+	v1 := version()
+	if v1 == v0 {
+		t.Fatal("an answer through another store did not move the version")
+	}
+	if err := gw.AddAnswer("b", answer("approve")); err != nil {
+		t.Fatal(err)
+	}
+	if v2 := version(); v2 == v1 {
+		t.Fatal("an answer through this store did not move the version")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ type restartRig struct {
 	command, env               []string // the server, when not server-filesystem
 	cmd                        *exec.Cmd
 	cs                         *mcp.ClientSession
-	stderr                     *strings.Builder
+	stderr                     *syncBuffer
 	cancel                     context.CancelFunc
 }
 
@@ -69,7 +70,7 @@ func (r *restartRig) start() {
 	r.cmd = exec.Command(os.Args[0], append([]string{"run", "--server", "fs", "--policy", r.policy, "--audit", r.audit, "--state", r.db,
 		"--approver-key", r.leePub, "--"}, command...)...)
 	r.cmd.Env = append(append(os.Environ(), childEnv+"=1", "USER=ana"), r.env...)
-	r.stderr = &strings.Builder{}
+	r.stderr = &syncBuffer{}
 	r.cmd.Stderr = r.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	r.cancel = cancel
@@ -79,6 +80,24 @@ func (r *restartRig) start() {
 		r.t.Fatalf("connect: %v\n%s", err, r.stderr.String())
 	}
 	r.cs = cs
+}
+
+// syncBuffer is a process's stderr, read while the process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // kill stops the gateway with SIGKILL: no end record, nothing flushed
