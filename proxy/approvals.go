@@ -213,3 +213,12 @@ func (a *Approvals) Carryable(session, principal string) ([]state.Carry, error) 
 // AnswersVersion changes when an answer may have been given since it was
 // last read (state.Store.AnswersVersion).
 func (a *Approvals) AnswersVersion() (string, error) { return a.Store.AnswersVersion() }
+
+// SettledElsewhere tells whether ask id was settled already: by another
+// session that took its approval up. A database that cannot be read
+// says yes: this session does not take the answer (a retry is asked
+// again), and a later session may still take it up.
+func (a *Approvals) SettledElsewhere(id string) bool {
+	ask, found, err := a.Store.GetAsk(id)
+	return err != nil || (found && !ask.Settled.IsZero())
+}

@@ -1,7 +1,10 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -38,20 +41,25 @@ func (p *Proxy) carryGrants() {
 	}
 	list, err := p.opt.Approvals.Carryable(p.opt.Session, p.opt.Principal.Subject)
 	if err != nil {
+		// What did read is still taken up.
 		p.logf("cannot read the approvals of earlier sessions: %v", err)
-		return
 	}
 	p.oob.seen = v
 	now := p.opt.Now()
+	list = slices.DeleteFunc(list, func(c state.Carry) bool { return p.oob.carried[c.Ask.ID] || !p.serves(c.Ask.Server) })
+	if len(list) == 0 {
+		return
+	}
+	inLog := p.checkInLog(list)
 	for _, c := range list {
-		if p.oob.carried[c.Ask.ID] || !p.serves(c.Ask.Server) {
-			continue
-		}
 		if p.oob.carried == nil {
 			p.oob.carried = map[string]bool{}
 		}
 		p.oob.carried[c.Ask.ID] = true // checked once: a refusal is not repeated at every call
 		g, sig, err := p.carriedGrant(c, now)
+		if err == nil && inLog[c.Ask.ID] != "" {
+			err = errors.New(inLog[c.Ask.ID])
+		}
 		if err != nil {
 			p.logf("did not take up the answer to %s (asked in session %s): %v", c.Ask.ID, c.Ask.Session, err)
 			continue
@@ -114,4 +122,67 @@ func (p *Proxy) serves(server string) bool {
 		return server == p.opt.Server
 	}
 	return slices.ContainsFunc(p.ups, func(u *upstream) bool { return u.name == server })
+}
+
+// checkInLog checks the approvals about to be taken up against the audit
+// log, which the database only points at: the asking session must be in
+// this log, acting for this principal, and have recorded the call as
+// asked with the tool, server and digest the database says; and no call
+// of the log may have used the approval already (the database could have
+// been edited while the gateway ran). It returns, by id, why one may not
+// be taken up. Taking up is rare (an answer given since the last look),
+// so a read of the log then is its cost.
+func (p *Proxy) checkInLog(list []state.Carry) map[string]string {
+	problems := map[string]string{}
+	fail := func(why string) map[string]string {
+		for _, c := range list {
+			problems[c.Ask.ID] = why
+		}
+		return problems
+	}
+	pending := make([]Pending, len(list))
+	ids := map[string]bool{}
+	for i, c := range list {
+		pending[i] = Pending{ID: c.Ask.ID, Session: c.Ask.Session, Server: c.Ask.Server, Call: c.Ask.Call, Tool: c.Ask.Tool, Digest: c.Ask.Digest}
+		ids[c.Ask.ID] = true
+	}
+	var rec map[string]Recorded
+	var used map[string]string
+	for _, read := range []func(r io.Reader) error{
+		func(r io.Reader) (err error) { rec, err = FromLog(r, pending); return err },
+		func(r io.Reader) (err error) { used, err = GrantUses(r, ids); return err },
+	} {
+		f, err := os.Open(p.opt.Approvals.Log)
+		if err != nil {
+			return fail("the audit log cannot be read: " + err.Error())
+		}
+		err = read(f)
+		f.Close()
+		if err != nil {
+			return fail("the audit log cannot be read: " + err.Error())
+		}
+	}
+	for _, c := range list {
+		r := rec[c.Ask.ID]
+		switch {
+		case !r.Found || r.Verdict != string(engine.Ask):
+			problems[c.Ask.ID] = "the audit log records no such ask: the state database says otherwise than the log"
+		case r.Approval.ToolRef != (engine.ToolRef{Server: c.Ask.Server, Tool: c.Ask.Tool}) || r.Approval.Digest != c.Ask.Digest:
+			problems[c.Ask.ID] = "the state database's ask disagrees with the audit log"
+		case r.Principal != p.opt.Principal.Subject:
+			problems[c.Ask.ID] = fmt.Sprintf("it was asked for %q, not %q", r.Principal, p.opt.Principal.Subject)
+		case signedBefore(c.Answer.Signed, r.Asked):
+			problems[c.Ask.ID] = "it was signed at " + c.Answer.Signed + ", before the call was asked"
+		case used[c.Ask.ID] != "":
+			problems[c.Ask.ID] = "the audit log shows it used already, by " + used[c.Ask.ID]
+		}
+	}
+	return problems
+}
+
+// signedBefore tells whether a signed time (as signed) is before the ask
+// at asked; one that does not parse is refused by carriedGrant.
+func signedBefore(signed string, asked time.Time) bool {
+	t, err := audit.ParseTime(signed)
+	return err == nil && t.Before(asked.Truncate(time.Second))
 }

@@ -24,27 +24,28 @@ func (p *Proxy) askLater(id jsonrpc.ID, c *engine.Call, written map[string]any, 
 		// self-approval or a forged answer is not a mere new ask.
 		text += " " + why + "."
 	}
-	if p.opt.Approvals != nil {
+	switch {
+	case p.opt.Approvals == nil:
+	case len(p.opt.ApproverKeys) == 0:
+		// An answer out of band counts only if signed by a key this
+		// gateway trusts, and it trusts none: the ask is not recorded
+		// (no one could answer it), and the refusal says why.
+		text += " No approver key is trusted by this gateway, so no answer given out of band can approve it: restart it with an approver key (run's --approver-key, or approver_keys: in a gateway config), or use a client that can put the question to a human."
+	default:
 		aid := p.opt.Session + "-" + c.ID
 		now := p.opt.Now()
 		err := p.opt.Approvals.Ask(Pending{ID: aid, Session: p.opt.Session, Principal: p.opt.Principal.Subject, Server: c.Server, Call: c.ID, Tool: c.Tool,
 			Args: written, Digest: c.Digest, Reason: d.Reason, Asked: audit.FormatTime(now)})
 		if err != nil {
 			p.logf("cannot write the pending approval: %v", err)
-		} else {
-			p.mu.Lock()
-			p.waiting[aid] = c
-			p.asked(aid, now)
-			p.mu.Unlock()
-			if len(p.opt.ApproverKeys) == 0 {
-				// An answer out of band counts only if signed by a key
-				// this gateway trusts, and it trusts none: the command
-				// would approve nothing.
-				text += " No approver key is trusted by this gateway, so no answer given out of band can approve it: restart it with an approver key (run's --approver-key, or approver_keys: in a gateway config), or use a client that can put the question to a human."
-			} else {
-				text += fmt.Sprintf(" To allow it, run: %s; then retry the same call.", p.opt.Approvals.approveCommand(aid))
-			}
+			text += " The ask could not be recorded for an approver (the gateway's state database failed), so it cannot be approved out of band now."
+			break
 		}
+		p.mu.Lock()
+		p.waiting[aid] = c
+		p.asked(aid, now)
+		p.mu.Unlock()
+		text += fmt.Sprintf(" To allow it, run: %s; then retry the same call.", p.opt.Approvals.approveCommand(aid))
 	}
 	p.toClient(refusal(id, text))
 }
@@ -192,6 +193,12 @@ func (p *Proxy) collectGrants() {
 			continue
 		}
 		delete(p.waiting, aid)
+		if p.opt.Approvals.SettledElsewhere(aid) {
+			// Another session of this principal took the approval up
+			// (see carry.go) and holds its one use.
+			p.logf("the answer to %s was taken up by another session", aid)
+			continue
+		}
 		now := p.opt.Now()
 		sig := a.Signature
 		// The approval's life runs from when the human signed it, not from

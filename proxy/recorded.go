@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -201,4 +202,33 @@ func sameJSON(a, b map[string]any) bool {
 		return false
 	}
 	return reflect.DeepEqual(u, v)
+}
+
+// GrantUses finds, in the audit log, the calls each grant of ids allowed:
+// the session and call ("SESSION/CALL") of the first, by grant id. Only
+// call records that name a grant are decoded.
+func GrantUses(log io.Reader, ids map[string]bool) (map[string]string, error) {
+	used := map[string]string{}
+	var decodeErr error
+	err := audit.Scan(log, func(h audit.RecordHead, decode func() (*audit.Event, error)) {
+		if h.Kind != "call" || !bytes.Contains(h.Body, []byte(`"grant":`)) {
+			return
+		}
+		ev, err := decode()
+		if err != nil {
+			decodeErr = err
+			return
+		}
+		if ev.Call == nil || ev.Call.Body == nil {
+			return
+		}
+		b := ev.Call.Body
+		if g := b.Decision.Grant; ids[g] && b.Decision.Verdict == string(engine.Allow) && used[g] == "" {
+			used[g] = h.Session + "/" + b.Call
+		}
+	})
+	if err == nil {
+		err = decodeErr
+	}
+	return used, err
 }

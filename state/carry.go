@@ -2,6 +2,7 @@ package state
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -34,15 +35,22 @@ func (s *Store) Carryable(log, principal, session string) ([]Carry, error) {
 	}
 	defer rows.Close()
 	var out []Carry
+	var bad error
 	for rows.Next() {
 		c, err := scanCarry(rows)
 		if err != nil {
-			return nil, s.explain("listing the approvals a new session may use", err)
+			// One row that does not read (an edited time) is that row's
+			// loss, not every other approval's: it is skipped and named.
+			bad = errors.Join(bad, fmt.Errorf("ask %q: %v", c.Ask.ID, err))
+			continue
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.explain("listing the approvals a new session may use", err)
+	}
+	if bad != nil {
+		return out, fmt.Errorf("state database %s: approvals skipped: %w", s.path, bad)
 	}
 	return out, nil
 }
@@ -51,10 +59,10 @@ func scanCarry(r scanner) (Carry, error) {
 	var c Carry
 	var given sql.NullString
 	a, err := scanAsk(r, &c.Answer.Answer, &c.Answer.Approver, &c.Answer.Key, &c.Answer.Sig, &c.Answer.Signed, &given, &c.Granted)
+	c.Ask = a
 	if err != nil {
 		return c, err
 	}
-	c.Ask = a
 	c.Answer.Given, err = parseTime(given)
 	return c, err
 }

@@ -119,18 +119,22 @@ func checkHeader(path string) error {
 		return fmt.Errorf("state database %s: %w", path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return fmt.Errorf("state database %s is a directory: name the database file in it", path)
+	}
 	head := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, head)
 	if n == 0 && err == io.EOF {
 		return nil // an empty file is a database not yet written
 	}
 	if err != nil || string(head) != sqliteMagic {
-		return fmt.Errorf("%w: %s is not an SQLite database (it starts %q); move it aside to start with an empty state, or restore it from a backup", ErrCorrupt, path, head[:n])
+		return fmt.Errorf("%w: %s is not an SQLite database (it starts %q): is it the right file? If it is bailiff's state database, it was overwritten: move it aside to start with an empty state, or restore it from a backup", ErrCorrupt, path, head[:n])
 	}
 	return nil
 }
 
-// setUp checks the file is sound, switches it to WAL, and migrates it.
+// setUp checks the file is sound and bailiff's, switches it to WAL, and
+// migrates it.
 func (s *Store) setUp() error {
 	var check string
 	if err := s.db.QueryRow("PRAGMA quick_check").Scan(&check); err != nil {
@@ -139,6 +143,11 @@ func (s *Store) setUp() error {
 	if check != "ok" {
 		check = strings.Join(strings.Fields(check), " ")
 		return fmt.Errorf("%w: %s fails SQLite's check (%s); move it aside to start with an empty state, or restore it from a backup", ErrCorrupt, s.path, check)
+	}
+	// Whose and which version, before anything is written: a file that
+	// is another program's, or a newer bailiff's, is left as it was.
+	if _, err := s.version(s.db); err != nil {
+		return err
 	}
 	var mode string
 	if err := s.db.QueryRow("PRAGMA journal_mode=WAL").Scan(&mode); err != nil {

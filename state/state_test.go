@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,5 +217,45 @@ func TestAnswersVersion(t *testing.T) {
 	}
 	if v2 := version(); v2 == v1 {
 		t.Fatal("an answer through this store did not move the version")
+	}
+}
+
+// TestCarryable: the approvals a later session of the same log and
+// principal may take up are the approved, unused ones of other sessions;
+// a row someone edited into nonsense is skipped and named, and the rest
+// are still listed.
+func TestCarryable(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "state.db"))
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		if err := s.AddAsk(ask(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.AddAnswer("a", answer("approve")))
+	must(s.AddAnswer("b", answer("decline")))
+	must(s.AddAnswer("c", answer("approve")))
+	must(s.Settle("c", t0, &state.Grant{Approve: true, Expires: t0.Add(time.Hour), Granted: t0}))
+	must(s.UseGrant("c", "s2/c1", t0))
+	must(s.AddAnswer("d", answer("approve")))
+	must(s.AddAnswer("e", answer("approve")))
+	must(s.Exec("UPDATE asks SET asked_at = 'garbage' WHERE id = 'e'"))
+	list, err := s.Carryable("/var/log/a.jsonl", "ana", "s2")
+	var got []string
+	for _, c := range list {
+		got = append(got, c.Ask.ID)
+	}
+	if fmt.Sprint(got) != "[a d]" || err == nil || !strings.Contains(err.Error(), `ask "e"`) {
+		t.Fatalf("Carryable = %v, %v; want [a d] and an error naming e", got, err)
+	}
+	for _, other := range [][3]string{{"/var/log/b.jsonl", "ana", "s2"}, {"/var/log/a.jsonl", "bob", "s2"}, {"/var/log/a.jsonl", "ana", "s1"}} {
+		if list, _ := s.Carryable(other[0], other[1], other[2]); len(list) != 0 {
+			t.Errorf("Carryable%v = %d approvals, want none", other, len(list))
+		}
 	}
 }

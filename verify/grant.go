@@ -22,10 +22,19 @@ func (set *sessionSet) checkGrant(s *audit.Session, gs *audit.GrantStep, g *engi
 	// The expiry is not under the approver's signature: an approval that
 	// outlives the policy's TTL is an edited one, and it counts only for
 	// as long as the policy lets it.
-	if limit := grantLimit(s.Policy(), rec.TS); g.Expires.After(limit) {
+	// A signed approval lives from its signing, however late it is
+	// recorded: one taken up by a later session can be recorded long
+	// after.
+	limit, from := grantLimit(s.Policy(), rec.TS), "its record's time"
+	if b.Signature != nil {
+		if signed, err := time.Parse(chain.TimeFormat, b.Signature.Time); err == nil && grantLimit(s.Policy(), signed).Before(limit) {
+			limit, from = grantLimit(s.Policy(), signed), "its signed time"
+		}
+	}
+	if g.Expires.After(limit) {
 		set.find(rec, b.Call, FindGrant, "expires "+b.Expires, "expires by "+limit.UTC().Format(chain.TimeFormat),
-			fmt.Sprintf("grant %s expires at %s, later than its record's time plus the policy's approval TTL (%s): an approval lives no longer than the policy allows",
-				b.Grant, b.Expires, s.Policy().ApprovalTTL()))
+			fmt.Sprintf("grant %s expires at %s, later than %s plus the policy's approval TTL (%s): an approval lives no longer than the policy allows",
+				b.Grant, b.Expires, from, s.Policy().ApprovalTTL()))
 		g.Expires = limit
 	}
 	if problem := vs.grantProblem(s, rec, b, g.Server); problem != "" {

@@ -77,10 +77,14 @@ $BAILIFF_APPROVER_KEY, else the one key in the user's approver directory.
 The approver is the key's name. What is signed is the ask as the audit
 log records it (session, server, tool, the digest of the arguments or of
 the new definition), the answer and the time, so the answer fits that
-ask only. The gateway takes it only if it was started with the key's
-public half (--approver-key), and never from the session's principal.
-It writes the answer to the audit log as a grant, bound to that exact
-call, usable once, before the policy's approval TTL runs out.`,
+ask only. The answer goes to the state database the gateway shares
+(--state); the running gateway takes it at the session's next call, only
+if it was started with the key's public half (--approver-key) and never
+from the session's principal, and writes it to the audit log as a grant
+bound to that exact call. An approval is usable once, until the policy's
+approval TTL (counted from its signing) runs out; if the asking session
+has ended (the gateway restarted, the client came back), the next
+session for the same principal on the same log takes it up.`,
 		Example: "  bailiff " + verb + " mail-20261202T101500-1a2b3c4d-c7",
 		Args:    exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
@@ -150,8 +154,11 @@ func runAnswer(stdin io.Reader, stdout io.Writer, answer, verb, statePath, audit
 		return stateErr(err)
 	}
 	next := "the gateway records it at the next call"
-	if r.Ended {
+	switch {
+	case r.Ended && answer == "approve":
 		next = "its session has ended: the next session for " + r.Principal + " on this log takes it up"
+	case r.Ended:
+		next = "its session has ended, so no call waits for it: the ask is closed"
 	}
 	_, err = fmt.Fprintf(stdout, "%s: %sd by %s; %s\n", id, verb, name, next)
 	return err

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"bailiff/audit"
 	"bailiff/proxy"
 )
 
@@ -36,42 +34,22 @@ func reconcileState(stderr io.Writer, a *proxy.Approvals) error {
 	for _, id := range ids {
 		want[id] = true
 	}
-	var found []struct{ id, by string }
-	var decodeErr error
-	err = audit.Scan(f, func(h audit.RecordHead, decode func() (*audit.Event, error)) {
-		// Only a call some grant allowed is worth decoding.
-		if h.Kind != "call" || !bytes.Contains(h.Body, []byte(`"grant":`)) {
-			return
-		}
-		ev, err := decode()
-		if err != nil {
-			decodeErr = err
-			return
-		}
-		if ev.Call == nil || ev.Call.Body == nil {
-			return
-		}
-		b := ev.Call.Body
-		if g := b.Decision.Grant; want[g] && b.Decision.Verdict == "allow" {
-			found = append(found, struct{ id, by string }{g, h.Session + "/" + b.Call})
-			delete(want, g)
-		}
-	})
-	if err == nil {
-		err = decodeErr
-	}
+	used, err := proxy.GrantUses(f, want)
 	if err != nil {
 		return fmt.Errorf("cannot reconcile the state database with %s: %v", a.Log, err)
 	}
-	for _, u := range found {
-		if err := a.Store.Reconcile(u.id, u.by, time.Now()); err != nil {
+	for _, id := range ids {
+		by := used[id]
+		if by == "" {
+			continue
+		}
+		if err := a.Store.Reconcile(id, by, time.Now()); err != nil {
 			return stateErr(err)
 		}
-		fmt.Fprintf(stderr, "bailiff: reconciled the state database with the audit log: approval %s was used by %s before the gateway stopped\n", u.id, u.by)
+		fmt.Fprintf(stderr, "bailiff: reconciled the state database with the audit log: approval %s was used by %s before the gateway stopped\n", id, by)
 	}
 	return nil
 }
-
 func stateErrOrNil(err error) error {
 	if err == nil {
 		return nil

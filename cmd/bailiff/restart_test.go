@@ -268,6 +268,25 @@ func TestCarriedGrantForgeries(t *testing.T) {
 			}
 			return recs
 		}},
+		{"stretched expiry", "later than its signed time plus the policy's approval TTL", func(recs []chain.Record) []chain.Record {
+			// Recorded two hours after the approval was signed, with an
+			// expiry fifteen minutes after the record: not under the
+			// signature, and a lie.
+			started := false
+			for i, rec := range recs {
+				started = started || rec.Session == second
+				if !started {
+					continue
+				}
+				recs[i].TS = rec.TS.Add(2 * time.Hour)
+				if rec.Kind == chain.KindGrant && rec.Session == second {
+					exp := regexp.MustCompile(`"expires":"[^"]*"`)
+					late := recs[i].TS.Add(15 * time.Minute).UTC().Format(chain.TimeFormat)
+					recs[i].Body = json.RawMessage(exp.ReplaceAllString(string(rec.Body), `"expires":"`+late+`"`))
+				}
+			}
+			return recs
+		}},
 		{"used twice", "was already used by call c1 of session " + second, func(recs []chain.Record) []chain.Record {
 			return append(recs, replayed(recs, second, "forged-session", "")...)
 		}},
@@ -385,5 +404,55 @@ func editDB(t *testing.T, path, query string) {
 	defer db.Close()
 	if _, err := db.Exec(query); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCarryChecksTheLog: the state database only points at an approval;
+// the gateway checks the log before it takes one up. Someone who can
+// write the database moves an approval to another principal or another
+// log, or marks a used one unused while the gateway runs: nothing is
+// forwarded, and the gateway says why.
+func TestCarryChecksTheLog(t *testing.T) {
+	for _, c := range []struct {
+		name, edit, want string
+		user, log        string
+		usedFirst        bool
+	}{
+		{name: "another principal", edit: "UPDATE asks SET principal = 'bob'", user: "bob", want: `it was asked for "ana", not "bob"`},
+		{name: "another log", edit: "UPDATE asks SET log = '{OTHER}'", log: "other.jsonl", want: "the audit log records no such ask"},
+		{name: "used, then reset while running", edit: "UPDATE grants SET used_at = NULL, used_by = NULL", usedFirst: true, want: "the audit log shows it used already, by "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRestartRig(t, "version: 1\nrules:\n  - {id: write, tool: write_file, action: ask}\n")
+			out := filepath.Join(r.share, "out.txt")
+			r.start()
+			id := r.asked(out, "hello")
+			r.kill()
+			r.approve(id)
+			if c.usedFirst {
+				r.start()
+				if text, isErr := r.write(out, "hello"); isErr {
+					t.Fatalf("the approved write: %q", text)
+				}
+				r.kill()
+				os.Remove(out)
+			}
+			if c.log != "" {
+				r.audit = filepath.Join(r.dir, "logs", c.log)
+			}
+			if c.user != "" {
+				r.env = []string{"USER=" + c.user}
+			}
+			r.start()
+			editDB(t, r.db, strings.ReplaceAll(c.edit, "{OTHER}", r.audit))
+			r.asked(out, "hello")
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Fatal("the approval was taken up")
+			}
+			if !strings.Contains(r.stderr.String(), "did not take up the answer to "+id) || !strings.Contains(r.stderr.String(), c.want) {
+				t.Fatalf("the gateway did not say %q:\n%s", c.want, r.stderr.String())
+			}
+			r.kill()
+		})
 	}
 }

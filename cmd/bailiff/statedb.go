@@ -37,7 +37,7 @@ func statePath(named string) (path string, isDefault bool, err error) {
 // them can record an answer (which still needs a trusted signature to
 // count) or destroy the asks waiting there.
 func stateDBGuarded(path string) []guarded {
-	what, harm := "the state database "+path, "an agent could destroy the asks waiting there, or forge answers to them"
+	what, harm := "the state database "+path, "an agent could destroy the asks waiting there and the record of which approvals were used"
 	return []guarded{{what, path, harm}, {what, path + "-wal", harm}, {what, path + "-shm", harm}}
 }
 
@@ -82,9 +82,15 @@ func openStateForAnswers(named string) (*state.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, usageErr(fmt.Errorf("no state database at %s: %v", path, errors.Unwrap(err)),
-			"name the one the gateway uses with --state (or $BAILIFF_STATE); the gateway says which at its start")
+	hint := "name the one the gateway uses with --state (or $BAILIFF_STATE); the gateway says which at its start"
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("no state database at %s: %v", path, errors.Unwrap(err)), hint)
+	}
+	if fi.Mode().IsRegular() && fi.Size() == 0 {
+		// An empty file is no gateway's database yet: reading it must
+		// not make it one.
+		return nil, usageErr(fmt.Errorf("no state database at %s: the file is empty", path), hint)
 	}
 	st, err := state.Open(path)
 	if err != nil {
@@ -97,11 +103,8 @@ func openStateForAnswers(named string) (*state.Store, error) {
 // it names the file and what to do, and nothing is changed.
 func stateErr(err error) error {
 	var hint string
-	switch {
-	case errors.Is(err, state.ErrNewer):
-		hint = "use the bailiff that wrote it"
-	case errors.Is(err, state.ErrCorrupt):
-		hint = "the audit log holds every answer the gateway took; move the database aside and restart to begin with an empty one"
+	if errors.Is(err, state.ErrCorrupt) {
+		hint = "nothing is lost from the evidence: the audit log holds every answer a gateway took"
 	}
 	return usageErr(err, hint)
 }
