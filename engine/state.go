@@ -185,6 +185,18 @@ func (s *State) Apply(p *Policy, c *Call, d Decision) {
 	}
 }
 
+// Used is the budget the session has used: its forwarded calls that did
+// not fail, per tool. The map is the caller's.
+func (s *State) Used() map[ToolRef]int {
+	out := make(map[ToolRef]int, len(s.used))
+	for ref, n := range s.used {
+		if n > 0 {
+			out[ref] = n
+		}
+	}
+	return out
+}
+
 // Failed records that a forwarded call failed: it gives its budget back.
 func (s *State) Failed(callID string) {
 	if ref, ok := s.forwarded[callID]; ok {

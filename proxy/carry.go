@@ -186,3 +186,18 @@ func signedBefore(signed string, asked time.Time) bool {
 	t, err := audit.ParseTime(signed)
 	return err == nil && t.Before(asked.Truncate(time.Second))
 }
+
+// saveBudgets records, as the session ends, what it used of its budgets
+// in the state database, for an operator to read. Called with p.mu held.
+func (p *Proxy) saveBudgets() {
+	if p.opt.Approvals == nil || p.sess == nil {
+		return
+	}
+	var used []state.Budget
+	for ref, n := range p.sess.State().Used() {
+		used = append(used, state.Budget{Server: ref.Server, Tool: ref.Tool, Used: n})
+	}
+	if err := p.opt.Approvals.Store.SaveBudgets(p.opt.Session, used); err != nil {
+		p.logf("cannot record the session's budgets in the state database: %v", err)
+	}
+}

@@ -83,3 +83,23 @@ rules:
 	}
 	s.verify() // verifyClean: every recorded decision recomputes
 }
+
+// TestBudgetsSaved: when a session ends, what it used of its budgets is
+// in the state database for an operator to read: forwarded calls that
+// did not fail, per tool.
+func TestBudgetsSaved(t *testing.T) {
+	peer(t, "")
+	script, _ := filepath.Abs("testdata/idsteal-server.js")
+	policy := "version: 1\nrules:\n  - {id: all, tool: \"*\", action: allow}\n"
+	s := start(t, setup{policy: policy, server: "weather", subject: "ana", approval: true,
+		command: []string{"node", script}, env: []string{"IDSTEAL_MARK=" + filepath.Join(t.TempDir(), "paid")}})
+	for range 3 {
+		if r := s.call("pay", map[string]any{}); r.IsError {
+			t.Fatalf("pay: %q", text(r))
+		}
+	}
+	s.verify() // ends the session
+	if n, err := s.options.Approvals.Store.Spent("test-session", "weather", "pay"); err != nil || n != 3 {
+		t.Fatalf("the state database says the session used pay %d times (%v), want 3", n, err)
+	}
+}

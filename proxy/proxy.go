@@ -65,9 +65,8 @@ type Options struct {
 	Principal    engine.Principal
 	// Secret keys the digest of calls whose arguments the policy redacts.
 	Secret    []byte
-	Approvals *Approvals // where out-of-band asks wait; nil: none
-	// ApproverKeys are the approver public keys (note verifier form) whose
-	// signed answers the proxy takes; none: no out-of-band answer counts.
+	Approvals *Approvals // where out-of-band asks wait (the state database); nil: none
+	// ApproverKeys: public keys (note form) whose signed answers count.
 	ApproverKeys []string
 	Stderr       io.Writer
 	Now          func() time.Time
@@ -338,7 +337,7 @@ func (p *Proxy) shutdown() {
 	}
 }
 
-// end writes the session's end record.
+// end writes the session's end record, and its budgets to the state.
 func (p *Proxy) end() {
 	select {
 	case <-p.pinned:
@@ -353,6 +352,7 @@ func (p *Proxy) end() {
 	if err := p.step(audit.Event{End: &audit.EndBody{}}); err != nil {
 		p.logf("cannot write the audit log: %v", err)
 	}
+	p.saveBudgets()
 }
 
 // malformed answers a request that cannot be read with a JSON-RPC error

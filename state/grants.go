@@ -133,3 +133,29 @@ func (s *Store) Spent(session, server, tool string) (int, error) {
 	}
 	return used, nil
 }
+
+// Budget is one tool's count of a session's calls.
+type Budget struct {
+	Server, Tool string
+	Used         int
+}
+
+// SaveBudgets records what a session used of its budgets, as the
+// gateway counted them when the session ended: for an operator to read.
+// The log stays what they are counted from (verify recomputes them), and
+// a new session starts its own.
+func (s *Store) SaveBudgets(session string, used []Budget) error {
+	if len(used) == 0 {
+		return nil
+	}
+	return s.write("recording the budgets of session "+session, func(tx *sql.Tx) error {
+		for _, b := range used {
+			_, err := tx.Exec(`INSERT INTO budgets (session, server, tool, used) VALUES (?, ?, ?, ?)
+				ON CONFLICT (session, server, tool) DO UPDATE SET used = excluded.used`, session, b.Server, b.Tool, max(b.Used, 0))
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
