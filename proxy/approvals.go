@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"bailiff/audit"
@@ -34,6 +35,12 @@ type Approvals struct {
 	// StateArg is the --state argument that names Store on approve's
 	// command line; "" when it is the default database.
 	StateArg string
+
+	// spent are the grants this process spent, by id, whatever the
+	// database says afterwards: a grant reset to unused in the file while
+	// the gateway runs is not spent again by any of its sessions.
+	mu    sync.Mutex
+	spent map[string]string
 }
 
 // approveCommand is the command line that answers approval id (the
@@ -194,7 +201,18 @@ func (a *Approvals) Settle(id string, at time.Time, g *engine.Grant, principal s
 // UseGrant spends grant id for the call by, once: a second use, by this
 // gateway or another process on the same database, is refused.
 func (a *Approvals) UseGrant(id, by string, at time.Time) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if first, ok := a.spent[id]; ok {
+		return fmt.Errorf("%w: grant %s was used by %s", errGrantUsed, id, first)
+	}
 	err := a.Store.UseGrant(id, by, at)
+	if err == nil {
+		if a.spent == nil {
+			a.spent = map[string]string{}
+		}
+		a.spent[id] = by
+	}
 	if errors.Is(err, state.ErrUsed) {
 		return fmt.Errorf("%w: %v", errGrantUsed, err)
 	}

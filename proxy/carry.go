@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,43 +45,68 @@ func (p *Proxy) carryGrants() {
 	}
 	p.oob.seen = v
 	now := p.opt.Now()
-	list = slices.DeleteFunc(list, func(c state.Carry) bool { return p.oob.carried[c.Ask.ID] || !p.serves(c.Ask.Server) })
-	if len(list) == 0 {
-		return
+	if p.oob.carried == nil {
+		p.oob.carried = map[string]bool{}
 	}
-	inLog := p.checkInLog(list)
+	// The signature and the expiry first, the log after, and only for
+	// what passed: an approval that expired unused costs no read of the
+	// log, at this session's first call or any other's.
+	var take []carry
 	for _, c := range list {
-		if p.oob.carried == nil {
-			p.oob.carried = map[string]bool{}
+		if p.oob.carried[c.Ask.ID] || !p.serves(c.Ask.Server) {
+			continue
 		}
 		p.oob.carried[c.Ask.ID] = true // checked once: a refusal is not repeated at every call
 		g, sig, err := p.carriedGrant(c, now)
-		if err == nil && inLog[c.Ask.ID] != "" {
-			err = errors.New(inLog[c.Ask.ID])
-		}
 		if err != nil {
 			p.logf("did not take up the answer to %s (asked in session %s): %v", c.Ask.ID, c.Ask.Session, err)
 			continue
 		}
-		body := &audit.GrantBody{Grant: g.ID, Call: c.Ask.Call, From: c.Ask.Session, Tool: g.Tool, Digest: g.Digest,
-			Approver: g.Approver, Answer: audit.Answer(true), Expires: audit.FormatTime(g.Expires), Signature: &sig}
-		if p.gateway {
-			body.Server = g.Server
-		}
-		if err := p.step(audit.Event{At: now, Grant: &audit.GrantStep{Call: c.Ask.Call, ID: g.ID, Approver: g.Approver, Approve: true,
-			Expires: g.Expires, Logged: true, Tool: g.ToolRef, Digest: g.Digest, Body: body}}); err != nil {
-			p.logf("cannot write the audit log: %v", err)
+		take = append(take, carry{c, g, sig})
+	}
+	if len(take) == 0 {
+		return
+	}
+	inLog := p.checkInLog(take)
+	for _, t := range take {
+		if why := inLog[t.c.Ask.ID]; why != "" {
+			p.logf("did not take up the answer to %s (asked in session %s): %s", t.c.Ask.ID, t.c.Ask.Session, why)
 			continue
 		}
-		if !c.Granted {
-			p.settled(g.ID, &g)
-		}
-		if p.oob.stored == nil {
-			p.oob.stored = map[string]bool{}
-		}
-		p.oob.stored[g.ID] = true
-		p.logf("took up the approval %s by %s (asked in session %s), usable once until %s", g.ID, g.Approver, c.Ask.Session, audit.FormatTime(g.Expires))
+		p.takeUp(t, now)
 	}
+}
+
+// carry is an approval of an earlier session that passed its signature
+// and expiry checks, with the grant it makes here.
+type carry struct {
+	c   state.Carry
+	g   engine.Grant
+	sig audit.Signature
+}
+
+// takeUp writes a carried approval's grant to the log and holds it for
+// its one use. Called with p.mu held.
+func (p *Proxy) takeUp(t carry, now time.Time) {
+	c, g, sig := t.c, t.g, t.sig
+	body := &audit.GrantBody{Grant: g.ID, Call: c.Ask.Call, From: c.Ask.Session, Tool: g.Tool, Digest: g.Digest,
+		Approver: g.Approver, Answer: audit.Answer(true), Expires: audit.FormatTime(g.Expires), Signature: &sig}
+	if p.gateway {
+		body.Server = g.Server
+	}
+	if err := p.step(audit.Event{At: now, Grant: &audit.GrantStep{Call: c.Ask.Call, ID: g.ID, Approver: g.Approver, Approve: true,
+		Expires: g.Expires, Logged: true, Tool: g.ToolRef, Digest: g.Digest, Body: body}}); err != nil {
+		p.logf("cannot write the audit log: %v", err)
+		return
+	}
+	if !c.Granted {
+		p.settled(g.ID, &g)
+	}
+	if p.oob.stored == nil {
+		p.oob.stored = map[string]bool{}
+	}
+	p.oob.stored[g.ID] = true
+	p.logf("took up the approval %s by %s (asked in session %s), usable once until %s", g.ID, g.Approver, c.Ask.Session, audit.FormatTime(g.Expires))
 }
 
 // carriedGrant checks an approval of another session as takeAnswer checks
@@ -132,7 +156,11 @@ func (p *Proxy) serves(server string) bool {
 // been edited while the gateway ran). It returns, by id, why one may not
 // be taken up. Taking up is rare (an answer given since the last look),
 // so a read of the log then is its cost.
-func (p *Proxy) checkInLog(list []state.Carry) map[string]string {
+func (p *Proxy) checkInLog(take []carry) map[string]string {
+	list := make([]state.Carry, len(take))
+	for i, t := range take {
+		list[i] = t.c
+	}
 	problems := map[string]string{}
 	fail := func(why string) map[string]string {
 		for _, c := range list {

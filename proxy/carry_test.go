@@ -78,3 +78,54 @@ func TestTwoSessionsOneApproval(t *testing.T) {
 		t.Errorf("a finding on an honest log: %+v", fd)
 	}
 }
+
+// TestUsedResetWhileRunning: two sessions hold one approval (both took
+// it up); the first uses it; someone who can write the state database
+// marks it unused again. The second session's identical call is still
+// refused: the gateway remembers what it spent, whatever the file says.
+func TestUsedResetWhileRunning(t *testing.T) {
+	bin := sdkServer(t)
+	policy := "version: 1\nrules:\n  - {id: ask-echo, server: go, tool: echo, action: ask}\n"
+	var approvals *Approvals
+	lee, leePub := approverKey(t, "lee")
+	l := startListening(t, policy, []Upstream{{Name: "go", Cmd: exec.Command(bin)}}, HTTPOptions{}, func(o *Options, log string) {
+		approvals = testApprovals(t, log)
+		o.Approvals = approvals
+		o.ApproverKeys = []string{leePub}
+	})
+	call := func(cs *mcp.ClientSession, txt string) (string, bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "go.echo", Arguments: map[string]any{"text": txt}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text(r), r.IsError
+	}
+	a, b, c := l.connect(t, "2025-11-25"), l.connect(t, "2025-11-25"), l.connect(t, "2025-11-25")
+	if got, isErr := call(a, "x"); !isErr || !strings.Contains(got, "bailiff approve") {
+		t.Fatalf("A: %q, want an ask", got)
+	}
+	list, _ := approvals.List()
+	f, _ := os.Open(l.log)
+	rec, _ := FromLog(f, list)
+	f.Close()
+	ap := rec[list[0].ID].Approval
+	ap.Answer, ap.Time = "approve", time.Now().UTC().Format(chain.TimeFormat)
+	if _, err := approvals.Decide(ap, lee); err != nil {
+		t.Fatal(err)
+	}
+	call(b, "other-b") // B takes the approval up
+	call(c, "other-c") // and so does C
+	if got, isErr := call(b, "x"); isErr {
+		t.Fatalf("B: %q", got)
+	}
+	editState(t, approvals, "UPDATE grants SET used_at = NULL, used_by = NULL")
+	if got, isErr := call(c, "x"); !isErr || !strings.Contains(got, "already used") {
+		t.Fatalf("C after the reset: %q, want it refused as already used", got)
+	}
+	a.Close()
+	b.Close()
+	c.Close()
+	l.stop()
+}

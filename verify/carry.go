@@ -20,6 +20,7 @@ type (
 		ref       engine.ToolRef
 		digest    string
 		at        time.Time
+		seq       int64
 		principal string
 	}
 	// carryFact is a grant a session took up from another.
@@ -58,7 +59,7 @@ func (set *sessionSet) noteAsk(s *audit.Session, b *audit.CallBody, ref engine.T
 	if b.Decision.Verdict != string(engine.Ask) {
 		return
 	}
-	set.ledger.ask(set.rec.Session, b.Call, askFact{ref: ref, digest: b.Digest, at: set.rec.TS, principal: s.State().Principal.Subject})
+	set.ledger.ask(set.rec.Session, b.Call, askFact{ref: ref, digest: b.Digest, at: set.rec.TS, seq: set.rec.Seq, principal: s.State().Principal.Subject})
 }
 
 // noteCarry keeps a grant taken up from another session.
@@ -91,6 +92,8 @@ func crossCheck(sets []*sessionSet, file string) []Finding {
 			switch {
 			case !ok:
 				find(c.rec, c.call, what+": that session recorded no asked call "+c.call)
+			case a.seq > c.rec.Seq:
+				find(c.rec, c.call, fmt.Sprintf("%s: that session's call %s comes later in the log than the grant", what, c.call))
 			case a.ref != c.ref || a.digest != c.digest:
 				find(c.rec, c.call, fmt.Sprintf("%s: it is for %s (%s), but call %s asked %s (%s)", what, c.ref, c.digest, c.call, a.ref, a.digest))
 			case a.principal != c.principal:

@@ -153,7 +153,7 @@ func runAnswer(stdin io.Reader, stdout io.Writer, answer, verb, statePath, audit
 		}
 		return stateErr(err)
 	}
-	next := "the gateway records it at the next call"
+	next := "the gateway records it at the session's next call (any session for " + r.Principal + " on this log may take it up, once)"
 	switch {
 	case r.Ended && answer == "approve":
 		next = "its session has ended: the next session for " + r.Principal + " on this log takes it up"

@@ -287,6 +287,19 @@ func TestCarriedGrantForgeries(t *testing.T) {
 			}
 			return recs
 		}},
+		{"asked after", "comes later in the log than the grant", func(recs []chain.Record) []chain.Record {
+			// The asking session's records moved after the session that
+			// took its approval up.
+			var first, rest []chain.Record
+			for _, rec := range recs {
+				if rec.Session != second {
+					first = append(first, rec)
+				} else {
+					rest = append(rest, rec)
+				}
+			}
+			return append(rest, first...)
+		}},
 		{"used twice", "was already used by call c1 of session " + second, func(recs []chain.Record) []chain.Record {
 			return append(recs, replayed(recs, second, "forged-session", "")...)
 		}},
