@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"time"
@@ -155,7 +154,7 @@ func (p *Proxy) serves(server string) bool {
 // of the log may have used the approval already (the database could have
 // been edited while the gateway ran). It returns, by id, why one may not
 // be taken up. Taking up is rare (an answer given since the last look),
-// so a read of the log then is its cost.
+// so one read of the log then is its cost.
 func (p *Proxy) checkInLog(take []carry) map[string]string {
 	list := make([]state.Carry, len(take))
 	for i, t := range take {
@@ -174,26 +173,19 @@ func (p *Proxy) checkInLog(take []carry) map[string]string {
 		pending[i] = Pending{ID: c.Ask.ID, Session: c.Ask.Session, Server: c.Ask.Server, Call: c.Ask.Call, Tool: c.Ask.Tool, Digest: c.Ask.Digest}
 		ids[c.Ask.ID] = true
 	}
-	var rec map[string]Recorded
-	var used map[string]string
-	for _, read := range []func(r io.Reader) error{
-		func(r io.Reader) (err error) { rec, err = FromLog(r, pending); return err },
-		func(r io.Reader) (err error) { used, err = GrantUses(r, ids); return err },
-	} {
-		f, err := os.Open(p.opt.Approvals.Log)
-		if err != nil {
-			return fail("the audit log cannot be read: " + err.Error())
-		}
-		err = read(f)
-		f.Close()
-		if err != nil {
-			return fail("the audit log cannot be read: " + err.Error())
-		}
+	f, err := os.Open(p.opt.Approvals.Log)
+	if err != nil {
+		return fail("the audit log cannot be read: " + err.Error())
+	}
+	rec, used, err := AsksAndUses(f, pending, ids)
+	f.Close()
+	if err != nil {
+		return fail("the audit log cannot be read: " + err.Error())
 	}
 	for _, c := range list {
 		r := rec[c.Ask.ID]
 		switch {
-		case !r.Found || r.Verdict != string(engine.Ask):
+		case !r.Found: // FromLog finds only calls recorded as asked
 			problems[c.Ask.ID] = "the audit log records no such ask: the state database says otherwise than the log"
 		case r.Approval.ToolRef != (engine.ToolRef{Server: c.Ask.Server, Tool: c.Ask.Tool}) || r.Approval.Digest != c.Ask.Digest:
 			problems[c.Ask.ID] = "the state database's ask disagrees with the audit log"

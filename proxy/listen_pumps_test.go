@@ -85,6 +85,14 @@ func TestListenServerSessionsCap(t *testing.T) {
 	if n := newChildren(base, 1); n != 1 {
 		t.Errorf("%d server processes once a session ended, want 1", n)
 	}
+	// The place is freed once the ended session's servers have stopped,
+	// a moment after their processes are gone: wait for it.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "go.echo", Arguments: map[string]any{"text": "c"}})
+		if err == nil || !strings.Contains(err.Error(), "--max-server-sessions") {
+			break
+		}
+	}
 	if ok, out := callText(t, c, "go.echo", "c"); !ok {
 		t.Errorf("the third session once a place was free: %q", out)
 	}

@@ -58,6 +58,21 @@ func (r Recorded) Signable() error {
 // FromLog finds each pending ask in the audit log. An ask the log does not
 // hold is returned with Found false: nothing the gateway asked.
 func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
+	out, _, err := AsksAndUses(log, pending, nil)
+	return out, err
+}
+
+// GrantUses finds, in the audit log, the calls each grant of ids allowed:
+// the session and call ("SESSION/CALL") of the first, by grant id. Only
+// call records that name a grant are decoded; one that does not decode
+// is an error, since it might be a use.
+func GrantUses(log io.Reader, ids map[string]bool) (map[string]string, error) {
+	_, used, err := AsksAndUses(log, nil, ids)
+	return used, err
+}
+
+// AsksAndUses is FromLog and GrantUses in one read of the log.
+func AsksAndUses(log io.Reader, pending []Pending, ids map[string]bool) (map[string]Recorded, map[string]string, error) {
 	want := map[string]map[string]int{} // session -> call -> pending index
 	for i, p := range pending {
 		if p.Kind == "" {
@@ -69,7 +84,8 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 	}
 	sessions := map[string]*logSession{}
 	ended := map[string]bool{}
-	out := map[string]Recorded{}
+	out, used := map[string]Recorded{}, map[string]string{}
+	var useErr error
 	err := audit.Scan(log, func(h audit.RecordHead, decode func() (*audit.Event, error)) {
 		s := sessions[h.Session]
 		if h.Kind == "end" {
@@ -77,13 +93,20 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 			ended[h.Session] = true
 			return
 		}
+		var asked, mayUse bool
 		if h.Kind == "call" {
-			if _, ok := want[h.Session][audit.CallID(h.Body)]; !ok || s == nil {
-				return // not a pending ask's: not worth decoding
+			_, asked = want[h.Session][audit.CallID(h.Body)]
+			asked = asked && s != nil
+			mayUse = len(ids) > 0 && bytes.Contains(h.Body, []byte(`"grant":`))
+			if !asked && !mayUse {
+				return // neither a pending ask's nor a use: not worth decoding
 			}
 		}
 		ev, err := decode()
 		if err != nil {
+			if mayUse && useErr == nil {
+				useErr = err
+			}
 			return // a record the gateway did not write: verify reports it
 		}
 		switch {
@@ -102,21 +125,25 @@ func FromLog(log io.Reader, pending []Pending) (map[string]Recorded, error) {
 				}
 				s.tools[t.Name] = t.Digest
 			}
-		case ev.Call != nil && ev.Call.Recorded.Verdict == engine.Ask:
-			if i, ok := want[h.Session][ev.Call.Body.Call]; ok {
+		case ev.Call != nil && ev.Call.Body != nil:
+			d := ev.Call.Body.Decision
+			if g := d.Grant; mayUse && ids[g] && d.Verdict == string(engine.Allow) && used[g] == "" {
+				used[g] = h.Session + "/" + ev.Call.Body.Call
+			}
+			if i, ok := want[h.Session][ev.Call.Body.Call]; asked && ok && ev.Call.Recorded.Verdict == engine.Ask {
 				out[pending[i].ID] = recordedAsk(pending[i], ev, s)
 			}
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("the audit log does not verify: %v", err)
+		return nil, nil, fmt.Errorf("the audit log does not verify: %v", err)
 	}
 	recordedDefinitions(pending, sessions, out)
 	for id, r := range out {
 		r.Ended = ended[r.Approval.Session]
 		out[id] = r
 	}
-	return out, nil
+	return out, used, useErr
 }
 
 // logSession is what FromLog keeps of a session while reading its log.
@@ -202,33 +229,4 @@ func sameJSON(a, b map[string]any) bool {
 		return false
 	}
 	return reflect.DeepEqual(u, v)
-}
-
-// GrantUses finds, in the audit log, the calls each grant of ids allowed:
-// the session and call ("SESSION/CALL") of the first, by grant id. Only
-// call records that name a grant are decoded.
-func GrantUses(log io.Reader, ids map[string]bool) (map[string]string, error) {
-	used := map[string]string{}
-	var decodeErr error
-	err := audit.Scan(log, func(h audit.RecordHead, decode func() (*audit.Event, error)) {
-		if h.Kind != "call" || !bytes.Contains(h.Body, []byte(`"grant":`)) {
-			return
-		}
-		ev, err := decode()
-		if err != nil {
-			decodeErr = err
-			return
-		}
-		if ev.Call == nil || ev.Call.Body == nil {
-			return
-		}
-		b := ev.Call.Body
-		if g := b.Decision.Grant; ids[g] && b.Decision.Verdict == string(engine.Allow) && used[g] == "" {
-			used[g] = h.Session + "/" + b.Call
-		}
-	})
-	if err == nil {
-		err = decodeErr
-	}
-	return used, err
 }

@@ -108,19 +108,6 @@ func (s *Store) GetGrant(id string) (Grant, bool, error) {
 	return g, found, nil
 }
 
-// Spend adds delta (negative to give back a failed call's) to the calls
-// session made of tool on server, and returns the new count. A count
-// never goes below zero.
-func (s *Store) Spend(session, server, tool string, delta int) (int, error) {
-	var used int
-	err := s.write("counting a call of "+server+"."+tool, func(tx *sql.Tx) error {
-		return tx.QueryRow(`INSERT INTO budgets (session, server, tool, used) VALUES (?, ?, ?, max(?, 0))
-			ON CONFLICT (session, server, tool) DO UPDATE SET used = max(used + ?, 0)
-			RETURNING used`, session, server, tool, delta, delta).Scan(&used)
-	})
-	return used, err
-}
-
 // Spent is the count of calls session made of tool on server.
 func (s *Store) Spent(session, server, tool string) (int, error) {
 	var used int

@@ -137,28 +137,27 @@ func pendingIDs(t *testing.T, s *state.Store, log string, want ...string) {
 	}
 }
 
-// TestSpend: a session's counts per tool, given back when a call fails,
-// never below zero, kept across a reopen.
-func TestSpend(t *testing.T) {
+// TestSaveBudgets: a session's counts per tool, as the gateway saves
+// them when the session ends; saved again they replace the last, never
+// below zero, and kept across a reopen.
+func TestSaveBudgets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	s := open(t, path)
-	for i, step := range []struct {
-		tool  string
-		delta int
-		want  int
-	}{{"send", 1, 1}, {"send", 1, 2}, {"read", 1, 1}, {"send", -1, 1}, {"send", -5, 0}, {"list", -1, 0}, {"send", 3, 3}} {
-		got, err := s.Spend("s1", "mail", step.tool, step.delta)
-		if err != nil || got != step.want {
-			t.Fatalf("step %d: Spend(%s, %d) = %d, %v; want %d", i, step.tool, step.delta, got, err, step.want)
-		}
+	if err := s.SaveBudgets("s1", []state.Budget{{"mail", "send", 2}, {"mail", "read", 1}, {"mail", "list", -1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveBudgets("s1", []state.Budget{{"mail", "send", 3}}); err != nil {
+		t.Fatal(err)
 	}
 	s.Close()
 	s = open(t, path)
-	if n, err := s.Spent("s1", "mail", "send"); err != nil || n != 3 {
-		t.Fatalf("Spent after reopen = %d, %v", n, err)
-	}
-	if n, err := s.Spent("s2", "mail", "send"); err != nil || n != 0 {
-		t.Fatalf("another session's = %d, %v", n, err)
+	for _, c := range []struct {
+		session, tool string
+		want          int
+	}{{"s1", "send", 3}, {"s1", "read", 1}, {"s1", "list", 0}, {"s2", "send", 0}} {
+		if n, err := s.Spent(c.session, "mail", c.tool); err != nil || n != c.want {
+			t.Errorf("Spent(%s, %s) = %d, %v; want %d", c.session, c.tool, n, err, c.want)
+		}
 	}
 }
 

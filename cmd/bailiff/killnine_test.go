@@ -38,9 +38,7 @@ func TestKillNineAskApproveCall(t *testing.T) {
 		approved := r.killDuring(to, time.Duration(rand.IntN(150))*time.Millisecond)
 		r.finish(run, to, approved, counter)
 	}
-	r.cs.Close()
-	r.cmd.Wait()
-	r.cancel()
+	r.stop()
 	var out strings.Builder
 	if code := run([]string{"verify", r.audit}, nil, &out, &out); code != 0 {
 		t.Fatalf("verify: exit %d\n%s", code, out.String())
@@ -59,24 +57,13 @@ func (r *restartRig) killDuring(to string, delay time.Duration) (approved bool) 
 	args := map[string]any{"to": to}
 	text, isErr, err := r.call("pay", args)
 	if m := approveID.FindStringSubmatch(text); err == nil && isErr && m != nil {
-		r.approveQuiet(m[1])
+		r.approve(m[1])
 		approved = true
 		r.call("pay", args)
 	}
 	wg.Wait()
-	r.cs.Close()
-	r.cmd.Wait()
-	r.cancel()
+	r.stop()
 	return approved
-}
-
-// approveQuiet approves as approve does, failing the test on a refusal.
-func (r *restartRig) approveQuiet(id string) {
-	r.t.Helper()
-	var out strings.Builder
-	if code := run([]string{"approve", id, "--state", r.db, "--key", r.lee + ".key"}, nil, &out, &out); code != 0 {
-		r.t.Fatalf("approve %s: exit %d\n%s", id, code, out.String())
-	}
 }
 
 // finish restarts the gateway and completes the sequence, checking what
@@ -110,7 +97,7 @@ func (r *restartRig) finish(run int, to string, approved bool, counter string) {
 		if approved && !r.spentInLog(to) {
 			r.t.Fatalf("run %d: an approval acknowledged before the kill was lost:\n%s", run, r.stderr.String())
 		}
-		r.approveQuiet(m[1])
+		r.approve(m[1])
 		if text, isErr, err := r.call("pay", args); err != nil || isErr {
 			r.t.Fatalf("run %d: the approved retry: %q %v\n%s", run, text, err, r.stderr.String())
 		}

@@ -108,6 +108,35 @@ func (r *restartRig) kill() {
 	r.cancel()
 }
 
+// stop ends the client's session and waits for the gateway to end its
+// own: a clean stop, with an end record.
+func (r *restartRig) stop() {
+	r.cs.Close()
+	r.cmd.Wait()
+	r.cancel()
+}
+
+// askedWhileUp starts the gateway, has the write asked, kills the gateway
+// and approves the ask while it is down; it returns the approval's id.
+func (r *restartRig) askedWhileUp(path, content string) string {
+	r.t.Helper()
+	r.start()
+	id := r.asked(path, content)
+	r.kill()
+	r.approve(id)
+	return id
+}
+
+// writesAfterRestart starts the gateway again and wants the write, which
+// the approval given while it was down allows, to go through.
+func (r *restartRig) writesAfterRestart(path, content string) {
+	r.t.Helper()
+	r.start()
+	if text, isErr := r.write(path, content); isErr {
+		r.t.Fatalf("the approved write after the restart: %q\n%s", text, r.stderr.String())
+	}
+}
+
 func (r *restartRig) write(path, content string) (string, bool) {
 	r.t.Helper()
 	text, isErr, err := r.call("write_file", map[string]any{"path": path, "content": content})
@@ -164,15 +193,9 @@ func (r *restartRig) approve(id string) {
 func TestRestartBetweenAskAndAnswer(t *testing.T) {
 	r := newRestartRig(t, "version: 1\nrules:\n  - {id: write, tool: write_file, action: ask, reason: a human confirms every write}\n")
 	out := filepath.Join(r.share, "out.txt")
-	r.start()
-	id := r.asked(out, "hello")
-	r.kill()
-	r.approve(id)
+	id := r.askedWhileUp(out, "hello")
 
-	r.start()
-	if text, isErr := r.write(out, "hello"); isErr {
-		t.Fatalf("the approved write after the restart: %q\n%s", text, r.stderr.String())
-	}
+	r.writesAfterRestart(out, "hello")
 	if b, err := os.ReadFile(out); err != nil || string(b) != "hello" {
 		t.Fatalf("the approved write did not land: %q %v", b, err)
 	}
@@ -184,9 +207,7 @@ func TestRestartBetweenAskAndAnswer(t *testing.T) {
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("the approval was used twice")
 	}
-	r.cs.Close()
-	r.cmd.Wait()
-	r.cancel()
+	r.stop()
 	verifiesWithCalls(t, r.audit, 3)
 }
 
@@ -197,10 +218,7 @@ func TestRestartBetweenAskAndAnswer(t *testing.T) {
 func TestApprovalExpiredWhileDown(t *testing.T) {
 	r := newRestartRig(t, "version: 1\napproval: {ttl: 1s}\nrules:\n  - {id: write, tool: write_file, action: ask}\n")
 	out := filepath.Join(r.share, "out.txt")
-	r.start()
-	id := r.asked(out, "hello")
-	r.kill()
-	r.approve(id)
+	id := r.askedWhileUp(out, "hello")
 	time.Sleep(1500 * time.Millisecond)
 	r.start()
 	r.asked(out, "hello")
@@ -210,9 +228,7 @@ func TestApprovalExpiredWhileDown(t *testing.T) {
 	if !strings.Contains(r.stderr.String(), "did not take up the answer to "+id) || !strings.Contains(r.stderr.String(), "it expired at") {
 		t.Errorf("the gateway did not say why it left the approval:\n%s", r.stderr.String())
 	}
-	r.cs.Close()
-	r.cmd.Wait()
-	r.cancel()
+	r.stop()
 	verifiesWithCalls(t, r.audit, 2)
 }
 
@@ -226,17 +242,9 @@ func TestApprovalExpiredWhileDown(t *testing.T) {
 func TestCarriedGrantForgeries(t *testing.T) {
 	r := newRestartRig(t, "version: 1\nrules:\n  - {id: write, tool: write_file, action: ask, reason: a human confirms every write}\n")
 	out := filepath.Join(r.share, "out.txt")
-	r.start()
-	id := r.asked(out, "hello")
-	r.kill()
-	r.approve(id)
-	r.start()
-	if text, isErr := r.write(out, "hello"); isErr {
-		t.Fatalf("the approved write after the restart: %q", text)
-	}
-	r.cs.Close()
-	r.cmd.Wait()
-	r.cancel()
+	r.askedWhileUp(out, "hello")
+	r.writesAfterRestart(out, "hello")
+	r.stop()
 	recs := readRecords(t, r.audit)
 	var second string
 	for _, rec := range recs {
@@ -380,14 +388,8 @@ func writeRecords(t *testing.T, log string, recs []chain.Record) {
 func TestReconcileAfterUncleanStop(t *testing.T) {
 	r := newRestartRig(t, "version: 1\nrules:\n  - {id: write, tool: write_file, action: ask}\n")
 	out := filepath.Join(r.share, "out.txt")
-	r.start()
-	id := r.asked(out, "hello")
-	r.kill()
-	r.approve(id)
-	r.start()
-	if text, isErr := r.write(out, "hello"); isErr {
-		t.Fatalf("the approved write: %q", text)
-	}
+	id := r.askedWhileUp(out, "hello")
+	r.writesAfterRestart(out, "hello")
 	r.kill()
 	for _, lost := range []string{
 		"UPDATE grants SET used_at = NULL, used_by = NULL",      // stopped before the use was marked
@@ -438,15 +440,9 @@ func TestCarryChecksTheLog(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRestartRig(t, "version: 1\nrules:\n  - {id: write, tool: write_file, action: ask}\n")
 			out := filepath.Join(r.share, "out.txt")
-			r.start()
-			id := r.asked(out, "hello")
-			r.kill()
-			r.approve(id)
+			id := r.askedWhileUp(out, "hello")
 			if c.usedFirst {
-				r.start()
-				if text, isErr := r.write(out, "hello"); isErr {
-					t.Fatalf("the approved write: %q", text)
-				}
+				r.writesAfterRestart(out, "hello")
 				r.kill()
 				os.Remove(out)
 			}
