@@ -2,7 +2,7 @@ package proxy
 
 import (
 	"fmt"
-	"io"
+	"iter"
 	"math"
 	"net"
 	"net/http"
@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 )
 
@@ -59,9 +57,9 @@ const (
 // With identity, the cap and the rate also hold per principal (its
 // token's UserID), so one user cannot fill the gateway.
 type admission struct {
-	max    int
-	server *mcp.Server // the stateful handler's: its Sessions are the open ones
-	addrs  *addrLimiter
+	max   int
+	open  func() iter.Seq[string] // the ids of the sessions open now
+	addrs *addrLimiter
 
 	perPrincipal int          // sessions one principal may hold open
 	principals   *addrLimiter // the rate, by principal
@@ -112,10 +110,10 @@ func (a *admission) enter(addr, principal string) (release func(), refusal strin
 	defer a.mu.Unlock()
 	open, mine := a.pending, a.pendingBy[principal]
 	live := map[string]bool{}
-	for ss := range a.server.Sessions() {
+	for id := range a.open() {
 		open++
-		live[ss.ID()] = true
-		if principal != "" && a.owner[ss.ID()] == principal {
+		live[id] = true
+		if principal != "" && a.owner[id] == principal {
 			mine++
 		}
 	}
@@ -238,19 +236,7 @@ func clientAddr(r *http.Request) string {
 // reason to its caller; otherwise the reason in plain text.
 func refuse(w http.ResponseWriter, r *http.Request, why string, retry time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(min(retry, maxRetryAfter).Seconds()))))
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
-	if m, err := jsonrpc.DecodeMessage(body); err == nil {
-		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
-			resp := &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeOverloaded, Message: why}}
-			if b, err := jsonrpc.EncodeMessage(resp); err == nil {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusServiceUnavailable)
-				_, _ = w.Write(b)
-				return
-			}
-		}
-	}
-	http.Error(w, "Service Unavailable: "+why, http.StatusServiceUnavailable)
+	refuseWith(w, r, http.StatusServiceUnavailable, why)
 }
 
 // addrLimiter keeps a token bucket per client address.

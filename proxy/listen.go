@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -105,17 +105,17 @@ func gatewayHandler(to route, hopt HTTPOptions, logf func(string, ...any)) http.
 	server, held := gatewayServer(to), gatewayServer(to)
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: hopt.MaxRequestBytes})
-	adm := &admission{max: hopt.MaxSessions, server: held, addrs: newAddrLimiter(hopt.initLimit(), hopt.InitBurst), logf: logf,
+	adm := &admission{max: hopt.MaxSessions, open: sessionIDs(held), addrs: newAddrLimiter(hopt.initLimit(), hopt.InitBurst), logf: logf,
 		perPrincipal: hopt.MaxSessionsPerPrincipal, principals: newAddrLimiter(hopt.initLimit(), hopt.InitBurst),
 		owner: map[string]string{}, pendingBy: map[string]int{}}
 	sessions := adm.admit(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return held },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: hopt.MaxRequestBytes, SessionTimeout: hopt.SessionTimeout,
 			EventStore: mcp.NewMemoryEventStore(nil)}))
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
+		if why := offMachine(r); why != "" {
 			// A page in a browser may reach a loopback port; only pages
 			// served from this machine may talk to the gateway.
-			http.Error(w, "Forbidden: Origin "+strconv.Quote(o)+" is not on this machine", http.StatusForbidden)
+			http.Error(w, "Forbidden: "+why, http.StatusForbidden)
 			return
 		}
 		// The stateless revision lives in the SDK's stateless handler,
@@ -143,12 +143,8 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 			return fmt.Errorf("start %s: %w", u.Name, u.Cmd.Err)
 		}
 	}
-	// The defaults are a proxy's; the pumps' timeouts bound the server's
-	// write side: a call may take CallTimeout, an answer to an ask as
-	// long again.
-	p := newProxyOn(opt, newMuxStream())
+	p := newProxyOn(opt, newMuxStream()) // for the defaults
 	opt = p.opt
-	writeTimeout := opt.CallTimeout + opt.AskTimeout + time.Minute
 
 	pumps := newPumps(ctx, opt, ups, hopt, p.logf)
 	defer pumps.close()
@@ -159,13 +155,23 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 			return err
 		}
 	}
+	return serveHTTP(ctx, ln, h, opt, nil)
+}
+
+// serveHTTP serves h on ln until ctx ends. The write side is bounded by
+// what a call may take: CallTimeout, and as long again for an answer to
+// an ask. onShutdown, if set, runs as the shutdown begins.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, opt Options, onShutdown func()) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
-		WriteTimeout:      writeTimeout,
+		WriteTimeout:      opt.CallTimeout + opt.AskTimeout + time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+	}
+	if onShutdown != nil {
+		srv.RegisterOnShutdown(onShutdown)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -232,4 +238,17 @@ func (h HTTPOptions) initLimit() rate.Limit {
 		return rate.Inf
 	}
 	return rate.Limit(h.InitRate)
+}
+
+// sessionIDs lists the ids of server's open sessions.
+func sessionIDs(server *mcp.Server) func() iter.Seq[string] {
+	return func() iter.Seq[string] {
+		return func(yield func(string) bool) {
+			for ss := range server.Sessions() {
+				if !yield(ss.ID()) {
+					return
+				}
+			}
+		}
+	}
 }

@@ -29,6 +29,15 @@ type listening struct {
 
 func startListening(t *testing.T, policy string, ups []Upstream, hopt HTTPOptions, edit ...func(o *Options, log string)) *listening {
 	t.Helper()
+	return startServing(t, policy, func(ctx context.Context, opt Options, ln net.Listener) error {
+		return ServeGatewayHTTP(ctx, opt, ln, ups, hopt)
+	}, edit...)
+}
+
+// startServing serves on a loopback port with serve, under policy, into
+// an audit log of its own.
+func startServing(t *testing.T, policy string, serve func(context.Context, Options, net.Listener) error, edit ...func(o *Options, log string)) *listening {
+	t.Helper()
 	pol, err := engine.Load("test policy", []byte(policy))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +61,7 @@ func startListening(t *testing.T, policy string, ups []Upstream, hopt HTTPOption
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- ServeGatewayHTTP(ctx, opt, ln, ups, hopt)
+		done <- serve(ctx, opt, ln)
 		w.Close()
 	}()
 	l := &listening{url: "http://" + ln.Addr().String() + "/mcp", log: logPath, ev: ev}

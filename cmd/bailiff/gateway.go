@@ -154,12 +154,8 @@ func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 			if lp.addr != "" {
 				return checkListen(lp)
 			}
-			for _, f := range []string{"allow-remote", "max-request-bytes", "max-sessions", "initialize-rate", "initialize-burst", "max-principals", "max-sessions-per-principal", "max-server-sessions"} {
-				if cmd.Flags().Changed(f) {
-					return usageErr(fmt.Errorf("--%s applies to --listen only; without it the gateway serves stdio", f), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931 --"+f+" …")
-				}
-			}
-			return nil
+			return onlyWithListen(cmd, []string{"allow-remote", "max-request-bytes", "max-sessions", "initialize-rate", "initialize-burst", "max-principals", "max-sessions-per-principal", "max-server-sessions"},
+				"bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGateway(stdin, cmd.OutOrStdout(), stderr, config, lp, tokenFile)
@@ -167,12 +163,7 @@ func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 	}
 	c.Flags().StringVar(&config, "config", "", "gateway configuration (YAML)")
 	c.Flags().StringVar(&tokenFile, "id-token-file", "", "with identity: in the config and on stdio, the file holding the token that says whom the agent acts for (default $BAILIFF_ID_TOKEN)")
-	c.Flags().StringVar(&lp.addr, "listen", "", "serve Streamable HTTP on this address (host:port, loopback) instead of stdio")
-	c.Flags().BoolVar(&lp.allowRemote, "allow-remote", false, "let --listen bind to an address other machines can reach")
-	c.Flags().Int64Var(&lp.maxBytes, "max-request-bytes", 4<<20, "the largest HTTP request body --listen reads")
-	c.Flags().IntVar(&lp.maxSessions, "max-sessions", 256, "the most HTTP sessions --listen keeps open at once")
-	c.Flags().Float64Var(&lp.initRate, "initialize-rate", 2, "sessions one client address may open a second, after the burst (0: no limit)")
-	c.Flags().IntVar(&lp.initBurst, "initialize-burst", 20, "sessions one client address may open at once")
+	lp.registerHTTP(c, 256, "the most HTTP sessions --listen keeps open at once")
 	c.Flags().IntVar(&lp.maxPrincipals, "max-principals", 64, "with identity: in the config, the most principals --listen serves at once")
 	c.Flags().IntVar(&lp.serverSessions, "max-server-sessions", 64, "the most sessions --listen runs servers for at once (each session that calls a tool has its own)")
 	c.Flags().IntVar(&lp.perPrincipal, "max-sessions-per-principal", 0, "with identity: in the config, the most sessions one principal holds open (default a quarter of --max-sessions)")

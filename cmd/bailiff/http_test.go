@@ -139,7 +139,27 @@ func TestGatewayListen(t *testing.T) {
 	audit := filepath.Join(dir, "gw.audit.jsonl")
 	config := filepath.Join(dir, "gw.yaml")
 	writeTestFile(t, dir, "gw.yaml", "policy: "+policy+"\naudit: "+audit+"\nprincipal: {subject: ana}\nservers:\n  go:\n    command: "+server+"\n")
-	cmd := exec.Command(os.Args[0], "gateway", "--config", config, "--listen", "127.0.0.1:0")
+	listenAndCall(t, "go.", "2026-07-28", "gateway", "--config", config, "--listen", "127.0.0.1:0")
+	verifiesWithCalls(t, audit, 2)
+}
+
+// TestRunListen: bailiff run --listen serves one server on Streamable
+// HTTP under its own tool names; a client of 2026-07-28 falls back to
+// the handshake, its allowed call is answered and its denied one refused.
+func TestRunListen(t *testing.T) {
+	dir := t.TempDir()
+	server := sdkServer(t, dir)
+	policy := writeTestFile(t, dir, "policy.yaml", gatewayEchoPolicy)
+	audit := filepath.Join(dir, "run.audit.jsonl")
+	listenAndCall(t, "", "2026-07-28", "run", "--policy", policy, "--server", "go", "--audit", audit, "--listen", "127.0.0.1:0", "--", server)
+	verifiesWithCalls(t, audit, 2)
+}
+
+// listenAndCall starts bailiff with args, which serve HTTP, connects at
+// version, and calls echo (allowed) and send (denied) under prefix.
+func listenAndCall(t *testing.T, prefix, version string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1", "USER=tester")
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -157,7 +177,7 @@ func TestGatewayListen(t *testing.T) {
 		}
 	}
 	if url == "" {
-		t.Fatal("bailiff gateway --listen said no URL")
+		t.Fatalf("bailiff %s --listen said no URL", args[0])
 	}
 	go func() {
 		for lines.Scan() {
@@ -166,17 +186,16 @@ func TestGatewayListen(t *testing.T) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	echoAllowedSendDenied(t, ctx, cs, "go.", &strings.Builder{})
+	echoAllowedSendDenied(t, ctx, cs, prefix, &strings.Builder{})
 	cs.Close()
 	cmd.Process.Signal(os.Interrupt)
 	if err := cmd.Wait(); err != nil {
-		t.Errorf("bailiff gateway --listen after SIGINT: %v", err)
+		t.Errorf("bailiff %s --listen after SIGINT: %v", args[0], err)
 	}
-	verifiesWithCalls(t, audit, 2)
 }
 
 // TestGatewayConfigPathsNotStdin: a config in the working directory whose

@@ -5,14 +5,19 @@ import (
 	"math"
 	"net"
 
+	"github.com/spf13/cobra"
+
 	"bailiff/proxy"
 )
 
 // minInitRate is the slowest --initialize-rate: one session a minute.
 const minInitRate = 1.0 / 60
 
-// listenParams are gateway's flags for serving Streamable HTTP.
+// listenParams are the flags of gateway and run for serving Streamable
+// HTTP.
 type listenParams struct {
+	// example is the command a usage error suggests.
+	example     string
 	addr        string
 	allowRemote bool
 	maxBytes    int64
@@ -34,9 +39,12 @@ type listenParams struct {
 // checkListen refuses an address off this machine unless asked for:
 // the gateway has no authentication of its own.
 func checkListen(lp listenParams) error {
+	if lp.example == "" {
+		lp.example = "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931"
+	}
 	host, _, err := net.SplitHostPort(lp.addr)
 	if err != nil {
-		return usageErr(fmt.Errorf("--listen %q is not host:port: %v", lp.addr, err), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931")
+		return usageErr(fmt.Errorf("--listen %q is not host:port: %v", lp.addr, err), lp.example)
 	}
 	if lp.maxBytes <= 0 {
 		return usageErr(fmt.Errorf("--max-request-bytes must be positive"), "")
@@ -63,7 +71,7 @@ func checkListen(lp listenParams) error {
 	}
 	ip := net.ParseIP(host)
 	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usageErr(fmt.Errorf("--listen %s is reachable from other machines, and the gateway authenticates no one: listen on 127.0.0.1, or add --allow-remote", lp.addr), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931")
+		return usageErr(fmt.Errorf("--listen %s is reachable from other machines, and bailiff authenticates no one on it: listen on 127.0.0.1, or add --allow-remote", lp.addr), lp.example)
 	}
 	return nil
 }
@@ -74,4 +82,24 @@ func (lp listenParams) httpOptions() proxy.HTTPOptions {
 	return proxy.HTTPOptions{MaxRequestBytes: lp.maxBytes, MaxSessions: lp.maxSessions,
 		InitRate: lp.initRate, InitBurst: lp.initBurst, NoInitRate: lp.initRate == 0,
 		Authenticate: lp.authn, Resource: lp.resource, Issuer: lp.issuer, MaxPrincipals: lp.maxPrincipals, MaxSessionsPerPrincipal: lp.perPrincipal, MaxServerSessions: lp.serverSessions}
+}
+
+// registerHTTP registers the flags of --listen that gateway and run share.
+func (lp *listenParams) registerHTTP(c *cobra.Command, sessions int, sessionsHelp string) {
+	c.Flags().StringVar(&lp.addr, "listen", "", "serve Streamable HTTP on this address (host:port, loopback) instead of stdio")
+	c.Flags().BoolVar(&lp.allowRemote, "allow-remote", false, "let --listen bind to an address other machines can reach")
+	c.Flags().Int64Var(&lp.maxBytes, "max-request-bytes", 4<<20, "the largest HTTP request body --listen reads")
+	c.Flags().IntVar(&lp.maxSessions, "max-sessions", sessions, sessionsHelp)
+	c.Flags().Float64Var(&lp.initRate, "initialize-rate", 2, "sessions one client address may open a second, after the burst (0: no limit)")
+	c.Flags().IntVar(&lp.initBurst, "initialize-burst", 20, "sessions one client address may open at once")
+}
+
+// onlyWithListen refuses the HTTP flags without --listen.
+func onlyWithListen(cmd *cobra.Command, flags []string, example string) error {
+	for _, f := range flags {
+		if cmd.Flags().Changed(f) {
+			return usageErr(fmt.Errorf("--%s applies to --listen only; without it bailiff serves stdio", f), example+" --"+f+" …")
+		}
+	}
+	return nil
 }

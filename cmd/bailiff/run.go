@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -39,18 +40,13 @@ type runParams struct {
 	// allowDenyAll starts under a policy that would deny every call.
 	allowDenyAll bool
 	id           identityParams
+	// listen serves Streamable HTTP instead of stdio.
+	listen listenParams
 }
 
-// denyAll is the policy without --policy: nothing is allowed until a
-// policy says so.
-const denyAll = "version: 1\nname: deny-all\nrules: []\n"
+const runListenExample = "bailiff run --policy policy.yaml --listen 127.0.0.1:8931 -- COMMAND [ARG...]"
 
-func newRun(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	var p runParams
-	c := &cobra.Command{
-		Use:   "run [flags] {-- COMMAND [ARG...] | --url URL}",
-		Short: "Run an MCP server behind bailiff, on stdio",
-		Long: `run starts an MCP server (COMMAND) and stands between it and the client
+const runLong = `run starts an MCP server (COMMAND) and stands between it and the client
 that started bailiff: every tools/call is decided by the policy before the
 server sees it, written to the audit log (synced to disk first, with the
 default --durability sync), and only then forwarded, re-encoded from
@@ -70,16 +66,44 @@ endpoint at URL and bailiff is its client; the client that started bailiff
 still speaks stdio. Path arguments are then not resolved on this machine:
 the server may run elsewhere.
 
+With --listen ADDR, bailiff serves the server on Streamable HTTP at
+http://ADDR/ (any path) instead of stdio, under its own names, to any
+number of clients: each client session is a bailiff session of its own,
+with its own instance of the server, taint and budgets, in the one audit
+log. It serves the initialize handshake's revisions (2025-11-25 and
+earlier); a client of 2026-07-28 is told so and falls back to them. The
+limits are gateway --listen's: loopback only unless --allow-remote, pages
+of this machine only, --max-request-bytes, --max-sessions (each runs a
+server; default 64) and the --initialize-rate of an address.
+
 stdout carries MCP messages only; bailiff's own messages and the server's
-stderr go to stderr.`,
+stderr go to stderr.`
+
+// denyAll is the policy without --policy: nothing is allowed until a
+// policy says so.
+const denyAll = "version: 1\nname: deny-all\nrules: []\n"
+
+func newRun(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	var p runParams
+	c := &cobra.Command{
+		Use:   "run [flags] {-- COMMAND [ARG...] | --url URL}",
+		Short: "Run an MCP server behind bailiff, on stdio or HTTP",
+		Long:  runLong,
 		Example: `  bailiff run --policy policy.yaml --audit mail.audit.jsonl -- npx -y mcp-mail-server
   bailiff run --policy fs.yaml --server fs -- npx -y @modelcontextprotocol/server-filesystem /srv/share
-  bailiff run --policy policy.yaml --server notes --url http://127.0.0.1:8080/mcp`,
+  bailiff run --policy policy.yaml --server notes --url http://127.0.0.1:8080/mcp
+  bailiff run --policy policy.yaml --listen 127.0.0.1:8931 -- npx -y @modelcontextprotocol/server-everything`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			return checkRunArgs(p.url, args)
 		},
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			return checkRunFlags(cmd, p)
+			if err := checkRunFlags(cmd, p); err != nil {
+				return err
+			}
+			if p.listen.addr != "" {
+				return checkListen(p.listen)
+			}
+			return onlyWithListen(cmd, []string{"allow-remote", "max-request-bytes", "max-sessions", "initialize-rate", "initialize-burst"}, runListenExample)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runProxy(stdin, stdout, stderr, p, args)
@@ -106,6 +130,11 @@ stderr go to stderr.`,
 	c.Flags().DurationVar(&p.callTimeout, "call-timeout", 2*time.Minute, "how long the server may take to answer a call")
 	c.Flags().StringVar(&p.url, "url", os.Getenv("BAILIFF_URL"), "the server's Streamable HTTP endpoint, instead of a command (default $BAILIFF_URL)")
 	p.id.register(c)
+	p.listen.example = runListenExample
+	// Not run's flags: one principal acts, and each session runs its
+	// server, so --max-sessions bounds the servers too.
+	p.listen.maxPrincipals, p.listen.serverSessions = 1, 1
+	p.listen.registerHTTP(c, 64, "the most HTTP sessions --listen keeps open at once, each with its own instance of the server")
 	return c
 }
 
@@ -183,6 +212,10 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if _, ok, _ := p.id.config(stdin); ok && p.listen.addr != "" {
+		// One token read at start would speak for every HTTP client.
+		return usageErr(errors.New("run --listen with identity settings: on HTTP each request's bearer token must say whom it acts for, which gateway --listen does"), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931, with identity: in the config")
+	}
 	principal, expiry, err := runPrincipal(ctx, stdin, stderr, p, approvers)
 	if err != nil {
 		return err
@@ -213,109 +246,39 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		Approvals: approvals, ApproverKeys: approvers, Stderr: stderr, CallTimeout: p.callTimeout,
 		Protected: protectedPaths(slices.Concat(stateGuarded(audit), stateFiles, trust)),
 	}
-	err = serveRun(ctx, stdin, stdout, stderr, opt, p.url, command, audit)
+	err = serveRun(ctx, stdin, stdout, stderr, opt, p, command, audit)
 	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return tokenExpired(expiry, principal.Subject)
 	}
 	return err
 }
 
-// serverName is --server, else a name the server is known by: the URL's
-// host, or the command's base name (for a launcher, its last argument's).
-func serverName(p runParams, command []string) string {
-	server := p.server
-	if server == "" && p.url != "" {
-		// PreRunE has parsed it.
-		u, _ := url.Parse(p.url)
-		server = u.Hostname()
-	}
-	if server == "" {
-		server = commandName(command)
-	}
-	return server
-}
-
-// launchers run a package or a script named among their arguments.
-var launchers = map[string]bool{"npx": true, "node": true, "uvx": true, "bunx": true, "pipx": true, "deno": true}
-
-// commandName is the name a server's command line says it is: for a
-// launcher, the package (or script) it runs, never a path the server is
-// given to work on (server-filesystem /srv/ws is "filesystem", not
-// "ws"); else the command's base name. A package's scope, version and
-// its "server-"/"mcp-server-" prefix or "-mcp"/"-mcp-server" suffix say
-// nothing of which server it is.
-func commandName(command []string) string {
-	name := filepath.Base(command[0])
-	if !usableName(name) {
-		return "server"
-	}
-	if !launchers[name] {
-		return name
-	}
-	for i := 1; i < len(command); i++ {
-		a := command[i]
-		switch {
-		case a == "run" || a == "exec" || a == "--":
-			continue
-		case a == "-p" || a == "--package" || a == "--from":
-			i++ // the option's value is the package, the next word its binary
-			continue
-		case strings.HasPrefix(a, "-"):
-			continue
-		}
-		// A package that names nothing once its scope, version and
-		// prefix are gone ("@scope/", "server-") leaves the launcher's
-		// name: an empty one would read as the session's own.
-		if n := packageName(a); usableName(n) {
-			return n
-		}
-		return name
-	}
-	return name
-}
-
-// usableName tells whether a name can name a server: it becomes part of
-// the default audit log's file name, so it must be one path element.
-func usableName(n string) bool {
-	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, `/\`)
-}
-
-// packageName reads a package or script argument as a server's name.
-func packageName(a string) string {
-	if strings.HasPrefix(a, "@") {
-		if _, rest, ok := strings.Cut(a, "/"); ok {
-			a = rest // @scope/name
-		}
-	}
-	if i := strings.LastIndex(a, "@"); i > 0 {
-		a = a[:i] // name@version
-	}
-	a = filepath.Base(a)
-	if ext := filepath.Ext(a); ext == ".js" || ext == ".mjs" || ext == ".ts" || ext == ".py" {
-		a = strings.TrimSuffix(a, ext)
-	}
-	for _, p := range []string{"mcp-server-", "server-", "mcp_server_"} {
-		a = strings.TrimPrefix(a, p)
-	}
-	for _, s := range []string{"-mcp-server", "-mcp"} {
-		a = strings.TrimSuffix(a, s)
-	}
-	return a
-}
-
-func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opt proxy.Options, serverURL string, command []string, audit string) error {
+func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opt proxy.Options, p runParams, command []string, audit string) error {
 	what := strings.Join(command, " ")
-	if serverURL != "" {
-		what = serverURL
+	if p.url != "" {
+		what = p.url
 	}
 	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, for %s, audit log %s, state %s\n", opt.Session, what, shortVersion(opt.Policy.Version()), actingFor(opt.Principal), audit, opt.Approvals.Store.Path())
+	up := proxy.Upstream{Name: opt.Server, URL: p.url}
+	if p.url == "" {
+		up.Cmd = exec.Command(command[0], command[1:]...)
+		up.Cmd.Env = serverEnviron()
+	}
 	var err error
-	if serverURL != "" {
-		err = proxy.RunURL(ctx, opt, stdin, stdout, serverURL)
-	} else {
-		cmd := exec.Command(command[0], command[1:]...)
-		cmd.Env = serverEnviron()
-		err = proxy.Run(ctx, opt, stdin, stdout, cmd)
+	switch {
+	case p.listen.addr != "":
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", p.listen.addr); err != nil {
+			return usageErr(fmt.Errorf("--listen: %v", err), "")
+		}
+		fmt.Fprintf(stderr, "bailiff: serving Streamable HTTP at http://%s/\n", ln.Addr())
+		hopt := p.listen.httpOptions()
+		hopt.MaxServerSessions = p.listen.maxSessions
+		err = proxy.ServeRunHTTP(ctx, opt, ln, up, hopt)
+	case p.url != "":
+		err = proxy.RunURL(ctx, opt, stdin, stdout, p.url)
+	default:
+		err = proxy.Run(ctx, opt, stdin, stdout, up.Cmd)
 	}
 	if err != nil {
 		return usageErr(err, "")

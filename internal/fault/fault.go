@@ -51,3 +51,27 @@ func Err(point, detail string) error {
 	}
 	return nil
 }
+
+// Relay is a message bailiff relays to a client on Streamable HTTP: a
+// hook's edit there stands for a gateway that changes what it passes on,
+// which the conformance run must notice.
+const Relay = "relay"
+
+var editHook atomic.Pointer[func(point string, msg []byte) []byte]
+
+// SetEdit installs fn, which returns the bytes a point passes on instead
+// of msg (nil: msg unchanged), until the returned restore is called.
+func SetEdit(fn func(point string, msg []byte) []byte) (restore func()) {
+	old := editHook.Swap(&fn)
+	return func() { editHook.Store(old) }
+}
+
+// Edit is what the hook makes of the message encode returns at point, or
+// nil when no hook is set or it changes nothing; encode runs only under
+// a hook, so a gateway without one pays nothing.
+func Edit(point string, encode func() []byte) []byte {
+	if h := editHook.Load(); h != nil {
+		return (*h)(point, encode())
+	}
+	return nil
+}
