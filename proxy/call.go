@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -351,4 +352,23 @@ func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engi
 		return refuse("the audit log cannot be written")
 	}
 	return p.obs.decided
+}
+
+// refusal is the tool result of a call bailiff did not forward.
+func refusal(id jsonrpc.ID, text string) *jsonrpc.Response {
+	res, _ := json.Marshal(map[string]any{
+		"content": []map[string]string{{"type": "text", "text": text}},
+		"isError": true,
+	})
+	return &jsonrpc.Response{ID: id, Result: res}
+}
+
+func describe(d engine.Decision) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "bailiff denied this call (check %s", d.Check)
+	if d.Rule != "" {
+		fmt.Fprintf(&b, ", rule %s", d.Rule)
+	}
+	fmt.Fprintf(&b, "): %s", d.Reason)
+	return b.String()
 }

@@ -89,7 +89,7 @@ func payload(raw []byte) []byte {
 // text reaches nobody and is not recorded; its notifications are relayed
 // and are.
 func (p *Proxy) fromServerRequest(u *upstream, m *jsonrpc.Request) {
-	if p.gateway && (m.ID.IsValid() || m.Method == "notifications/tools/list_changed") {
+	if p.gateway && m.Method == "notifications/tools/list_changed" {
 		return
 	}
 	if len(m.Params) == 0 {

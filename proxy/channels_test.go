@@ -254,10 +254,9 @@ tools:
 	}
 }
 
-// TestChannelsGateway: behind a gateway, a server's JSON-RPC error and
-// its log messages reach the client and taint; its sampling and
-// elicitation requests are refused, reach nobody, and do not: a send to
-// their address is asked about, not denied.
+// TestChannelsGateway: behind a gateway, a server's JSON-RPC error, its
+// log messages and its sampling and elicitation requests reach the
+// client and taint: a send to an address any of them carried is denied.
 func TestChannelsGateway(t *testing.T) {
 	peer(t, "")
 	script, _ := filepath.Abs("testdata/channels-server.js")
@@ -277,7 +276,7 @@ tools:
 		t.Fatalf("m.nudge: %q", text(r))
 	}
 	for addr, want := range map[string]string{"rpc-error@rpc-error-evil.example": "check taint", "log@log-evil.example": "check taint",
-		"early-log@early-log-evil.example": "check taint", "sampling@sampling-evil.example": "approval", "elicit@elicit-evil.example": "approval"} {
+		"early-log@early-log-evil.example": "check taint", "sampling@sampling-evil.example": "check taint", "elicit@elicit-evil.example": "check taint"} {
 		if r := s.call("m.send_email", map[string]any{"to": addr}); !r.IsError || !strings.Contains(text(r), want) {
 			t.Errorf("send to %s: %q, want %q", addr, text(r), want)
 		}

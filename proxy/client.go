@@ -84,6 +84,9 @@ func (p *Proxy) clientRequest(ctx context.Context, m *jsonrpc.Request) {
 		}
 		p.mu.Unlock()
 		if p.gateway {
+			// The answer names what the servers serve: it waits for
+			// them to have said (the servers start with the gateway).
+			p.started(ctx)
 			p.toClient(p.initializeResult(m.ID, params.ProtocolVersion))
 			return
 		}

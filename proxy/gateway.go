@@ -131,12 +131,14 @@ func (p *Proxy) initialize(ctx context.Context, u *upstream) error {
 func (p *Proxy) handshake(ctx context.Context, u *upstream) error {
 	params := map[string]any{
 		"protocolVersion": handshakeVersion,
-		"capabilities":    map[string]any{},
+		"capabilities":    clientAsksRelayed(),
 		"clientInfo":      gatewayInfo,
 	}
-	if _, err := p.request(ctx, u, "initialize", params, p.opt.CallTimeout); err != nil {
+	r, err := p.request(ctx, u, "initialize", params, p.opt.CallTimeout)
+	if err != nil {
 		return err
 	}
+	p.noteCapabilities(u, r.Result)
 	n, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	return u.wire.sendRaw(n)
 }
@@ -144,7 +146,7 @@ func (p *Proxy) handshake(ctx context.Context, u *upstream) error {
 // discover asks server/discover at the stateless revision and, if the
 // server speaks it, makes the session one of that revision.
 func (p *Proxy) discover(ctx context.Context, u *upstream) error {
-	meta := map[string]any{metaProtocolVersion: revStateless, metaClientInfo: gatewayInfo, metaClientCapabilities: map[string]any{}}
+	meta := map[string]any{metaProtocolVersion: revStateless, metaClientInfo: gatewayInfo, metaClientCapabilities: clientAsksRelayed()}
 	r, err := p.request(ctx, u, "server/discover", map[string]any{"_meta": meta}, p.opt.CallTimeout)
 	if err != nil {
 		return err
@@ -158,7 +160,28 @@ func (p *Proxy) discover(ctx context.Context, u *upstream) error {
 	p.mu.Lock()
 	u.meta = meta
 	p.mu.Unlock()
+	p.noteCapabilities(u, r.Result)
 	return nil
+}
+
+// clientAsksRelayed is what the gateway tells its servers it can do, as
+// their client: the requests it relays to its own client. It says so
+// before its client has said what it can do (the servers start first);
+// a request the client cannot take is refused to the server then.
+func clientAsksRelayed() map[string]any {
+	return map[string]any{"sampling": map[string]any{}, "elicitation": map[string]any{}, "roots": map[string]any{"listChanged": true}}
+}
+
+// noteCapabilities keeps what a server said it serves, from its
+// initialize or server/discover result.
+func (p *Proxy) noteCapabilities(u *upstream, result json.RawMessage) {
+	var res struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	_ = json.Unmarshal(result, &res)
+	p.mu.Lock()
+	u.caps = res.Capabilities
+	p.mu.Unlock()
 }
 
 // initializeResult is the gateway's answer to the client's initialize.
@@ -169,15 +192,35 @@ func (p *Proxy) initializeResult(id jsonrpc.ID, asked string) *jsonrpc.Response 
 	}
 	res, _ := json.Marshal(map[string]any{
 		"protocolVersion": version,
-		"capabilities":    gatewayCapabilities(),
+		"capabilities":    p.gatewayCapabilities(),
 		"serverInfo":      gatewayInfo,
 		"instructions":    gatewayInstructions,
 	})
 	return &jsonrpc.Response{ID: id, Result: res}
 }
 
-func gatewayCapabilities() map[string]any {
-	return map[string]any{"tools": map[string]any{"listChanged": true}}
+// gatewayCapabilities are tools, and what any of its servers serves of
+// what the gateway federates.
+func (p *Proxy) gatewayCapabilities() map[string]any {
+	caps := map[string]any{"tools": map[string]any{"listChanged": true}}
+	subscribe := false
+	for _, u := range p.serving("resources") {
+		var r struct {
+			Subscribe bool `json:"subscribe"`
+		}
+		_ = json.Unmarshal(u.caps["resources"], &r)
+		subscribe = subscribe || r.Subscribe
+		caps["resources"] = map[string]any{"listChanged": true, "subscribe": subscribe}
+	}
+	for _, c := range []string{"prompts", "completions", "logging"} {
+		if len(p.serving(c)) > 0 {
+			caps[c] = map[string]any{}
+		}
+	}
+	if caps["prompts"] != nil {
+		caps["prompts"] = map[string]any{"listChanged": true}
+	}
+	return caps
 }
 
 // discoverResult is the gateway's answer to server/discover, shaped as
@@ -197,21 +240,32 @@ func (p *Proxy) discoverResult(m *jsonrpc.Request) *jsonrpc.Response {
 		"ttlMs":             0,
 		"cacheScope":        "public",
 		"supportedVersions": gatewayVersions,
-		"capabilities":      gatewayCapabilities(),
+		"capabilities":      p.gatewayCapabilities(),
 		"instructions":      gatewayInstructions,
 	})
 	return &jsonrpc.Response{ID: m.ID, Result: res}
 }
 
-// gatewayRequest answers what a gateway answers itself. It serves tools
-// only: resources and prompts of the servers behind it are not merged.
+// gatewayRequest answers what a gateway answers itself, and federates
+// the rest (federate.go).
 func (p *Proxy) gatewayRequest(ctx context.Context, m *jsonrpc.Request) {
 	if !m.ID.IsValid() {
-		return // notifications: initialized, cancelled, roots changed
+		if m.Method == "notifications/roots/list_changed" {
+			// Every server was told the gateway has roots: each may
+			// ask for them again.
+			for _, u := range p.ups {
+				p.toServer(u, m)
+			}
+		}
+		return // the others: initialized, cancelled, progress
+	}
+	if p.federate(ctx, m) {
+		return
 	}
 	var result map[string]any
 	switch m.Method {
 	case "server/discover":
+		p.started(ctx)
 		r := p.discoverResult(m)
 		p.discovered(ctx, r)
 		p.toClient(r)
@@ -236,12 +290,6 @@ func (p *Proxy) gatewayRequest(ctx context.Context, m *jsonrpc.Request) {
 			return
 		}
 		result = map[string]any{"tools": p.gatewayTools()}
-	case "resources/list":
-		result = map[string]any{"resources": []any{}}
-	case "resources/templates/list":
-		result = map[string]any{"resourceTemplates": []any{}}
-	case "prompts/list":
-		result = map[string]any{"prompts": []any{}}
 	default:
 		p.toClient(&jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "bailiff gateway does not serve " + m.Method}})
 		return

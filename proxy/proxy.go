@@ -39,7 +39,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -154,6 +153,7 @@ type upstream struct {
 	listReqs map[string]bool                   // the client's tools/list requests
 	relayed  map[string]string                 // other relayed client requests: id -> method
 	tools    []json.RawMessage                 // its tools as listed (gateway)
+	caps     map[string]json.RawMessage        // what it said it serves (gateway)
 	dropped  bool                              // left out of the session: it could not be pinned
 	// meta is the _meta of a gateway's own stateless session with it
 	// (nil: a session of the old handshake).
@@ -378,23 +378,4 @@ func (p *Proxy) malformed(id jsonrpc.ID, raw []byte, reason string, code int64) 
 		return
 	}
 	p.toClient(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: reason}})
-}
-
-// refusal is the tool result of a call bailiff did not forward.
-func refusal(id jsonrpc.ID, text string) *jsonrpc.Response {
-	res, _ := json.Marshal(map[string]any{
-		"content": []map[string]string{{"type": "text", "text": text}},
-		"isError": true,
-	})
-	return &jsonrpc.Response{ID: id, Result: res}
-}
-
-func describe(d engine.Decision) string {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "bailiff denied this call (check %s", d.Check)
-	if d.Rule != "" {
-		fmt.Fprintf(&b, ", rule %s", d.Rule)
-	}
-	fmt.Fprintf(&b, "): %s", d.Reason)
-	return b.String()
 }

@@ -48,13 +48,22 @@ func (p *Proxy) screenRoots(m *jsonrpc.Response) *jsonrpc.Response {
 	isRoots := p.rootsReqs[k]
 	delete(p.rootsReqs, k)
 	p.mu.Unlock()
-	if !isRoots || m.Error != nil || len(p.opt.Protected) == 0 {
+	if !isRoots {
+		return m
+	}
+	return p.screenRootsAnswer(m, p.opt.Server)
+}
+
+// screenRootsAnswer is the client's answer m to a roots/list request of
+// server, with the protected roots taken out.
+func (p *Proxy) screenRootsAnswer(m *jsonrpc.Response, server string) *jsonrpc.Response {
+	if m.Error != nil || len(p.opt.Protected) == 0 {
 		return m
 	}
 	var res map[string]json.RawMessage
 	var roots []json.RawMessage
 	if json.Unmarshal(m.Result, &res) != nil || json.Unmarshal(res["roots"], &roots) != nil {
-		p.logf("the client's roots cannot be read: none are passed to %s", p.opt.Server)
+		p.logf("the client's roots cannot be read: none are passed to %s", server)
 		p.noteWithheld(m.Result, "the client's roots/list answer cannot be read: withheld from the server")
 		return &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff could not read the client's roots"}}
 	}
@@ -78,7 +87,7 @@ func (p *Proxy) screenRoots(m *jsonrpc.Response) *jsonrpc.Response {
 		return m
 	}
 	for _, w := range withheld {
-		p.logf("withheld the client's root %s from %s", w, p.opt.Server)
+		p.logf("withheld the client's root %s from %s", w, server)
 	}
 	p.noteWithheld(m.Result, "client roots withheld from the server: "+strings.Join(withheld, "; "))
 	res["roots"], _ = json.Marshal(kept)

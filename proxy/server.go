@@ -104,12 +104,13 @@ func (p *Proxy) serverRequest(ctx context.Context, u *upstream, m *jsonrpc.Reque
 	}
 	switch {
 	case m.ID.IsValid():
-		// A gateway relays no server-to-client requests (sampling,
-		// roots, elicitation): the server gets a plain refusal.
-		p.toServer(u, &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-			Message: "bailiff gateway does not relay " + m.Method}})
+		// Asked of the client under an id of the gateway's own: the
+		// answer goes back to the server that asked.
+		if !p.spawn(func() { p.serverAsks(ctx, u, m) }) {
+			p.toServer(u, rpcError(m.ID, jsonrpc.CodeInternalError, "the session is closing"))
+		}
 	case m.Method != "notifications/tools/list_changed":
-		p.toClient(m)
+		p.toClient(renameNotification(m, u.name))
 	}
 }
 
