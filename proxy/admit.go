@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"iter"
 	"math"
@@ -174,13 +175,28 @@ func (a *admission) admit(next http.Handler) http.Handler {
 		}
 		defer release()
 		// The client may read the answer, and open its next session,
-		// before this handler returns: once the answer names its session,
-		// the server lists it, so it stops counting as pending then.
-		next.ServeHTTP(&admittedWriter{ResponseWriter: w, release: func() {
-			a.opened(w.Header().Get("Mcp-Session-Id"), principal)
+		// before this handler returns: the session stops counting as
+		// pending once it is listed among the open ones, which the
+		// handler says (admitted), or at the latest once the answer
+		// names it.
+		listed := func(id string) {
+			a.opened(id, principal)
 			release()
-		}}, r)
+		}
+		r = r.WithContext(context.WithValue(r.Context(), admittedKey{}, listed))
+		next.ServeHTTP(&admittedWriter{ResponseWriter: w, release: func() { listed(w.Header().Get("Mcp-Session-Id")) }}, r)
 	})
+}
+
+// admittedKey keys, in an admitted request's context, the function its
+// handler calls with the session's id once the session is listed open.
+type admittedKey struct{}
+
+// admitted tells the admission that r's session, id, is listed open.
+func admitted(r *http.Request, id string) {
+	if listed, ok := r.Context().Value(admittedKey{}).(func(string)); ok {
+		listed(id)
+	}
 }
 
 // admittedWriter releases an admitted request's pending place as soon as

@@ -267,6 +267,9 @@ func (p *Proxy) route(name string) (*upstream, engine.ToolRef) {
 	if !p.gateway {
 		return p.ups[0], engine.ToolRef{Server: p.opt.Server, Tool: name}
 	}
+	if p.opt.Unprefixed {
+		return p.ups[0], engine.ToolRef{Server: p.ups[0].name, Tool: name}
+	}
 	ref, ok := engine.ParseToolRef(name)
 	if !ok {
 		return nil, ref

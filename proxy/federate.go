@@ -98,7 +98,7 @@ func (p *Proxy) mergeLists(ctx context.Context, m *jsonrpc.Request) {
 			continue
 		}
 		for _, item := range items {
-			if renamed, ok := rename(item, kind.key, u.name); ok {
+			if renamed, ok := p.rename(item, kind.key, u.name); ok {
 				all = append(all, renamed)
 			}
 		}
@@ -153,14 +153,32 @@ func (p *Proxy) askFor(ctx context.Context, u *upstream, method string, params m
 	return r, nil
 }
 
-// rename is item with its key (a name or URI) prefixed with server.
-func rename(item json.RawMessage, key, server string) (json.RawMessage, bool) {
+// publicName is what the gateway's client calls server's name (of a
+// tool, a prompt, a URI): "<server>.<name>", or, for a gateway serving
+// one server unprefixed, the name itself.
+func (p *Proxy) publicName(server, name string) string {
+	if p.opt.Unprefixed {
+		return name
+	}
+	return server + "." + name
+}
+
+// instructions tell the client how the gateway names things.
+func (p *Proxy) instructions() string {
+	if p.opt.Unprefixed {
+		return "Every call is checked by bailiff's policy before it reaches the server."
+	}
+	return gatewayInstructions
+}
+
+// rename is item with its key (a name or URI) as the client knows it.
+func (p *Proxy) rename(item json.RawMessage, key, server string) (json.RawMessage, bool) {
 	var fields map[string]json.RawMessage
 	var name string
 	if json.Unmarshal(item, &fields) != nil || json.Unmarshal(fields[key], &name) != nil {
 		return nil, false // an item without its name cannot be asked for
 	}
-	fields[key], _ = json.Marshal(server + "." + name)
+	fields[key], _ = json.Marshal(p.publicName(server, name))
 	out, err := json.Marshal(fields)
 	return out, err == nil
 }
@@ -197,8 +215,8 @@ func (p *Proxy) routeRequest(ctx context.Context, m *jsonrpc.Request) {
 		return
 	}
 	res := r.Result
-	if m.Method == "resources/read" {
-		res = renameContents(res, u.name)
+	if m.Method == "resources/read" && !p.opt.Unprefixed {
+		res = p.renameContents(res, u.name)
 	}
 	p.toClient(&jsonrpc.Response{ID: m.ID, Result: res})
 }
@@ -222,6 +240,9 @@ func (p *Proxy) routeParams(method string, params map[string]any) (*upstream, st
 	}
 	name, _ := in[field].(string)
 	server, rest, ok := strings.Cut(name, ".")
+	if p.opt.Unprefixed {
+		server, rest, ok = p.ups[0].name, name, true
+	}
 	p.mu.Lock()
 	u := p.byName[server]
 	p.mu.Unlock()
@@ -233,14 +254,14 @@ func (p *Proxy) routeParams(method string, params map[string]any) (*upstream, st
 }
 
 // renameContents prefixes the URIs a resources/read answer holds.
-func renameContents(res json.RawMessage, server string) json.RawMessage {
+func (p *Proxy) renameContents(res json.RawMessage, server string) json.RawMessage {
 	var fields map[string]json.RawMessage
 	var contents []json.RawMessage
 	if json.Unmarshal(res, &fields) != nil || json.Unmarshal(fields["contents"], &contents) != nil {
 		return res
 	}
 	for i, c := range contents {
-		if renamed, ok := rename(c, "uri", server); ok {
+		if renamed, ok := p.rename(c, "uri", server); ok {
 			contents[i] = renamed
 		}
 	}
@@ -338,11 +359,11 @@ func (p *Proxy) serverAsks(ctx context.Context, u *upstream, m *jsonrpc.Request)
 // renameNotification prefixes the URI of a server's
 // notifications/resources/updated, so the client can match it to the
 // resource it subscribed to.
-func renameNotification(m *jsonrpc.Request, server string) *jsonrpc.Request {
-	if m.Method != "notifications/resources/updated" {
+func (p *Proxy) renameNotification(m *jsonrpc.Request, server string) *jsonrpc.Request {
+	if m.Method != "notifications/resources/updated" || p.opt.Unprefixed {
 		return m
 	}
-	if renamed, ok := rename(m.Params, "uri", server); ok {
+	if renamed, ok := p.rename(m.Params, "uri", server); ok {
 		return &jsonrpc.Request{Method: m.Method, Params: renamed}
 	}
 	return m

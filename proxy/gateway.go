@@ -60,6 +60,9 @@ func runGateway(ctx context.Context, p *Proxy, ups []Upstream) error {
 			stop(c)
 		}
 	}()
+	if opt.Unprefixed && len(ups) != 1 {
+		return fmt.Errorf("a gateway serves names without \"<server>.\" only for one server, not %d", len(ups))
+	}
 	for _, u := range ups {
 		if u.Name == opt.Server || engine.CheckServerName(u.Name) != nil || p.byName[u.Name] != nil {
 			// The engine reads a call to the session's own server as
@@ -194,7 +197,7 @@ func (p *Proxy) initializeResult(id jsonrpc.ID, asked string) *jsonrpc.Response 
 		"protocolVersion": version,
 		"capabilities":    p.gatewayCapabilities(),
 		"serverInfo":      gatewayInfo,
-		"instructions":    gatewayInstructions,
+		"instructions":    p.instructions(),
 	})
 	return &jsonrpc.Response{ID: id, Result: res}
 }
@@ -241,7 +244,7 @@ func (p *Proxy) discoverResult(m *jsonrpc.Request) *jsonrpc.Response {
 		"cacheScope":        "public",
 		"supportedVersions": gatewayVersions,
 		"capabilities":      p.gatewayCapabilities(),
-		"instructions":      gatewayInstructions,
+		"instructions":      p.instructions(),
 	})
 	return &jsonrpc.Response{ID: m.ID, Result: res}
 }
@@ -326,7 +329,7 @@ func (p *Proxy) gatewayTools() []any {
 		for _, t := range kept {
 			// screen read each as an object with a string name.
 			tool := t.(map[string]any)
-			tool["name"] = engine.ToolRef{Server: u.name, Tool: tool["name"].(string)}.String()
+			tool["name"] = p.publicName(u.name, tool["name"].(string))
 			out = append(out, tool)
 		}
 	}

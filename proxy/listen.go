@@ -96,38 +96,31 @@ func gatewayServer(to route) *mcp.Server {
 	return server
 }
 
-// gatewayHandler serves server over Streamable HTTP, to pages on this
-// machine only.
-// The stateful handler has a server of its own, so that the sessions
-// that server lists are the open handshake sessions the cap counts, and
-// not also the stateless handler's one per request.
-func gatewayHandler(to route, hopt HTTPOptions, logf func(string, ...any)) http.Handler {
-	server, held := gatewayServer(to), gatewayServer(to)
+// gatewayHandler serves the gateway over Streamable HTTP, to pages on
+// this machine only. A handshake session is a relay session (runhttp.go)
+// whose pump is a gateway's, exactly as on stdio: it answers initialize
+// itself, federates, and relays its servers' requests to its client on
+// the stream of the request they belong to. The stateless revision has
+// no session to relay on: its requests go to the SDK's stateless handler,
+// whose tools/list and tools/call go to the principal's shared pump.
+func gatewayHandler(to route, sessions *relaySessions, hopt HTTPOptions) http.Handler {
+	server := gatewayServer(to)
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: hopt.MaxRequestBytes})
-	adm := &admission{max: hopt.MaxSessions, open: sessionIDs(held), addrs: newAddrLimiter(hopt.initLimit(), hopt.InitBurst), logf: logf,
-		perPrincipal: hopt.MaxSessionsPerPrincipal, principals: newAddrLimiter(hopt.initLimit(), hopt.InitBurst),
-		owner: map[string]string{}, pendingBy: map[string]int{}}
-	sessions := adm.admit(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return held },
-		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: hopt.MaxRequestBytes, SessionTimeout: hopt.SessionTimeout,
-			EventStore: mcp.NewMemoryEventStore(nil)}))
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := offMachine(r); why != "" {
 			// A page in a browser may reach a loopback port; only pages
 			// served from this machine may talk to the gateway.
 			http.Error(w, "Forbidden: "+why, http.StatusForbidden)
 			return
 		}
-		// The stateless revision lives in the SDK's stateless handler,
-		// the handshake in its stateful one; a request says which by its
-		// header (revisions order as strings).
+		// Revisions order as strings.
 		if r.Header.Get("Mcp-Protocol-Version") >= revStateless {
 			stateless.ServeHTTP(w, r)
 			return
 		}
 		sessions.ServeHTTP(w, r)
 	})
-	return h
 }
 
 // ServeGatewayHTTP serves a gateway in front of ups on ln until ctx ends.
@@ -148,14 +141,36 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 
 	pumps := newPumps(ctx, opt, ups, hopt, p.logf)
 	defer pumps.close()
-	var h http.Handler = gatewayHandler(pumps.route, hopt, p.logf)
+	sessions := newRelaySessions(ctx, opt, hopt, p.logf, func(ctx context.Context, o Options, down stream) error {
+		return runGateway(ctx, newProxyOn(o, down), freshUpstreams(ups))
+	})
+	sessions.principals, sessions.opened = pumps, pumps.opened
+	// Every session runs the servers, stateless or not: one cap holds
+	// for both.
+	pumps.relayed = func() int { return int(sessions.live.Load()) }
+	sessions.adm.open = func() iter.Seq[string] {
+		return func(yield func(string) bool) {
+			for id := range sessions.ids() {
+				if !yield(id) {
+					return
+				}
+			}
+			for k := range pumps.keys() {
+				if !yield(k) {
+					return
+				}
+			}
+		}
+	}
+	defer sessions.close()
+	var h http.Handler = gatewayHandler(pumps.route, sessions, hopt)
 	if hopt.Authenticate != nil {
 		var err error
 		if h, err = protectedResource(h, hopt.Authenticate, pumps, hopt.Resource, hopt.Issuer); err != nil {
 			return err
 		}
 	}
-	return serveHTTP(ctx, ln, h, opt, nil)
+	return serveHTTP(ctx, ln, h, opt, sessions.hangUp)
 }
 
 // serveHTTP serves h on ln until ctx ends. The write side is bounded by
@@ -238,17 +253,4 @@ func (h HTTPOptions) initLimit() rate.Limit {
 		return rate.Inf
 	}
 	return rate.Limit(h.InitRate)
-}
-
-// sessionIDs lists the ids of server's open sessions.
-func sessionIDs(server *mcp.Server) func() iter.Seq[string] {
-	return func() iter.Seq[string] {
-		return func(yield func(string) bool) {
-			for ss := range server.Sessions() {
-				if !yield(ss.ID()) {
-					return
-				}
-			}
-		}
-	}
 }

@@ -28,9 +28,6 @@ type muxStream struct {
 	// asking are the forwarded requests whose client can put an ask to a
 	// human, by the id the pump knows them by.
 	asking map[string]bool
-	// own tells a requestState the pump issued: only its own ask is put
-	// to a human, never text from elsewhere dressed as one.
-	own func(state string) bool
 }
 
 func newMuxStream() *muxStream {
@@ -184,14 +181,10 @@ func forwardParams(params mcp.Params) (json.RawMessage, error) {
 	return json.Marshal(obj)
 }
 
-// call forwards a tools/call. The pump answers an ask for a client that
-// can elicit with input_required (mrtr.go), which a client of 2026-07-28
-// gets as it is and answers by retrying. A client of an older revision
-// cannot read it: it is asked here with elicitation/create, on its own
-// session, and the call retried once with its answer, as the SDK's
-// serverMultiRoundTripMiddleware would do for a tool of the SDK server
-// (which this middleware stands in front of). The requestState never
-// leaves the gateway then, and the pump settles the ask alike.
+// call forwards a tools/call of a stateless request. Such a client is
+// asked in the call's own result (input_required), which it answers by
+// retrying: the pump does it all. A handshake session is a relay
+// session, never served here.
 func (m *muxStream) call(ctx context.Context, req mcp.Request) (mcp.Result, error) {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	multi, canAsk := clientAsks(ss, req.GetParams())
@@ -199,43 +192,12 @@ func (m *muxStream) call(ctx context.Context, req mcp.Request) (mcp.Result, erro
 	if err != nil || multi {
 		return res, err
 	}
-	r, ok := res.(*mcp.CallToolResult)
-	if !ok || r.InputRequests == nil {
-		return res, nil
-	}
-	q, ok := r.InputRequests[stateInput].(*mcp.ElicitParams)
-	if !ok || len(r.InputRequests) != 1 || !canAsk || ss == nil || m.own == nil || !m.own(r.RequestState) {
-		// Only bailiff's own ask is ever put, and only to a client that
-		// can elicit: anything else is a bug, not relayed.
+	if r, ok := res.(*mcp.CallToolResult); ok && r.InputRequests != nil {
+		// Only a client of the multi-round trip is asked in a result:
+		// anything else is a bug, not relayed.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff: an ask this client cannot be given"}
 	}
-	var answer mcp.InputResponse
-	retryCtx := ctx
-	if a, err := ss.Elicit(ctx, q); err == nil && a != nil {
-		answer = a
-	} else {
-		// No answer is a decline, and it is recorded as one even when
-		// the client has gone: the ask is settled, never left open.
-		answer = &mcp.ElicitResult{Action: "cancel"}
-		retryCtx = context.WithoutCancel(ctx)
-	}
-	raw, err := forwardParams(req.GetParams())
-	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-	}
-	var retry mcp.CallToolParamsRaw
-	if err := json.Unmarshal(raw, &retry); err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-	}
-	retry.InputResponses = mcp.InputResponseMap{stateInput: answer}
-	retry.RequestState = r.RequestState
-	res, err = m.forward(retryCtx, "tools/call", &retry, canAsk)
-	if r, ok := res.(*mcp.CallToolResult); err == nil && (!ok || r.InputRequests != nil) {
-		// The retry settles the ask: a second one would be a bug, and
-		// an older client cannot read it.
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff: the retry of an ask was asked again"}
-	}
-	return res, err
+	return res, nil
 }
 
 // clientAsks reports whether the client of one request speaks the
@@ -259,5 +221,5 @@ func clientAsks(ss *mcp.ServerSession, params mcp.Params) (multi, canAsk bool) {
 		_, canAsk = caps["elicitation"]
 		return true, canAsk
 	}
-	return false, init.Capabilities != nil && init.Capabilities.Elicitation != nil
+	return false, false // not a client of the stateless revision: not asked here
 }

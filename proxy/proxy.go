@@ -60,8 +60,11 @@ type Options struct {
 	Evidence     audit.EvidenceStore
 	EvidenceSync bool
 	Server       string // the upstream's name, as rules select it
-	Session      string
-	Principal    engine.Principal
+	// Unprefixed makes a gateway of one server serve that server's tool,
+	// prompt and resource names as they are, without "<server>.".
+	Unprefixed bool
+	Session    string
+	Principal  engine.Principal
 	// Secret keys the digest of calls whose arguments the policy redacts.
 	Secret    []byte
 	Approvals *Approvals // where out-of-band asks wait (the state database); nil: none

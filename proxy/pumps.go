@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -16,15 +19,15 @@ import (
 	"bailiff/engine"
 )
 
-// pumps are a gateway's sessions on HTTP: one per client session, each
-// with its own pump, servers and audit session, so one client's reads
-// never taint another's sends and one client's calls never spend
-// another's budget. A handshake session (Mcp-Session-Id) is one client:
-// its pump opens at its first tools/list or tools/call and ends, with
-// its servers, when the session does. A stateless request (2026-07-28)
-// names no session: the requests of one principal share one, and
-// without identity, where every request acts for the gateway's one
-// principal, all stateless requests share one (docs/decisions.md).
+// pumps are a gateway's stateless sessions on HTTP, each with its own
+// pump, servers and audit session, so one client's reads never taint
+// another's sends and one client's calls never spend another's budget.
+// (A handshake session, Mcp-Session-Id, is a relay session of its own:
+// runhttp.go.) A stateless request (2026-07-28) names no session: the
+// requests of one principal share one, opened at the first tools/list
+// or tools/call, and without identity, where every request acts for the
+// gateway's one principal, all stateless requests share one
+// (docs/decisions.md). The principals served count both kinds.
 //
 // With identity, a session's principal is the one its token names, and
 // at most max principals are served at once. A principal's groups and
@@ -45,25 +48,27 @@ type pumps struct {
 	mu     sync.Mutex
 	by     map[string]*pumpEntry
 	served map[string]int // live pumps by principal key
-	opened int            // pumps opened so far, for session ids
+	opened *atomic.Int64  // sessions opened so far, for session ids (shared with relaySessions)
 	closed bool
 	wg     sync.WaitGroup
 	told   time.Time // when a refusal was last logged
+	// relayed counts the handshake sessions (relaySessions), which run
+	// servers too.
+	relayed func() int
 }
 
 type pumpEntry struct {
 	mux       *muxStream
-	principal string             // its principal's key
-	ss        *mcp.ServerSession // its client's session; nil for stateless requests
-	last      time.Time          // its last request, under pumps.mu
-	done      chan struct{}      // closed when its servers have stopped
+	principal string        // its principal's key
+	last      time.Time     // its last request, under pumps.mu
+	done      chan struct{} // closed when its servers have stopped
 	err       error
 }
 
 func newPumps(ctx context.Context, opt Options, ups []Upstream, hopt HTTPOptions, logf func(string, ...any)) *pumps {
 	return &pumps{ctx: ctx, opt: opt, ups: ups, authed: hopt.Authenticate != nil, max: hopt.MaxPrincipals,
 		maxPumps: hopt.MaxServerSessions, idle: hopt.SessionTimeout, logf: logf,
-		by: map[string]*pumpEntry{}, served: map[string]int{}, quit: make(chan struct{})}
+		by: map[string]*pumpEntry{}, served: map[string]int{}, quit: make(chan struct{}), opened: new(atomic.Int64)}
 }
 
 // principalKey is who p is, as a map key: the groups in any order are
@@ -80,6 +85,35 @@ func (pp *pumps) admit(p engine.Principal) error {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	return pp.roomFor(principalKey(p), p)
+}
+
+// hold takes a place for p's handshake session (relaySessions), which
+// letGo gives back.
+func (pp *pumps) hold(p engine.Principal) error {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pk := principalKey(p)
+	if err := pp.roomFor(pk, p); err != nil {
+		return err
+	}
+	pp.served[pk]++
+	return nil
+}
+
+func (pp *pumps) letGo(p engine.Principal) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pk := principalKey(p)
+	if pp.served[pk]--; pp.served[pk] <= 0 {
+		delete(pp.served, pk)
+	}
+}
+
+// keys lists the stateless sessions running now.
+func (pp *pumps) keys() iter.Seq[string] {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	return slices.Values(slices.Collect(maps.Keys(pp.by)))
 }
 
 func (pp *pumps) roomFor(pk string, p engine.Principal) error {
@@ -105,23 +139,18 @@ func (pp *pumps) route(req mcp.Request) (*muxStream, error) {
 		}
 	}
 	pk := principalKey(p)
-	key, ss := "principal\x02"+pk, (*mcp.ServerSession)(nil)
-	if s, ok := req.GetSession().(*mcp.ServerSession); ok && s.ID() != "" {
-		key, ss = "session\x02"+s.ID(), s
-	}
-	m, err := pp.get(key, pk, p, ss)
+	m, err := pp.get("principal\x02"+pk, pk, p)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff: " + err.Error()}
 	}
 	return m, nil
 }
 
-// get is the pump for key, opened if this is its first request. A
-// handshake session's pump ends when ss does; a stateless one when it
-// has gone unused for the idle timeout. A pump whose servers stopped
-// stays, refusing, until then: a session never starts clean behind its
-// client's back.
-func (pp *pumps) get(key, pk string, p engine.Principal, ss *mcp.ServerSession) (*muxStream, error) {
+// get is the pump for key, opened if this is its first request; it ends
+// when it has gone unused for the idle timeout. A pump whose servers
+// stopped stays, refusing, until then: a session never starts clean
+// behind its client's back.
+func (pp *pumps) get(key, pk string, p engine.Principal) (*muxStream, error) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	if e := pp.by[key]; e != nil {
@@ -139,26 +168,22 @@ func (pp *pumps) get(key, pk string, p engine.Principal, ss *mcp.ServerSession) 
 	if err := pp.roomFor(pk, p); err != nil {
 		return nil, err
 	}
-	if len(pp.by) >= pp.maxPumps {
+	if len(pp.by)+pp.relayed() >= pp.maxPumps {
 		err := fmt.Errorf("the gateway runs the servers of %s already (--max-server-sessions): end a session (DELETE), or wait for one to go idle (a session unused for %v ends)", plural(pp.maxPumps, "session"), pp.idle)
 		pp.refused(err)
 		return nil, err
 	}
-	pp.opened++
 	o := pp.opt
 	o.Principal = p
-	o.Session = fmt.Sprintf("%s-%d", pp.opt.Session, pp.opened)
+	o.Session = fmt.Sprintf("%s-%d", pp.opt.Session, pp.opened.Add(1))
 	mux := newMuxStream()
 	px := newProxyOn(o, mux)
-	mux.own = func(state string) bool { _, err := openState(px.stateSecret, state); return err == nil }
-	e := &pumpEntry{mux: mux, principal: pk, done: make(chan struct{}), ss: ss, last: time.Now()}
+	e := &pumpEntry{mux: mux, principal: pk, done: make(chan struct{}), last: time.Now()}
 	pp.by[key] = e
 	pp.served[pk]++
 	switch {
 	case pp.authed:
 		pp.logf("session %s acts for %q (token from %s; scopes %q)", o.Session, p.Subject, p.Issuer, p.Scopes)
-	case ss != nil:
-		pp.logf("session %s is a client's (its MCP session %s)", o.Session, ss.ID())
 	default:
 		pp.logf("session %s holds the stateless requests (2026-07-28), which every client without a session shares", o.Session)
 	}
@@ -184,31 +209,25 @@ func (pp *pumps) get(key, pk string, p engine.Principal, ss *mcp.ServerSession) 
 	return mux, nil
 }
 
-// expire ends e when its session does: a handshake session's when the
-// SDK ends it (DELETE, its idle timeout, its transport), a stateless
-// one's when it has gone unused for the idle timeout. The entry goes
-// then, and the session's next request opens another.
+// expire ends e once it has gone unused for the idle timeout. The entry
+// goes then, and the principal's next request opens another.
 func (pp *pumps) expire(key string, e *pumpEntry) {
-	if e.ss != nil {
-		_ = e.ss.Wait()
-	} else {
-		tick := time.NewTicker(max(pp.idle/10, 10*time.Millisecond))
-	wait:
-		for {
-			select {
-			case <-pp.quit:
+	tick := time.NewTicker(max(pp.idle/10, 10*time.Millisecond))
+wait:
+	for {
+		select {
+		case <-pp.quit:
+			break wait
+		case <-tick.C:
+			pp.mu.Lock()
+			idle := time.Since(e.last) > pp.idle
+			pp.mu.Unlock()
+			if idle {
 				break wait
-			case <-tick.C:
-				pp.mu.Lock()
-				idle := time.Since(e.last) > pp.idle
-				pp.mu.Unlock()
-				if idle {
-					break wait
-				}
 			}
 		}
-		tick.Stop()
 	}
+	tick.Stop()
 	e.mux.close()
 	<-e.done
 	pp.mu.Lock()
@@ -233,9 +252,6 @@ func (pp *pumps) close() {
 	close(pp.quit)
 	for _, e := range pp.by {
 		e.mux.close()
-		if e.ss != nil {
-			_ = e.ss.Close() // its waiter returns
-		}
 	}
 	pp.mu.Unlock()
 	pp.wg.Wait()

@@ -1,25 +1,24 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
-	"mime"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"bailiff/engine"
 )
 
 // `bailiff run --listen` serves one server on Streamable HTTP under its
@@ -50,25 +49,35 @@ func ServeRunHTTP(ctx context.Context, opt Options, ln net.Listener, up Upstream
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := newProxyOn(opt, newMuxStream()) // for the defaults
-	rs := newRelaySessions(ctx, p.opt, up, hopt, p.logf)
+	rs := newRelaySessions(ctx, p.opt, hopt, p.logf, func(ctx context.Context, o Options, down stream) error {
+		return serveOne(ctx, newProxyOn(o, down), freshUpstreams([]Upstream{up})[0])
+	})
 	defer rs.close()
 	return serveHTTP(ctx, ln, rs, p.opt, rs.hangUp)
 }
 
-// relaySessions are the client sessions of `run --listen`, by their
-// Mcp-Session-Id: each a bailiff session with its own server instance.
+// relaySessions are the handshake sessions of `run --listen` and
+// `gateway --listen`, by their Mcp-Session-Id: each a bailiff session
+// with its own instances of the servers, which start runs.
 type relaySessions struct {
-	ctx    context.Context
-	opt    Options
-	up     Upstream
-	hopt   HTTPOptions
-	logf   func(string, ...any)
-	adm    *admission
-	events mcp.EventStore
+	ctx   context.Context
+	opt   Options
+	start func(ctx context.Context, o Options, down stream) error
+	hopt  HTTPOptions
+	// principals, for a gateway, counts the principals served with its
+	// stateless sessions; with identity, each session acts for the
+	// principal whose token opened it, and no other token's request is
+	// served in it.
+	principals *pumps
+	logf       func(string, ...any)
+	adm        *admission
+	events     mcp.EventStore
+
+	live atomic.Int64 // sessions in by, read without mu (pumps)
 
 	mu     sync.Mutex
 	by     map[string]*relaySession
-	opened int
+	opened *atomic.Int64 // sessions opened so far, for session ids
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -79,15 +88,17 @@ type relaySession struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed once its pump and server have stopped
 	err    error         // why it ended, once done
+	user   string        // with identity, the principal that opened it
+	ending bool          // ended by its client or its idle timeout, under relaySessions.mu
 
 	mu     sync.Mutex
 	active int         // POSTs being served: the session is not idle
 	idle   *time.Timer // ends the session when unused for the timeout
 }
 
-func newRelaySessions(ctx context.Context, opt Options, up Upstream, hopt HTTPOptions, logf func(string, ...any)) *relaySessions {
-	rs := &relaySessions{ctx: ctx, opt: opt, up: up, hopt: hopt, logf: logf,
-		events: mcp.NewMemoryEventStore(nil), by: map[string]*relaySession{}}
+func newRelaySessions(ctx context.Context, opt Options, hopt HTTPOptions, logf func(string, ...any), start func(context.Context, Options, stream) error) *relaySessions {
+	rs := &relaySessions{ctx: ctx, opt: opt, start: start, hopt: hopt, logf: logf,
+		events: mcp.NewMemoryEventStore(nil), by: map[string]*relaySession{}, opened: new(atomic.Int64)}
 	// Every session runs its own server: the cap on sessions is the cap
 	// on servers too.
 	rs.adm = &admission{max: min(hopt.MaxSessions, hopt.MaxServerSessions), open: rs.ids, logf: logf,
@@ -99,8 +110,10 @@ func newRelaySessions(ctx context.Context, opt Options, up Upstream, hopt HTTPOp
 func (rs *relaySessions) ids() iter.Seq[string] {
 	rs.mu.Lock()
 	ids := make([]string, 0, len(rs.by))
-	for id := range rs.by {
-		ids = append(ids, id)
+	for id, s := range rs.by {
+		if !s.ending {
+			ids = append(ids, id) // an ended one's place is free
+		}
 	}
 	rs.mu.Unlock()
 	return slices.Values(ids)
@@ -145,9 +158,17 @@ func (rs *relaySessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (rs *relaySessions) serve(w http.ResponseWriter, r *http.Request, id string) {
 	rs.mu.Lock()
 	s := rs.by[id]
+	if s != nil && s.ending {
+		s = nil // ended by DELETE or its idle timeout
+	}
 	rs.mu.Unlock()
 	if s == nil {
 		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	if ti := auth.TokenInfoFromContext(r.Context()); s.user != "" && (ti == nil || ti.UserID != s.user) {
+		// Another principal's token: the session is not theirs.
+		http.Error(w, "session user mismatch", http.StatusForbidden)
 		return
 	}
 	select {
@@ -185,15 +206,28 @@ func (rs *relaySessions) open(w http.ResponseWriter, r *http.Request) {
 	if !batchAllowed(w, r) {
 		return
 	}
+	o := rs.opt
+	var user string
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && rs.principals != nil {
+		p, ok := ti.Extra[principalExtra].(engine.Principal)
+		if !ok {
+			refuseWith(w, r, http.StatusInternalServerError, "bailiff: a request with no verified principal")
+			return
+		}
+		if err := rs.principals.hold(p); err != nil {
+			refuse(w, r, "bailiff: "+err.Error(), maxRetryAfter)
+			return
+		}
+		o.Principal, user = p, ti.UserID
+	}
 	rs.mu.Lock()
 	if rs.closed {
 		rs.mu.Unlock()
+		rs.letGo(user, o.Principal)
 		http.Error(w, "Service Unavailable: bailiff is shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	rs.opened++
-	o := rs.opt
-	o.Session = fmt.Sprintf("%s-%d", rs.opt.Session, rs.opened)
+	o.Session = fmt.Sprintf("%s-%d", rs.opt.Session, rs.opened.Add(1))
 	id := rand.Text()
 	ctx, cancel := context.WithCancel(rs.ctx)
 	t := &mcp.StreamableServerTransport{SessionID: id, EventStore: rs.events}
@@ -201,23 +235,32 @@ func (rs *relaySessions) open(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		rs.mu.Unlock()
 		cancel()
+		rs.letGo(user, o.Principal)
 		http.Error(w, "Internal Server Error: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s := &relaySession{t: t, conn: conn, cancel: cancel, done: make(chan struct{})}
+	s := &relaySession{t: t, conn: conn, cancel: cancel, done: make(chan struct{}), user: user}
 	s.idle = time.AfterFunc(rs.hopt.SessionTimeout, func() { rs.end(id, s) })
 	s.idle.Stop()
 	rs.by[id] = s
+	rs.live.Add(1)
 	rs.wg.Add(1)
 	rs.mu.Unlock()
-	rs.logf("session %s is a client's (its MCP session %s)", o.Session, id)
+	// Counted open now: no longer pending, while its servers start.
+	admitted(r, id)
+	if user != "" {
+		rs.logf("session %s acts for %q (token from %s; scopes %q)", o.Session, o.Principal.Subject, o.Principal.Issuer, o.Principal.Scopes)
+	} else {
+		rs.logf("session %s is a client's (its MCP session %s)", o.Session, id)
+	}
 	go func() {
 		defer rs.wg.Done()
-		s.err = serveOne(ctx, newProxyOn(o, newRelayStream(ctx, conn)), freshUpstreams([]Upstream{rs.up})[0])
+		s.err = rs.start(ctx, o, newRelayStream(ctx, conn))
 		if s.err == nil {
-			s.err = errors.New("its server has stopped")
+			s.err = errors.New("its servers have stopped")
 		}
 		_ = conn.Close()
+		rs.letGo(user, o.Principal)
 		close(s.done)
 	}()
 	s.busy()
@@ -225,8 +268,18 @@ func (rs *relaySessions) open(w http.ResponseWriter, r *http.Request) {
 	t.ServeHTTP(w, r)
 }
 
+// letGo frees the principal's place a session held.
+func (rs *relaySessions) letGo(user string, p engine.Principal) {
+	if user != "" {
+		rs.principals.letGo(p)
+	}
+}
+
 // end closes session id: its client is gone, and its server stops.
 func (rs *relaySessions) end(id string, s *relaySession) {
+	rs.mu.Lock()
+	s.ending = true
+	rs.mu.Unlock()
 	_ = s.conn.Close() // the pump reads the end of its client
 	s.mu.Lock()
 	s.idle.Stop()
@@ -237,6 +290,7 @@ func (rs *relaySessions) end(id string, s *relaySession) {
 		rs.mu.Lock()
 		if rs.by[id] == s {
 			delete(rs.by, id)
+			rs.live.Add(-1)
 		}
 		rs.mu.Unlock()
 	}()
@@ -256,10 +310,11 @@ func (rs *relaySessions) hangUp() {
 func (rs *relaySessions) close() {
 	rs.mu.Lock()
 	rs.closed = true
-	for id, s := range rs.by {
+	open := maps.Clone(rs.by)
+	rs.mu.Unlock()
+	for id, s := range open {
 		rs.end(id, s)
 	}
-	rs.mu.Unlock()
 	rs.wg.Wait()
 }
 
@@ -278,119 +333,4 @@ func (s *relaySession) rest(timeout time.Duration) {
 	if s.active--; s.active == 0 {
 		s.idle.Reset(timeout)
 	}
-}
-
-// offMachine says why a request may not be served from where it comes:
-// a page not served from this machine (its Origin), or, on a loopback
-// listener, a Host that is not loopback (DNS rebinding). Empty: served.
-func offMachine(r *http.Request) string {
-	if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
-		return "Origin " + strconv.Quote(o) + " is not on this machine"
-	}
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
-		if loopbackHostPort(la.String()) && !loopbackHostPort(r.Host) {
-			return "invalid Host header " + strconv.Quote(r.Host)
-		}
-	}
-	return ""
-}
-
-// mediaTypes checks a request's Content-Type and Accept as the SDK's
-// handler does: a POST is JSON and accepts both JSON and an event
-// stream, a GET accepts an event stream.
-func mediaTypes(r *http.Request) (string, int) {
-	var jsonOK, streamOK bool
-	for _, value := range r.Header.Values("Accept") {
-		for _, raw := range strings.Split(value, ",") {
-			base, _, _ := strings.Cut(raw, ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "application/json", "application/*":
-				jsonOK = true
-			case "text/event-stream", "text/*":
-				streamOK = true
-			case "*/*":
-				jsonOK, streamOK = true, true
-			}
-		}
-	}
-	switch r.Method {
-	case http.MethodPost:
-		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-			return "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType
-		}
-		if !jsonOK || !streamOK {
-			return "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest
-		}
-	case http.MethodGet:
-		if !streamOK {
-			return "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest
-		}
-	}
-	return "", 0
-}
-
-// loopbackHostPort reports whether host[:port] names this machine.
-func loopbackHostPort(hp string) bool {
-	host, _, err := net.SplitHostPort(hp)
-	if err != nil {
-		host = strings.Trim(hp, "[]")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// batchAllowed refuses a JSON-RPC batch from a client of 2025-06-18 or
-// later, which removed them, as the SDK's own handler does; the body is
-// put back for the transport.
-func batchAllowed(w http.ResponseWriter, r *http.Request) bool {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-			return false
-		}
-		http.Error(w, "failed to read body", http.StatusBadRequest)
-		return false
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2025-06-18" && bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
-		http.Error(w, "Bad Request: JSON-RPC batching is not supported in 2025-06-18 and later", http.StatusBadRequest)
-		return false
-	}
-	return true
-}
-
-// refuseStateless answers a request of the stateless revision as a
-// stateful SDK server does: with the revisions served, so that a client
-// that began with server/discover falls back to initialize.
-func refuseStateless(w http.ResponseWriter, r *http.Request, v string) {
-	data, _ := json.Marshal(map[string]any{"supported": handshakeVersions, "requested": v})
-	jerr := &jsonrpc.Error{Code: codeUnsupportedVersion, Data: data,
-		Message: fmt.Sprintf("protocol version %q is not served by bailiff run --listen (it serves the initialize handshake: %s)", v, strings.Join(handshakeVersions, ", "))}
-	writeError(w, r, http.StatusBadRequest, jerr)
-}
-
-// refuseWith answers a request with a JSON-RPC error under its id, when
-// its body holds one request, else the reason in plain text.
-func refuseWith(w http.ResponseWriter, r *http.Request, status int, why string) {
-	writeError(w, r, status, &jsonrpc.Error{Code: codeOverloaded, Message: why})
-}
-
-func writeError(w http.ResponseWriter, r *http.Request, status int, jerr *jsonrpc.Error) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
-	if m, err := jsonrpc.DecodeMessage(body); err == nil {
-		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
-			if b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: jerr}); err == nil {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(status)
-				_, _ = w.Write(b)
-				return
-			}
-		}
-	}
-	http.Error(w, http.StatusText(status)+": "+jerr.Message, status)
 }

@@ -110,7 +110,7 @@ func (p *Proxy) serverRequest(ctx context.Context, u *upstream, m *jsonrpc.Reque
 			p.toServer(u, rpcError(m.ID, jsonrpc.CodeInternalError, "the session is closing"))
 		}
 	case m.Method != "notifications/tools/list_changed":
-		p.toClient(renameNotification(m, u.name))
+		p.toClient(p.renameNotification(m, u.name))
 	}
 }
 

@@ -45,6 +45,10 @@ type gatewayConfig struct {
 	// AllowDenyAll starts even when the policy has no rule that allows
 	// or asks for one of the servers.
 	AllowDenyAll bool `yaml:"allow_deny_all"`
+	// Unprefixed serves the one server's names as they are, without
+	// "<server>.": a gateway in front of one server, for clients (and the
+	// conformance suite) that call its tools by their own names.
+	Unprefixed bool `yaml:"unprefixed"`
 	// Identity, when set, is how the principal is established: from a
 	// verified token, and never from Principal.
 	Identity *identity.Config `yaml:"identity"`
@@ -78,6 +82,9 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 	}
 	if len(c.Servers) == 0 {
 		return nil, usageErr(fmt.Errorf("%s: no servers", name), "")
+	}
+	if c.Unprefixed && len(c.Servers) != 1 {
+		return nil, usageErr(fmt.Errorf("%s: unprefixed: true serves one server's names as they are, and there are %d servers: two could name a tool alike", name, len(c.Servers)), "")
 	}
 	if err := checkConfigPrincipal(name, &c); err != nil {
 		return nil, err
@@ -227,7 +234,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 	}
 	opt := proxy.Options{
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
-		Server: "gateway", Session: session, Principal: c.Principal, Secret: secret,
+		Server: "gateway", Unprefixed: c.Unprefixed, Session: session, Principal: c.Principal, Secret: secret,
 		Approvals: approvals, ApproverKeys: approvers, Stderr: stderr,
 		Protected: protectedPaths(slices.Concat(stateGuarded(c.Audit), stateFiles, trust)),
 	}
