@@ -279,10 +279,7 @@ var conformanceClientScenarios = []string{"initialize", "tools_call", "elicitati
 // conformanceClientKnown are the client scenarios that pass directly and
 // fail through bailiff, with why: each is a gap of bailiff's, named, and
 // one that starts passing fails the test, so the list stays true.
-var conformanceClientKnown = map[string]string{
-	"elicitation-sep1034-client-defaults": "the suite's server sends its elicitation/create on the standalone GET stream, " +
-		"which bailiff's Streamable HTTP client does not open (docs/proxy.md): it never reaches the client",
-}
+var conformanceClientKnown = map[string]string{}
 
 // TestConformanceClient: the suite's client scenarios, played by a small
 // SDK client directly and with bailiff (run --url, in process) as the

@@ -36,6 +36,11 @@ type connStream struct {
 	version atomic.Value
 	initMu  sync.Mutex
 	initIDs map[string]bool
+
+	// client and url open the standalone stream (sse.go), once.
+	client    *http.Client
+	url       string
+	listening sync.Once
 }
 
 // dialTimeout bounds connecting to an upstream. Nothing bounds a whole
@@ -69,16 +74,15 @@ func dialHTTP(url string, client *http.Client) (*connStream, error) {
 	hc.Transport = versionHeader{base: base, s: s}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	t := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &hc, MaxRetries: -1,
-		// The standalone stream is opened by the SDK's ClientSession
-		// only; bailiff has none, so a server's notifications outside a
-		// request (list_changed) do not reach it (docs/proxy.md).
+		// The SDK opens the standalone stream for its own ClientSession
+		// only; bailiff, which has none, opens it itself (sse.go).
 		DisableStandaloneSSE: true}
 	conn, err := t.Connect(s.ctx)
 	if err != nil {
 		s.cancel()
 		return nil, fmt.Errorf("connect to %s: %v", url, err)
 	}
-	s.conn = conn
+	s.conn, s.client, s.url = conn, &hc, url
 	go s.readLoop()
 	return s, nil
 }
@@ -117,6 +121,7 @@ func (s *connStream) readLoop() {
 				}
 				if json.Unmarshal(r.Result, &res) == nil && res.ProtocolVersion != "" {
 					s.version.Store(res.ProtocolVersion)
+					s.listenAfterHandshake(res.ProtocolVersion)
 				}
 			}
 		}
