@@ -167,3 +167,35 @@ func readChannels(t *testing.T, log string) map[string]bool {
 	}
 	return out
 }
+
+// TestListenFederates: gateway --listen federates for both kinds of HTTP
+// client: a handshake session (a relay session, as on stdio) and the
+// stateless requests (through the SDK server), each seeing the server's
+// resources and prompts under its name, and reading them.
+func TestListenFederates(t *testing.T) {
+	l := startListening(t, federatePolicy, []Upstream{{Name: "a", Cmd: exec.Command(everythingServer(t))}}, HTTPOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		cs := l.connect(t, version)
+		res, err := cs.ListResources(ctx, nil)
+		if err != nil || len(res.Resources) == 0 || !strings.HasPrefix(res.Resources[0].URI, "a.") {
+			t.Errorf("%s: resources/list: %v %+v", version, err, res)
+		}
+		read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "a.test://static-text"})
+		if err != nil || len(read.Contents) != 1 || read.Contents[0].URI != "a.test://static-text" {
+			t.Errorf("%s: resources/read: %v %+v", version, err, read)
+		}
+		if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "a.test_simple_prompt"}); err != nil {
+			t.Errorf("%s: prompts/get: %v", version, err)
+		}
+		cs.Close()
+	}
+	l.verify(t, 2) // the handshake session, and the stateless one
+	channels := readChannels(t, l.log)
+	for _, want := range []string{"a resources/read", "a prompts/get"} {
+		if !channels[want] {
+			t.Errorf("no result record of channel %s: %v", want, channels)
+		}
+	}
+}

@@ -60,40 +60,56 @@ type HTTPOptions struct {
 	// gateway.
 	MaxSessionsPerPrincipal int
 	// MaxServerSessions bounds the sessions that run their own instances
-	// of the servers at once (default 64): each session's first
-	// tools/list or tools/call starts them, and one past the bound is
-	// refused.
+	// of the servers at once (default 64): a handshake session's start
+	// at its initialize, a stateless one's at its first request that
+	// needs them, and one past the bound is refused.
 	MaxServerSessions int
 }
 
 const defaultMaxRequestBytes = 4 << 20
 
-// gatewayServer is the SDK server the HTTP clients talk to: tools/list and
-// tools/call go to the pump route finds, through its mux.
+// gatewayServer is the SDK server the stateless requests talk to: tools
+// and what the gateway federates go to the pump route finds, through its
+// mux (federate.go answers there as for any client).
 func gatewayServer(to route) *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: "bailiff-gateway", Version: "1"}, &mcp.ServerOptions{
 		Instructions: gatewayInstructions,
 		// list_changed would need a stream to every client; the pump's
-		// is not relayed (docs/proxy.md), so none is promised.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// is not relayed (docs/proxy.md), so none is promised. The
+		// servers behind are not known here (each principal's session
+		// starts its own): resources, prompts and completions are
+		// offered, and a session whose servers serve none lists none.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{},
+			Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{}},
 	})
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch method {
-			case "tools/list", "tools/call":
-				mux, err := to(req)
-				if err != nil {
-					return nil, err
-				}
-				if method == "tools/list" {
-					return mux.forward(ctx, method, req.GetParams(), false)
-				}
+			if method != "tools/call" && statelessResults[method] == nil {
+				return next(ctx, method, req)
+			}
+			mux, err := to(req)
+			if err != nil {
+				return nil, err
+			}
+			if method == "tools/call" {
 				return mux.call(ctx, req)
 			}
-			return next(ctx, method, req)
+			return mux.forward(ctx, method, req.GetParams(), false)
 		}
 	})
 	return server
+}
+
+// statelessResults are the methods a stateless request's pump answers
+// besides tools/call, each with the SDK type its answer is read into.
+var statelessResults = map[string]func() mcp.Result{
+	"tools/list":               func() mcp.Result { return &mcp.ListToolsResult{} },
+	"resources/list":           func() mcp.Result { return &mcp.ListResourcesResult{} },
+	"resources/templates/list": func() mcp.Result { return &mcp.ListResourceTemplatesResult{} },
+	"resources/read":           func() mcp.Result { return &mcp.ReadResourceResult{} },
+	"prompts/list":             func() mcp.Result { return &mcp.ListPromptsResult{} },
+	"prompts/get":              func() mcp.Result { return &mcp.GetPromptResult{} },
+	"completion/complete":      func() mcp.Result { return &mcp.CompleteResult{} },
 }
 
 // gatewayHandler serves the gateway over Streamable HTTP, to pages on

@@ -135,12 +135,9 @@ func (m *muxStream) forward(ctx context.Context, method string, params mcp.Param
 	if r.Error != nil {
 		return nil, r.Error
 	}
-	var res mcp.Result
-	switch method {
-	case "tools/list":
-		res = &mcp.ListToolsResult{}
-	default:
-		res = &mcp.CallToolResult{}
+	var res mcp.Result = &mcp.CallToolResult{}
+	if newResult := statelessResults[method]; newResult != nil {
+		res = newResult()
 	}
 	if err := json.Unmarshal(r.Result, res); err != nil {
 		// What cannot be read as a result is not passed on in part.
