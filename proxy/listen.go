@@ -142,6 +142,16 @@ func gatewayHandler(to route, sessions *relaySessions, hopt HTTPOptions) http.Ha
 // ServeGatewayHTTP serves a gateway in front of ups on ln until ctx ends.
 // The caller chooses ln; it binds to loopback unless told otherwise.
 func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []Upstream, hopt HTTPOptions) error {
+	return serveListening(ctx, opt, opt, ln, ups, hopt, func(ctx context.Context, o Options, down stream) error {
+		return runGateway(ctx, newProxyOn(o, down), freshUpstreams(ups))
+	})
+}
+
+// serveListening serves on ln until ctx ends: each handshake session as
+// a relay session whose pump start runs (under opt), the stateless
+// requests of each principal through one gateway pump in front of ups
+// (under pumpOpt).
+func serveListening(ctx context.Context, opt, pumpOpt Options, ln net.Listener, ups []Upstream, hopt HTTPOptions, start func(context.Context, Options, stream) error) error {
 	hopt = hopt.withDefaults()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -154,12 +164,11 @@ func ServeGatewayHTTP(ctx context.Context, opt Options, ln net.Listener, ups []U
 	}
 	p := newProxyOn(opt, newMuxStream()) // for the defaults
 	opt = p.opt
+	pumpOpt = newProxyOn(pumpOpt, newMuxStream()).opt
 
-	pumps := newPumps(ctx, opt, ups, hopt, p.logf)
+	pumps := newPumps(ctx, pumpOpt, ups, hopt, p.logf)
 	defer pumps.close()
-	sessions := newRelaySessions(ctx, opt, hopt, p.logf, func(ctx context.Context, o Options, down stream) error {
-		return runGateway(ctx, newProxyOn(o, down), freshUpstreams(ups))
-	})
+	sessions := newRelaySessions(ctx, opt, hopt, p.logf, start)
 	sessions.principals, sessions.opened = pumps, pumps.opened
 	// Every session runs the servers, stateless or not: one cap holds
 	// for both.

@@ -40,20 +40,19 @@ var handshakeVersions = slices.DeleteFunc(slices.Clone(gatewayVersions), func(v 
 // the server. The caller chooses ln; it binds to loopback unless told
 // otherwise.
 func ServeRunHTTP(ctx context.Context, opt Options, ln net.Listener, up Upstream, hopt HTTPOptions) error {
-	hopt = hopt.withDefaults()
-	if up.Cmd != nil && up.Cmd.Err != nil {
-		// Each session starts the server anew: one that cannot be
-		// found is refused now, not at every session.
-		return fmt.Errorf("start %s: %w", up.Name, up.Cmd.Err)
+	// A stateless request (2026-07-28) has no session to relay on: as
+	// for gateway --listen, the SDK's stateless handler serves it, and
+	// the principal's requests share one session whose pump is a
+	// gateway's in front of this one server, unprefixed, which
+	// initializes the server itself (docs/decisions.md).
+	stateless := opt
+	stateless.Server, stateless.Unprefixed = "gateway", true
+	if up.Name == stateless.Server {
+		stateless.Server = "gateway-stateless"
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	p := newProxyOn(opt, newMuxStream()) // for the defaults
-	rs := newRelaySessions(ctx, p.opt, hopt, p.logf, func(ctx context.Context, o Options, down stream) error {
+	return serveListening(ctx, opt, stateless, ln, []Upstream{up}, hopt, func(ctx context.Context, o Options, down stream) error {
 		return serveOne(ctx, newProxyOn(o, down), freshUpstreams([]Upstream{up})[0])
 	})
-	defer rs.close()
-	return serveHTTP(ctx, ln, rs, p.opt, rs.hangUp)
 }
 
 // relaySessions are the handshake sessions of `run --listen` and

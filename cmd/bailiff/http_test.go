@@ -144,15 +144,18 @@ func TestGatewayListen(t *testing.T) {
 }
 
 // TestRunListen: bailiff run --listen serves one server on Streamable
-// HTTP under its own tool names; a client of 2026-07-28 falls back to
-// the handshake, its allowed call is answered and its denied one refused.
+// HTTP under its own tool names, to a client of the stateless revision
+// and of the handshake: the allowed call is answered, the denied one
+// refused.
 func TestRunListen(t *testing.T) {
 	dir := t.TempDir()
 	server := sdkServer(t, dir)
 	policy := writeTestFile(t, dir, "policy.yaml", gatewayEchoPolicy)
 	audit := filepath.Join(dir, "run.audit.jsonl")
-	listenAndCall(t, "", "2026-07-28", "run", "--policy", policy, "--server", "go", "--audit", audit, "--listen", "127.0.0.1:0", "--", server)
-	verifiesWithCalls(t, audit, 2)
+	for i, version := range []string{"2026-07-28", "2025-11-25"} {
+		listenAndCall(t, "", version, "run", "--policy", policy, "--server", "go", "--audit", audit, "--listen", "127.0.0.1:0", "--", server)
+		verifiesWithCalls(t, audit, 2*(i+1))
+	}
 }
 
 // listenAndCall starts bailiff with args, which serve HTTP, connects at

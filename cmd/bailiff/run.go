@@ -70,9 +70,10 @@ With --listen ADDR, bailiff serves the server on Streamable HTTP at
 http://ADDR/ (any path) instead of stdio, under its own names, to any
 number of clients: each client session is a bailiff session of its own,
 with its own instance of the server, taint and budgets, in the one audit
-log. It serves the initialize handshake's revisions (2025-11-25 and
-earlier); a client of 2026-07-28 is told so and falls back to them. The
-limits are gateway --listen's: loopback only unless --allow-remote, pages
+log; messages pass as over stdio. Stateless requests (revision
+2026-07-28) have no session: they share one, in which bailiff answers
+server/discover and serves the server's names as they are, as gateway
+--listen does for one server. The limits are gateway --listen's: loopback only unless --allow-remote, pages
 of this machine only, --max-request-bytes, --max-sessions (each runs a
 server; default 64) and the --initialize-rate of an address.
 
@@ -272,6 +273,7 @@ func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, op
 			return usageErr(fmt.Errorf("--listen: %v", err), "")
 		}
 		fmt.Fprintf(stderr, "bailiff: serving Streamable HTTP at http://%s/\n", ln.Addr())
+		fmt.Fprintln(stderr, "bailiff: warning: clients of revision 2026-07-28 (stateless requests) share one session, its taint and its budgets; clients that open a session each have their own")
 		hopt := p.listen.httpOptions()
 		hopt.MaxServerSessions = p.listen.maxSessions
 		err = proxy.ServeRunHTTP(ctx, opt, ln, up, hopt)
