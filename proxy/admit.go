@@ -96,9 +96,11 @@ func (a *admission) note(why string) {
 }
 
 // enter admits a request opening a session from addr, or says why not
-// and when to try again. release is called once the request is served:
-// by then its session is one the server lists, or closed.
-func (a *admission) enter(addr, principal string) (release func(), refusal string, retry time.Duration) {
+// and when to try again. release ends its pending place, at the latest
+// once the request is served; given its session's id and list (which
+// makes the session one a.open lists), it lists it in the same step, so
+// that no count sees it twice, pending and open.
+func (a *admission) enter(addr, principal string) (release func(id string, list func()), refusal string, retry time.Duration) {
 	if ok, wait := a.addrs.allow(addr); !ok {
 		return nil, "too many initialize requests from " + addr + ": try again later", wait
 	}
@@ -132,26 +134,22 @@ func (a *admission) enter(addr, principal string) (release func(), refusal strin
 	a.pending++
 	a.pendingBy[principal]++
 	var once sync.Once
-	return func() {
+	return func(id string, list func()) {
 		once.Do(func() {
 			a.mu.Lock()
+			defer a.mu.Unlock()
+			if list != nil {
+				list()
+			}
 			a.pending--
 			if a.pendingBy[principal]--; a.pendingBy[principal] <= 0 {
 				delete(a.pendingBy, principal)
 			}
-			a.mu.Unlock()
+			if principal != "" && id != "" {
+				a.owner[id] = principal
+			}
 		})
 	}, "", 0
-}
-
-// opened notes whose a session is, once its id is known.
-func (a *admission) opened(id, principal string) {
-	if principal == "" || id == "" {
-		return
-	}
-	a.mu.Lock()
-	a.owner[id] = principal
-	a.mu.Unlock()
 }
 
 // admit wraps the stateful handler: a POST without Mcp-Session-Id opens
@@ -173,30 +171,27 @@ func (a *admission) admit(next http.Handler) http.Handler {
 			refuse(w, r, why, retry)
 			return
 		}
-		defer release()
+		defer release("", nil)
 		// The client may read the answer, and open its next session,
 		// before this handler returns: the session stops counting as
-		// pending once it is listed among the open ones, which the
-		// handler says (admitted), or at the latest once the answer
-		// names it.
-		listed := func(id string) {
-			a.opened(id, principal)
-			release()
-		}
-		r = r.WithContext(context.WithValue(r.Context(), admittedKey{}, listed))
-		next.ServeHTTP(&admittedWriter{ResponseWriter: w, release: func() { listed(w.Header().Get("Mcp-Session-Id")) }}, r)
+		// pending once it is listed among the open ones (admitted), or
+		// at the latest once the answer names it.
+		r = r.WithContext(context.WithValue(r.Context(), admittedKey{}, release))
+		next.ServeHTTP(&admittedWriter{ResponseWriter: w, release: func() { release(w.Header().Get("Mcp-Session-Id"), nil) }}, r)
 	})
 }
 
-// admittedKey keys, in an admitted request's context, the function its
-// handler calls with the session's id once the session is listed open.
+// admittedKey keys, in an admitted request's context, its release.
 type admittedKey struct{}
 
-// admitted tells the admission that r's session, id, is listed open.
-func admitted(r *http.Request, id string) {
-	if listed, ok := r.Context().Value(admittedKey{}).(func(string)); ok {
-		listed(id)
+// admitted lists r's session, id, by list, and ends its pending place in
+// the same step.
+func admitted(r *http.Request, id string, list func()) {
+	if release, ok := r.Context().Value(admittedKey{}).(func(string, func())); ok {
+		release(id, list)
+		return
 	}
+	list()
 }
 
 // admittedWriter releases an admitted request's pending place as soon as

@@ -170,9 +170,13 @@ func (p *Proxy) discover(ctx context.Context, u *upstream) error {
 // clientAsksRelayed is what the gateway tells its servers it can do, as
 // their client: the requests it relays to its own client. It says so
 // before its client has said what it can do (the servers start first);
-// a request the client cannot take is refused to the server then.
+// a request the client cannot take is refused to the server then. Roots
+// are not offered: a client's roots name its workspace, not which of
+// several servers may see what, which their command lines say; a server
+// offered them asks at once and waits (server-everything holds its
+// process a minute on it). One that asks anyway is relayed, screened.
 func clientAsksRelayed() map[string]any {
-	return map[string]any{"sampling": map[string]any{}, "elicitation": map[string]any{}, "roots": map[string]any{"listChanged": true}}
+	return map[string]any{"sampling": map[string]any{}, "elicitation": map[string]any{}}
 }
 
 // noteCapabilities keeps what a server said it serves, from its

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -156,10 +158,17 @@ func serveListening(ctx context.Context, opt, pumpOpt Options, ln net.Listener, 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for _, u := range ups {
-		if u.Cmd != nil && u.Cmd.Err != nil {
+		if u.Cmd == nil {
+			continue
+		}
+		err := u.Cmd.Err
+		if err == nil && filepath.IsAbs(u.Cmd.Path) {
+			_, err = exec.LookPath(u.Cmd.Path)
+		}
+		if err != nil {
 			// Each client session starts the servers anew: one that
 			// cannot be found is refused now, not at every session.
-			return fmt.Errorf("start %s: %w", u.Name, u.Cmd.Err)
+			return fmt.Errorf("start %s: %w", u.Name, err)
 		}
 	}
 	p := newProxyOn(opt, newMuxStream()) // for the defaults

@@ -82,7 +82,19 @@ func TestListenServerSessionsCap(t *testing.T) {
 	if n := newChildren(base, 1); n != 1 {
 		t.Errorf("%d server processes once a session ended, want 1", n)
 	}
-	c := l.connect(t, "2025-11-25")
+	// The place is free once the ended session's servers have stopped.
+	var c *mcp.ClientSession
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		c, err = mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: l.url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("a session once a place was free: %v", err)
+	}
 	defer c.Close()
 	if ok, out := callText(t, c, "go.echo", "c"); !ok {
 		t.Errorf("the third session once a place was free: %q", out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -79,6 +80,17 @@ func (s *relayStream) forget(id jsonrpc.ID) {
 		if o == id {
 			delete(s.tokens, tok)
 		}
+	}
+}
+
+// failOpen answers every request of the client still open with an error
+// saying the session has ended, and why.
+func (s *relayStream) failOpen(why error) {
+	s.mu.Lock()
+	open := slices.Clone(s.open)
+	s.mu.Unlock()
+	for _, id := range open {
+		_ = s.send(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff: this session has ended: " + why.Error()}})
 	}
 }
 

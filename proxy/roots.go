@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"bailiff/audit"
+	"bailiff/engine"
 )
 
 // A server given its roots by the client (MCP roots: the server asks
@@ -60,9 +61,14 @@ func (p *Proxy) screenRootsAnswer(m *jsonrpc.Response, server string) *jsonrpc.R
 	if m.Error != nil || len(p.opt.Protected) == 0 {
 		return m
 	}
+	// Read exactly, as the server will: a key given twice, or a "Roots"
+	// or "URI" beside the real one (which Go's decoder would take for
+	// it, and a TypeScript server would not), shows the check one root
+	// and the server another.
 	var res map[string]json.RawMessage
 	var roots []json.RawMessage
-	if json.Unmarshal(m.Result, &res) != nil || json.Unmarshal(res["roots"], &roots) != nil {
+	if _, err := engine.DecodeJSON(m.Result); err != nil || json.Unmarshal(m.Result, &res) != nil ||
+		foldedKey(res, "roots") || json.Unmarshal(res["roots"], &roots) != nil {
 		p.logf("the client's roots cannot be read: none are passed to %s", server)
 		p.noteWithheld(m.Result, "the client's roots/list answer cannot be read: withheld from the server")
 		return &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff could not read the client's roots"}}
@@ -70,15 +76,14 @@ func (p *Proxy) screenRootsAnswer(m *jsonrpc.Response, server string) *jsonrpc.R
 	kept := []json.RawMessage{}
 	var withheld []string
 	for _, raw := range roots {
-		var r struct {
-			URI string `json:"uri"`
-		}
-		if json.Unmarshal(raw, &r) != nil {
+		var fields map[string]json.RawMessage
+		var uri string
+		if json.Unmarshal(raw, &fields) != nil || foldedKey(fields, "uri") || json.Unmarshal(fields["uri"], &uri) != nil {
 			withheld = append(withheld, fmt.Sprintf("%.200s (not a root)", raw))
 			continue
 		}
-		if why := p.protectedRoot(r.URI); why != "" {
-			withheld = append(withheld, r.URI+" ("+why+")")
+		if why := p.protectedRoot(uri); why != "" {
+			withheld = append(withheld, uri+" ("+why+")")
 			continue
 		}
 		kept = append(kept, raw)
@@ -96,6 +101,17 @@ func (p *Proxy) screenRootsAnswer(m *jsonrpc.Response, server string) *jsonrpc.R
 		return &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "bailiff could not screen the client's roots"}}
 	}
 	return &jsonrpc.Response{ID: m.ID, Result: out}
+}
+
+// foldedKey reports whether fields has a key that is want but for case:
+// two readers of the object could take different values for want.
+func foldedKey(fields map[string]json.RawMessage, want string) bool {
+	for k := range fields {
+		if k != want && strings.EqualFold(k, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // protectedRoot says why a root the client gives may not reach the

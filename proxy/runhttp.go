@@ -109,10 +109,10 @@ func newRelaySessions(ctx context.Context, opt Options, hopt HTTPOptions, logf f
 func (rs *relaySessions) ids() iter.Seq[string] {
 	rs.mu.Lock()
 	ids := make([]string, 0, len(rs.by))
-	for id, s := range rs.by {
-		if !s.ending {
-			ids = append(ids, id) // an ended one's place is free
-		}
+	for id := range rs.by {
+		// An ended session counts until its servers have stopped:
+		// opening and ending sessions must not run more at once.
+		ids = append(ids, id)
 	}
 	rs.mu.Unlock()
 	return slices.Values(ids)
@@ -241,12 +241,16 @@ func (rs *relaySessions) open(w http.ResponseWriter, r *http.Request) {
 	s := &relaySession{t: t, conn: conn, cancel: cancel, done: make(chan struct{}), user: user}
 	s.idle = time.AfterFunc(rs.hopt.SessionTimeout, func() { rs.end(id, s) })
 	s.idle.Stop()
-	rs.by[id] = s
-	rs.live.Add(1)
 	rs.wg.Add(1)
 	rs.mu.Unlock()
-	// Counted open now: no longer pending, while its servers start.
-	admitted(r, id)
+	// Listed open and no longer pending in one step, before its servers
+	// start: no count sees it twice, or not at all.
+	admitted(r, id, func() {
+		rs.mu.Lock()
+		rs.by[id] = s
+		rs.live.Add(1)
+		rs.mu.Unlock()
+	})
 	if user != "" {
 		rs.logf("session %s acts for %q (token from %s; scopes %q)", o.Session, o.Principal.Subject, o.Principal.Issuer, o.Principal.Scopes)
 	} else {
@@ -254,10 +258,14 @@ func (rs *relaySessions) open(w http.ResponseWriter, r *http.Request) {
 	}
 	go func() {
 		defer rs.wg.Done()
-		s.err = rs.start(ctx, o, newRelayStream(ctx, conn))
+		down := newRelayStream(ctx, conn)
+		s.err = rs.start(ctx, o, down)
 		if s.err == nil {
 			s.err = errors.New("its servers have stopped")
 		}
+		// What the client still waits for (its initialize, when the
+		// server never started) is answered, never left hanging.
+		down.failOpen(s.err)
 		_ = conn.Close()
 		rs.letGo(user, o.Principal)
 		close(s.done)

@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -315,5 +317,87 @@ func TestRunListenServerGone(t *testing.T) {
 			t.Fatalf("after the server exited, a request got %d %q, want 410", status, body)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// postTo posts body to url with the headers a Streamable HTTP client sends.
+func postTo(t *testing.T, url, body string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestRunListenCapCountsEndingSessions: --max-sessions bounds the
+// servers too, so a session ended by DELETE counts until its server has
+// stopped (one that ignores its stdin closing and SIGINT is killed 7 s
+// later): opening and deleting sessions in a loop never runs two at once.
+func TestRunListenCapCountsEndingSessions(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "srv.sh")
+	started := filepath.Join(dir, "started")
+	src := "#!/bin/sh\ntrap '' INT TERM\necho $$ >> " + started + "\nread line\n" +
+		`printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}'` +
+		"\nexec sleep 60\n"
+	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l := startRelay(t, relayPolicy, Upstream{Name: "slow", Cmd: exec.Command(script)}, HTTPOptions{MaxSessions: 1, MaxServerSessions: 1, NoInitRate: true})
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`
+	for i := 0; i < 5; i++ {
+		resp, body := postTo(t, l.url, init, nil)
+		id := resp.Header.Get("Mcp-Session-Id")
+		if resp.StatusCode != 200 || id == "" {
+			t.Logf("round %d: %d %q", i, resp.StatusCode, body)
+			break
+		}
+		req, _ := http.NewRequest(http.MethodDelete, l.url, nil)
+		req.Header.Set("Mcp-Session-Id", id)
+		if r, err := http.DefaultClient.Do(req); err == nil {
+			r.Body.Close()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(started)
+	alive := 0
+	for _, f := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(f)
+		if pid > 0 && syscall.Kill(pid, 0) == nil {
+			alive++
+		}
+	}
+	if alive > 1 {
+		t.Errorf("%d servers running at once behind run --listen --max-sessions 1", alive)
+	}
+}
+
+// TestRunListenServerNeverStarts: a server command that cannot be found
+// is refused at start; one that exits before answering answers the
+// client's initialize with an error naming why, never an empty stream.
+func TestRunListenServerNeverStarts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	if err := ServeRunHTTP(t.Context(), Options{}, ln, Upstream{Name: "x", Cmd: exec.Command(missing)}, HTTPOptions{}); err == nil || !strings.Contains(err.Error(), "no-such-server") {
+		t.Errorf("a server command that does not exist: %v, want refused at start naming it", err)
+	}
+	l := startRelay(t, relayPolicy, Upstream{Name: "gone", Cmd: exec.Command("sh", "-c", "exit 3")}, HTTPOptions{})
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`
+	resp, body := postTo(t, l.url, init, nil)
+	if !strings.Contains(body, `"id":1`) || !strings.Contains(body, "this session has ended") {
+		t.Errorf("initialize of a session whose server exited: %d %q, want a JSON-RPC error for id 1 saying the session ended", resp.StatusCode, body)
 	}
 }

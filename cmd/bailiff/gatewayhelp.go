@@ -5,12 +5,16 @@ const gatewayLong = `gateway starts every server in the config and serves the cl
 started bailiff as one MCP server whose tools are named <server>.<tool>;
 a call is routed on the first dot. All calls share one session and one
 audit log, so output read from one server taints what is sent through
-another. Tools only: the servers' resources and prompts are not merged.
+another. The servers' prompts are <server>.<name> and their resources
+<server>.<uri>, routed the same way; completions and logging go to the
+server they name, or to every one; the servers' sampling, elicitation and
+roots requests reach the client, and its answers the server that asked.
+With one server, unprefixed: true serves its names as they are.
 
 With --listen ADDR it serves Streamable HTTP at http://ADDR/ instead of
 stdio, to any number of clients, each in a session of its own (with its
-own instances of the servers, started at its first call, and stopped when
-its session ends), in one audit log: sessions for clients before revision
+own instances of the servers, started with the session, and stopped when
+it ends), in one audit log: sessions for clients before revision
 2026-07-28; a client of 2026-07-28 sends stateless requests, and those
 of one principal share one session. ADDR must be a
 loopback address unless --allow-remote; a request whose Origin is not on
@@ -32,6 +36,7 @@ env and cwd comes from the environment):
   approver_keys: [lee.pub]     # whose signed answers to asks count
   durability: sync             # sync, batch or none
   allow_deny_all: false        # true: start though the policy serves a server not at all
+  unprefixed: false            # true (one server only): its names without "<server>."
   principal: {subject: ana, scopes: [mail.send], email: ana@corp.example}
   # or, instead of principal:, whom a verified token names (docs/identity.md;
   # on stdio the token is $BAILIFF_ID_TOKEN or --id-token-file):

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -98,7 +99,13 @@ func (lp *listenParams) registerHTTP(c *cobra.Command, sessions int, sessionsHel
 func onlyWithListen(cmd *cobra.Command, flags []string, example string) error {
 	for _, f := range flags {
 		if cmd.Flags().Changed(f) {
-			return usageErr(fmt.Errorf("--%s applies to --listen only; without it bailiff serves stdio", f), example+" --"+f+" …")
+			// The flag goes before a server command, which takes
+			// everything after "--" as its own.
+			hint := example + " --" + f + " …"
+			if before, after, ok := strings.Cut(example, " -- "); ok {
+				hint = before + " --" + f + " … -- " + after
+			}
+			return usageErr(fmt.Errorf("--%s applies to --listen only; without it bailiff serves stdio", f), hint)
 		}
 	}
 	return nil

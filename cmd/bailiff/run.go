@@ -213,7 +213,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if _, ok, _ := p.id.config(stdin); ok && p.listen.addr != "" {
+	if _, ok, _ := p.id.config(stdin); (ok || p.id.tokenFile != "") && p.listen.addr != "" {
 		// One token read at start would speak for every HTTP client.
 		return usageErr(errors.New("run --listen with identity settings: on HTTP each request's bearer token must say whom it acts for, which gateway --listen does"), "bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931, with identity: in the config")
 	}
@@ -259,6 +259,15 @@ func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, op
 	if p.url != "" {
 		what = p.url
 	}
+	var ln net.Listener
+	if p.listen.addr != "" {
+		// Bound before anything is said of the session: an address in
+		// use is the whole story.
+		var err error
+		if ln, err = net.Listen("tcp", p.listen.addr); err != nil {
+			return usageErr(fmt.Errorf("--listen: %v", err), "")
+		}
+	}
 	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, for %s, audit log %s, state %s\n", opt.Session, what, shortVersion(opt.Policy.Version()), actingFor(opt.Principal), audit, opt.Approvals.Store.Path())
 	up := proxy.Upstream{Name: opt.Server, URL: p.url}
 	if p.url == "" {
@@ -267,11 +276,7 @@ func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, op
 	}
 	var err error
 	switch {
-	case p.listen.addr != "":
-		var ln net.Listener
-		if ln, err = net.Listen("tcp", p.listen.addr); err != nil {
-			return usageErr(fmt.Errorf("--listen: %v", err), "")
-		}
+	case ln != nil:
 		fmt.Fprintf(stderr, "bailiff: serving Streamable HTTP at http://%s/\n", ln.Addr())
 		fmt.Fprintln(stderr, "bailiff: warning: clients of revision 2026-07-28 (stateless requests) share one session, its taint and its budgets; clients that open a session each have their own")
 		hopt := p.listen.httpOptions()
