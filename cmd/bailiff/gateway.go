@@ -153,7 +153,7 @@ func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if config == "" {
-				return usageErr(errors.New("gateway needs --config"), "bailiff gateway --config gateway.yaml")
+				return usageErr(errors.New("gateway needs --config (or $BAILIFF_CONFIG)"), "bailiff gateway --config gateway.yaml")
 			}
 			if config == "-" {
 				return usageErr(errors.New("--config cannot be -: standard input and output carry the MCP session"), "")
@@ -168,7 +168,9 @@ func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 			return runGateway(stdin, cmd.OutOrStdout(), stderr, config, lp, tokenFile)
 		},
 	}
-	c.Flags().StringVar(&config, "config", "", "gateway configuration (YAML)")
+	// A client that takes --config for itself (the Inspector CLI) can
+	// name the config in the environment instead.
+	c.Flags().StringVar(&config, "config", os.Getenv("BAILIFF_CONFIG"), "gateway configuration (YAML; default $BAILIFF_CONFIG)")
 	c.Flags().StringVar(&tokenFile, "id-token-file", "", "with identity: in the config and on stdio, the file holding the token that says whom the agent acts for (default $BAILIFF_ID_TOKEN)")
 	lp.registerHTTP(c, 256, "the most HTTP sessions --listen keeps open at once")
 	c.Flags().IntVar(&lp.maxPrincipals, "max-principals", 64, "with identity: in the config, the most principals --listen serves at once")
