@@ -174,10 +174,10 @@ func (a *admission) admit(next http.Handler) http.Handler {
 		defer release("", nil)
 		// The client may read the answer, and open its next session,
 		// before this handler returns: the session stops counting as
-		// pending once it is listed among the open ones (admitted), or
-		// at the latest once the answer names it.
+		// pending once the handler lists it among the open ones
+		// (admitted), or at the latest once the handler returns.
 		r = r.WithContext(context.WithValue(r.Context(), admittedKey{}, release))
-		next.ServeHTTP(&admittedWriter{ResponseWriter: w, release: func() { release(w.Header().Get("Mcp-Session-Id"), nil) }}, r)
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -193,44 +193,6 @@ func admitted(r *http.Request, id string, list func()) {
 	}
 	list()
 }
-
-// admittedWriter releases an admitted request's pending place as soon as
-// its answer carries the session id the server now lists.
-type admittedWriter struct {
-	http.ResponseWriter
-	release func()
-	seen    bool
-}
-
-func (w *admittedWriter) check() {
-	if !w.seen {
-		w.seen = true
-		if w.Header().Get("Mcp-Session-Id") != "" {
-			w.release()
-		}
-	}
-}
-
-func (w *admittedWriter) WriteHeader(code int) {
-	w.check()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *admittedWriter) Write(b []byte) (int, error) {
-	w.check()
-	return w.ResponseWriter.Write(b)
-}
-
-// Flush keeps server-sent events streaming through the wrapper.
-func (w *admittedWriter) Flush() {
-	w.check()
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (w *admittedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // clientAddr is the address a limit is kept for: the remote IP, without
 // its port, which a client picks anew for every connection.

@@ -288,10 +288,7 @@ var conformanceClientKnown = map[string]string{}
 // logged (docs/proxy.md records it).
 func TestConformanceClient(t *testing.T) {
 	cli := filepath.Join(peer(t, "@modelcontextprotocol/conformance"), "dist", "index.js")
-	bin := filepath.Join(t.TempDir(), "confclient")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/confclient").CombinedOutput(); err != nil {
-		t.Fatalf("go build confclient: %v\n%s", err, out)
-	}
+	bin := goBuild(t, "./testdata/confclient")
 	logs := t.TempDir()
 	run := func(scenario string, direct bool) bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -210,22 +210,24 @@ func (p *Proxy) initializeResult(id jsonrpc.ID, asked string) *jsonrpc.Response 
 // what the gateway federates.
 func (p *Proxy) gatewayCapabilities() map[string]any {
 	caps := map[string]any{"tools": map[string]any{"listChanged": true}}
-	subscribe := false
-	for _, u := range p.serving("resources") {
-		var r struct {
-			Subscribe bool `json:"subscribe"`
+	if resources := p.serving("resources"); len(resources) > 0 {
+		subscribe := false
+		for _, u := range resources {
+			var r struct {
+				Subscribe bool `json:"subscribe"`
+			}
+			_ = json.Unmarshal(u.caps["resources"], &r)
+			subscribe = subscribe || r.Subscribe
 		}
-		_ = json.Unmarshal(u.caps["resources"], &r)
-		subscribe = subscribe || r.Subscribe
 		caps["resources"] = map[string]any{"listChanged": true, "subscribe": subscribe}
 	}
-	for _, c := range []string{"prompts", "completions", "logging"} {
+	if len(p.serving("prompts")) > 0 {
+		caps["prompts"] = map[string]any{"listChanged": true}
+	}
+	for _, c := range []string{"completions", "logging"} {
 		if len(p.serving(c)) > 0 {
 			caps[c] = map[string]any{}
 		}
-	}
-	if caps["prompts"] != nil {
-		caps["prompts"] = map[string]any{"listChanged": true}
 	}
 	return caps
 }

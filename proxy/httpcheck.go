@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -100,16 +99,6 @@ func batchAllowed(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
-}
-
-// refuseStateless answers a request of the stateless revision as a
-// stateful SDK server does: with the revisions served, so that a client
-// that began with server/discover falls back to initialize.
-func refuseStateless(w http.ResponseWriter, r *http.Request, v string) {
-	data, _ := json.Marshal(map[string]any{"supported": handshakeVersions, "requested": v})
-	jerr := &jsonrpc.Error{Code: codeUnsupportedVersion, Data: data,
-		Message: fmt.Sprintf("protocol version %q is not served by bailiff run --listen (it serves the initialize handshake: %s)", v, strings.Join(handshakeVersions, ", "))}
-	writeError(w, r, http.StatusBadRequest, jerr)
 }
 
 // refuseWith answers a request with a JSON-RPC error under its id, when

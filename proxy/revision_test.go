@@ -41,13 +41,7 @@ rules:
 
 // sdkServer builds the Go SDK test server and returns its binary.
 func sdkServer(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sdkserver")
-	cmd := exec.Command("go", "build", "-o", bin, "./testdata/sdkserver")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build sdkserver: %v\n%s", err, out)
-	}
-	return bin
+	return goBuild(t, "./testdata/sdkserver")
 }
 
 // quickCall calls a tool with a deadline far below the minute the proxy

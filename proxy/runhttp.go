@@ -118,18 +118,12 @@ func (rs *relaySessions) ids() iter.Seq[string] {
 	return slices.Values(ids)
 }
 
+// ServeHTTP serves a request of the handshake revisions; gatewayHandler,
+// in front of it, has checked where it comes from and sent the
+// stateless revision elsewhere.
 func (rs *relaySessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if why := offMachine(r); why != "" {
-		http.Error(w, "Forbidden: "+why, http.StatusForbidden)
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, rs.hopt.MaxRequestBytes)
-	v := r.Header.Get("Mcp-Protocol-Version")
-	if v >= revStateless {
-		refuseStateless(w, r, v)
-		return
-	}
-	if v != "" && !slices.Contains(handshakeVersions, v) {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(handshakeVersions, v) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(handshakeVersions, ",")+")", http.StatusBadRequest)
 		return
 	}

@@ -22,14 +22,22 @@ import (
 // everythingServer builds the Go SDK's conformance server (the one the
 // official conformance suite is run against) and returns its binary.
 func everythingServer(t testing.TB) string {
+	return goBuild(t, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
+}
+
+// goBuild builds a command of the module (or one it requires) into a
+// directory of the test's and returns its binary.
+func goBuild(t testing.TB, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "everything-server")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build everything-server: %v\n%s", err, out)
+	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }
+
+// initRequest opens a session at the handshake revision.
+const initRequest = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`
 
 const relayPolicy = `version: 1
 rules:
@@ -201,26 +209,6 @@ func hasTool(tools []*mcp.Tool, name string) bool {
 // run --listen too, and each refusal says why.
 func TestRunListenRefusals(t *testing.T) {
 	l := startRelay(t, relayPolicy, Upstream{Name: "everything", Cmd: exec.Command(everythingServer(t))}, HTTPOptions{MaxSessions: 1, MaxServerSessions: 1})
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`
-	post := func(body string, header map[string]string) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodPost, l.url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			if k == "Host" {
-				req.Host = v
-				continue
-			}
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
-	}
 	for _, c := range []struct {
 		name   string
 		body   string
@@ -228,25 +216,25 @@ func TestRunListenRefusals(t *testing.T) {
 		status int
 		says   string
 	}{
-		{"a page elsewhere", init, map[string]string{"Origin": "https://evil.example"}, 403, `Origin "https://evil.example" is not on this machine`},
-		{"DNS rebinding", init, map[string]string{"Host": "evil.example:80"}, 403, `invalid Host header "evil.example:80"`},
-		{"an unknown revision", init, map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, 400, "Unsupported protocol version"},
-		{"a batch", "[" + init + "]", map[string]string{"Mcp-Protocol-Version": "2025-06-18"}, 400, "batching is not supported"},
-		{"not JSON", init, map[string]string{"Content-Type": "text/plain"}, 415, "Content-Type must be 'application/json'"},
-		{"no event stream accepted", init, map[string]string{"Accept": "application/json"}, 400, "Accept must contain both"},
-		{"a session nobody opened", init, map[string]string{"Mcp-Session-Id": "NOPE"}, 404, "session not found"},
+		{"a page elsewhere", initRequest, map[string]string{"Origin": "https://evil.example"}, 403, `Origin "https://evil.example" is not on this machine`},
+		{"DNS rebinding", initRequest, map[string]string{"Host": "evil.example:80"}, 403, `invalid Host header "evil.example:80"`},
+		{"an unknown revision", initRequest, map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, 400, "Unsupported protocol version"},
+		{"a batch", "[" + initRequest + "]", map[string]string{"Mcp-Protocol-Version": "2025-06-18"}, 400, "batching is not supported"},
+		{"not JSON", initRequest, map[string]string{"Content-Type": "text/plain"}, 415, "Content-Type must be 'application/json'"},
+		{"no event stream accepted", initRequest, map[string]string{"Accept": "application/json"}, 400, "Accept must contain both"},
+		{"a session nobody opened", initRequest, map[string]string{"Mcp-Session-Id": "NOPE"}, 404, "session not found"},
 	} {
-		resp, body := post(c.body, c.header)
+		resp, body := postTo(t, l.url, c.body, c.header)
 		if resp.StatusCode != c.status || !strings.Contains(body, c.says) {
 			t.Errorf("%s: %d %q, want %d saying %q", c.name, resp.StatusCode, body, c.status, c.says)
 		}
 	}
-	resp, _ := post(init, nil)
+	resp, _ := postTo(t, l.url, initRequest, nil)
 	first := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != 200 || first == "" {
 		t.Fatalf("initialize: %d, session %q", resp.StatusCode, first)
 	}
-	resp, body := post(strings.Replace(init, `"id":1`, `"id":2`, 1), nil)
+	resp, body := postTo(t, l.url, strings.Replace(initRequest, `"id":1`, `"id":2`, 1), nil)
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "session cap") {
 		t.Errorf("a second session past --max-sessions 1: %d %q, want 503 naming the cap", resp.StatusCode, body)
 	}
@@ -257,7 +245,7 @@ func TestRunListenRefusals(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if resp, _ := post(strings.Replace(init, `"id":1`, `"id":3`, 1), nil); resp.StatusCode == 200 {
+		if resp, _ := postTo(t, l.url, strings.Replace(initRequest, `"id":1`, `"id":3`, 1), nil); resp.StatusCode == 200 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -278,31 +266,15 @@ func TestRunListenServerGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := startRelay(t, relayPolicy, Upstream{Name: "once", Cmd: exec.Command(script)}, HTTPOptions{})
-	send := func(body, session string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, l.url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if session == "" {
-			return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
-		}
-		return resp.StatusCode, string(b)
-	}
-	status, id := send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`, "")
-	if status != 200 || id == "" {
-		t.Fatalf("initialize: %d %q", status, id)
+	resp, _ := postTo(t, l.url, initRequest, nil)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("initialize: %d %q", resp.StatusCode, id)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		status, body := send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, id)
+		resp, body := postTo(t, l.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"Mcp-Session-Id": id})
+		status := resp.StatusCode
 		if status == http.StatusGone {
 			var resp struct {
 				ID    int `json:"id"`
@@ -327,6 +299,10 @@ func postTo(t *testing.T, url, body string, header map[string]string) (*http.Res
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range header {
+		if k == "Host" {
+			req.Host = v // not a header to net/http
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -353,9 +329,8 @@ func TestRunListenCapCountsEndingSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := startRelay(t, relayPolicy, Upstream{Name: "slow", Cmd: exec.Command(script)}, HTTPOptions{MaxSessions: 1, MaxServerSessions: 1, NoInitRate: true})
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`
 	for i := 0; i < 5; i++ {
-		resp, body := postTo(t, l.url, init, nil)
+		resp, body := postTo(t, l.url, initRequest, nil)
 		id := resp.Header.Get("Mcp-Session-Id")
 		if resp.StatusCode != 200 || id == "" {
 			t.Logf("round %d: %d %q", i, resp.StatusCode, body)
@@ -395,8 +370,7 @@ func TestRunListenServerNeverStarts(t *testing.T) {
 		t.Errorf("a server command that does not exist: %v, want refused at start naming it", err)
 	}
 	l := startRelay(t, relayPolicy, Upstream{Name: "gone", Cmd: exec.Command("sh", "-c", "exit 3")}, HTTPOptions{})
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`
-	resp, body := postTo(t, l.url, init, nil)
+	resp, body := postTo(t, l.url, initRequest, nil)
 	if !strings.Contains(body, `"id":1`) || !strings.Contains(body, "this session has ended") {
 		t.Errorf("initialize of a session whose server exited: %d %q, want a JSON-RPC error for id 1 saying the session ended", resp.StatusCode, body)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"time"
@@ -148,7 +149,7 @@ func (s *connStream) listenOnce(client *http.Client, url string, lastID *string)
 		return false, 0, true
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || baseType(resp.Header.Get("Content-Type")) != "text/event-stream" {
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || err != nil || mt != "text/event-stream" {
 		return false, 0, false
 	}
 	retry, _ = readSSE(resp.Body, maxMessage, func(ev sseEvent) error {
@@ -168,12 +169,6 @@ func (s *connStream) listenOnce(client *http.Client, url string, lastID *string)
 		}
 	})
 	return delivered, retry, true
-}
-
-// baseType is a Content-Type without its parameters.
-func baseType(ct string) string {
-	t, _, _ := bytes.Cut([]byte(ct), []byte(";"))
-	return string(bytes.ToLower(bytes.TrimSpace(t)))
 }
 
 // listenAfterHandshake starts the standalone stream once the initialize
