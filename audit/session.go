@@ -189,11 +189,11 @@ func (s *Session) Call(now time.Time, c *engine.Call, d engine.Decision, body *C
 	}
 	pc := &Pending{call: c}
 	s.calls[c.ID] = pc
-	s.commit(pc, d)
+	s.commit(pc, d, now)
 	return pc, nil
 }
 
-func (s *Session) commit(pc *Pending, d engine.Decision) {
+func (s *Session) commit(pc *Pending, d engine.Decision, now time.Time) {
 	pc.decision = d
 	switch {
 	case d.Unevaluable:
@@ -201,7 +201,7 @@ func (s *Session) commit(pc *Pending, d engine.Decision) {
 	case d.Verdict == engine.Ask:
 		pc.waiting = true
 	default:
-		s.state.Apply(s.p, pc.call, d)
+		s.state.Apply(s.p, pc.call, d, now)
 	}
 }
 
@@ -260,7 +260,7 @@ func (s *Session) Settle(now time.Time, pc *Pending, d engine.Decision, body *Gr
 		}
 	}
 	pc.decision, pc.waiting = d, false
-	s.state.Apply(s.p, pc.call, d)
+	s.state.Apply(s.p, pc.call, d, now)
 	return nil
 }
 

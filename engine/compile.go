@@ -15,15 +15,19 @@ type Check string
 
 // The checks, in the order they run.
 const (
-	CheckPinning     Check = "pinning"
-	CheckRules       Check = "rules"
-	CheckScopes      Check = "scopes"
-	CheckBudget      Check = "budget"
-	CheckPath        Check = "path"
-	CheckPattern     Check = "pattern"
-	CheckTaint       Check = "taint"
-	CheckApproval    Check = "approval"
-	CheckDefaultDeny Check = "default-deny"
+	CheckPinning Check = "pinning"
+	CheckRules   Check = "rules"
+	CheckScopes  Check = "scopes"
+	CheckBudget  Check = "budget"
+	// CheckTenantBudget and CheckRate count across sessions: what the
+	// tenant has spent this window, and how often the calls went.
+	CheckTenantBudget Check = "tenant-budget"
+	CheckRate         Check = "rate"
+	CheckPath         Check = "path"
+	CheckPattern      Check = "pattern"
+	CheckTaint        Check = "taint"
+	CheckApproval     Check = "approval"
+	CheckDefaultDeny  Check = "default-deny"
 	// CheckInternal is no check of the policy: the engine itself failed
 	// on this input, and the call is refused. It is deterministic, so
 	// verify recomputes it.
@@ -34,7 +38,7 @@ const (
 // The rules and the default deny are the firewall itself and cannot be
 // switched off; single rules can, as "rule:<id>".
 func Switchable() []Check {
-	return []Check{CheckPinning, CheckScopes, CheckBudget, CheckPath, CheckPattern, CheckTaint, CheckApproval}
+	return []Check{CheckPinning, CheckScopes, CheckBudget, CheckTenantBudget, CheckRate, CheckPath, CheckPattern, CheckTaint, CheckApproval}
 }
 
 // Policy is a compiled policy, ready for Decide. It is immutable and safe
@@ -54,6 +58,11 @@ type Policy struct {
 	first     []SourceSpec            // first-party: their output taints at that tier
 	redact    []Path
 	ttl       time.Duration
+	tenants   map[string]*tenantLimit // nil: no tenant budgets
+	limits    bool                    // tenant budgets or any rate (HasLimits)
+	ruleRates bool                    // some rule has a rate
+	// contractRates: some contract has a rate.
+	contractRates bool
 
 	disabled      checkSet
 	disabledRules map[string]bool
@@ -78,6 +87,7 @@ type rule struct {
 	scopes           []string
 	preds            []pred
 	action           Verdict
+	rate             *rateLimit
 	reason           string // the reason a matching rule gives
 	// never marks a rule whose conditions contradict: it matches no
 	// call (lint says why).
@@ -97,7 +107,9 @@ type contract struct {
 	not          []notPath // payload paths whose names look like destinations
 	writes       []Path
 	prefixes     []string
-	maxCalls     int // -1: no budget
+	maxCalls     int   // -1: no budget
+	cost         int64 // what a forwarded call spends of its tenant's ceiling
+	rate         *rateLimit
 	patterns     []argPattern
 	hasContract  bool
 	hasExfilFlag bool
@@ -115,85 +127,6 @@ type argPattern struct {
 	path Path
 	src  string
 	re   *regexp.Regexp
-}
-
-// Off is one thing Without switches off: a check, or a single rule.
-type Off struct {
-	check  Check
-	rule   string
-	isRule bool
-}
-
-// OffCheck switches off check c (one of Switchable).
-func OffCheck(c Check) Off { return Off{check: c} }
-
-// offRule switches off the rule with id: calls it would match fall to the
-// rules after it, and to the default.
-func offRule(id string) Off { return Off{rule: id, isRule: true} }
-
-// String is the Off as ParseOff reads it: the check's name, or
-// "rule:<id>".
-func (o Off) String() string {
-	if o.isRule {
-		return "rule:" + o.rule
-	}
-	return string(o.check)
-}
-
-// ParseOff reads a check name, or "rule:<id>", as the command line
-// writes them.
-func ParseOff(s string) Off {
-	if id, ok := strings.CutPrefix(s, "rule:"); ok {
-		return offRule(id)
-	}
-	return OffCheck(Check(s))
-}
-
-// Without returns a copy of p with the given checks and rules switched
-// off. The rules and the default deny cannot be switched off: no setting
-// makes an unmatched call allowed. A rule the policy does not have, or a
-// check that is not switchable, is an error.
-func (p *Policy) Without(offs ...Off) (*Policy, error) {
-	q := *p
-	q.disabledRules = map[string]bool{}
-	for k, v := range p.disabledRules {
-		q.disabledRules[k] = v
-	}
-	for _, o := range offs {
-		if o.isRule {
-			found := false
-			for _, r := range p.rules {
-				found = found || r.id == o.rule
-			}
-			if !found {
-				return nil, fmt.Errorf("no rule %q in the policy", o.rule)
-			}
-			q.disabledRules[o.rule] = true
-			continue
-		}
-		c := o.check
-		switch c {
-		case CheckRules, CheckDefaultDeny:
-			return nil, fmt.Errorf("check %q cannot be switched off: it is the firewall (switch off single rules with rule:<id>)", c)
-		}
-		ok := false
-		for _, s := range Switchable() {
-			ok = ok || s == c
-		}
-		if !ok {
-			return nil, fmt.Errorf("unknown check %q (known: %s, or rule:<id>)", c, checkList())
-		}
-		q.disabled |= checkBit(c)
-	}
-	return &q, nil
-}
-
-func checkList() string {
-	var s []string
-	for _, c := range Switchable() {
-		s = append(s, string(c))
-	}
-	return strings.Join(s, ", ")
 }
 
 // Redact lists the argument paths the policy removes before anything is
@@ -257,6 +190,10 @@ func compileFile(f *File) (*Policy, *compileErr) {
 	if p.servers, ce = compileServers(f.Servers); ce != nil {
 		return nil, ce
 	}
+	if p.tenants, ce = compileTenants(f.Tenants); ce != nil {
+		return nil, ce
+	}
+	p.noteLimits()
 	if p.sources, ce = compileSources(f.TrustedSources, "trusted_sources"); ce != nil {
 		return nil, ce
 	}
@@ -316,6 +253,10 @@ func compileRule(rs RuleSpec, i int) (rule, *compileErr) {
 		r.reason = fmt.Sprintf("rule %s: %s", rs.ID, rs.Action)
 	}
 	r.never = contradiction(rs.When) != ""
+	var ce *compileErr
+	if r.rate, ce = compileRate(fmt.Sprintf("rule %q", rs.ID), rs.Rate, rs.RateBy, "rule:"+rs.ID, "rules", i); ce != nil {
+		return r, ce
+	}
 	for j, ps := range rs.When {
 		pr, err := compilePred(ps)
 		if err != nil {
@@ -384,6 +325,13 @@ func compileContract(name string, cs *Contract) (*contract, *compileErr) {
 			return nil, fail(fmt.Sprintf("tool %q: max_calls must be 0 or more", name), "tools", name, "max_calls")
 		}
 		c.maxCalls = *cs.MaxCalls
+	}
+	var ce *compileErr
+	if c.cost, ce = compileCost(name, cs.Cost); ce != nil {
+		return nil, ce
+	}
+	if c.rate, ce = compileRate(fmt.Sprintf("tool %q", name), cs.Rate, cs.RateBy, "", "tools", name); ce != nil {
+		return nil, ce
 	}
 	for _, k := range sortedKeys(cs.ArgPatterns) {
 		pth, err := ParsePath(k)

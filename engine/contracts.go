@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// contracts runs budget, path, pattern and taint in that order. It
-// returns an allow with an empty Check when no contract spoke.
-func contracts(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision {
+// contracts runs budget, tenant budget, rate, path, pattern and taint in
+// that order on a call rule r let through. It returns an allow with an
+// empty Check when no contract spoke.
+func contracts(p *Policy, s *State, c *Call, r *rule, now time.Time, o *oracle) Decision {
 	ct := p.contractFor(callRef(s, c))
 	if used := s.used[callRef(s, c)]; p.on(CheckBudget) && ct.maxCalls >= 0 && used >= ct.maxCalls {
 		reason := fmt.Sprintf("tool %q has used %d of its %d calls this session", c.Tool, used, ct.maxCalls)
@@ -17,6 +18,11 @@ func contracts(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision 
 			reason = fmt.Sprintf("max_calls is 0: tool %q is forbidden", c.Tool)
 		}
 		return Decision{Verdict: Deny, Check: CheckBudget, Reason: reason}
+	}
+	if p.limits {
+		if d, bad := limits(p, s, c, ct, r, now); bad {
+			return d
+		}
 	}
 	if p.on(CheckPath) {
 		if d, bad := confine(ct, c, o); bad {
@@ -165,4 +171,4 @@ func scalarText(v any) (string, bool) {
 // noContract is what a tool without a contract gets: no budget, no path or
 // pattern constraints, and the fail-closed sink gate when its arguments look
 // like destinations.
-var noContract = &contract{spec: &Contract{}, maxCalls: -1, onTaint: Deny, onSelf: Deny}
+var noContract = &contract{spec: &Contract{}, maxCalls: -1, cost: 1, onTaint: Deny, onSelf: Deny}

@@ -99,6 +99,14 @@ func compileSet(tools map[string]*Contract, keys ...any) (contractSet, *compileE
 		if ce != nil {
 			return cs, at(ce)
 		}
+		if c.rate != nil {
+			// A rate counts the calls of its own contract entry: every
+			// tool a glob entry matches shares it.
+			c.rate.scope = "tools." + name
+			if len(keys) > 1 {
+				c.rate.scope = fmt.Sprintf("servers.%v.%s", keys[1], name)
+			}
+		}
 		if !isGlobKey(name) {
 			cs.exact[name] = c
 			continue

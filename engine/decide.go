@@ -174,7 +174,7 @@ func decideOnce(p *Policy, s *State, c *Call, now time.Time, o *oracle) Decision
 		if r.action == Deny {
 			return Decision{Verdict: Deny, Check: CheckRules, Rule: r.id, Reason: r.reason}
 		}
-		d := contracts(p, s, c, now, o)
+		d := contracts(p, s, c, r, now, o)
 		d.Rule = r.id
 		if d.Verdict != Deny && r.action == Ask {
 			// The rule asked first; contracts can only make it stricter.
@@ -359,6 +359,14 @@ func Answer(p *Policy, s *State, c *Call, asked Decision, g Grant, now time.Time
 	if !g.Approve {
 		d.Verdict, d.Reason = Deny, fmt.Sprintf("declined by %s (grant %s)", g.Approver, g.ID)
 		return d
+	}
+	if p.limits {
+		// The human answered later than the call was asked: the tenant
+		// may have spent its ceiling meanwhile, in any of its sessions.
+		if ld, bad := limits(p, s, c, p.contractFor(callRef(s, c)), p.ruleByID(asked.Rule), now); bad {
+			ld.Rule, ld.Grant, ld.TaintedBy, ld.Destination = asked.Rule, g.ID, asked.TaintedBy, asked.Destination
+			return ld
+		}
 	}
 	d.Verdict, d.Reason = Allow, fmt.Sprintf("approved by %s (grant %s)", g.Approver, g.ID)
 	return d

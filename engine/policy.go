@@ -54,6 +54,10 @@ type File struct {
 	// Servers holds contracts for one server's tools, which win over the
 	// top-level tools for that server.
 	Servers map[string]map[string]*Contract `yaml:"servers,omitempty" json:"servers,omitempty"`
+
+	// Tenants gives each tenant a ceiling on what its calls may cost
+	// per window, across all its sessions; "*" is every tenant not named.
+	Tenants map[string]*TenantSpec `yaml:"tenants,omitempty" json:"tenants,omitempty"`
 }
 
 // RuleSpec is one firewall rule. Tool and Server are globs; every predicate
@@ -66,6 +70,10 @@ type RuleSpec struct {
 	When   []Predicate `yaml:"when,omitempty" json:"when,omitempty"`
 	Action string      `yaml:"action" json:"action"`
 	Reason string      `yaml:"reason,omitempty" json:"reason,omitempty"`
+	// Rate limits the calls this rule lets through ("10/m"), counted
+	// per principal, or per tenant with RateBy "tenant".
+	Rate   string `yaml:"rate,omitempty" json:"rate,omitempty"`
+	RateBy string `yaml:"rate_by,omitempty" json:"rate_by,omitempty"`
 }
 
 // Predicate tests the argument at path Arg with exactly one operator.
@@ -109,6 +117,13 @@ type Contract struct {
 	// NotDestinations are argument paths that are payload, not where
 	// data goes, though their names look like destinations.
 	NotDestinations []string `yaml:"not_destinations,omitempty" json:"not_destinations,omitempty"`
+	// Cost is what a forwarded call spends of its tenant's ceiling
+	// (default 1).
+	Cost *int `yaml:"cost,omitempty" json:"cost,omitempty"`
+	// Rate limits the calls this contract lets through ("10/m"),
+	// counted per principal, or per tenant with RateBy "tenant".
+	Rate   string `yaml:"rate,omitempty" json:"rate,omitempty"`
+	RateBy string `yaml:"rate_by,omitempty" json:"rate_by,omitempty"`
 }
 
 // SourceSpec names tool output that does not taint destinations, such as
@@ -241,6 +256,10 @@ func decodeFile(name string, data []byte) (*File, *yaml.Node, error) {
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
 		return nil, nil, &LoadError{File: name, Line: extra.Line, Reason: "more than one YAML document"}
+	}
+	if e := fraction(&root); e != nil {
+		e.File = name
+		return nil, nil, e
 	}
 	if n := nullInList(&root); n != nil {
 		return nil, nil, &LoadError{File: name, Line: n.Line, Reason: "an in list holds a null (~), which is no comparison value; test a missing argument with exists: false"}

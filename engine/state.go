@@ -23,6 +23,9 @@ type Principal struct {
 	// GroupsClaim is the claim Groups were read from: a mapping that
 	// reads another claim cannot be scored on them.
 	GroupsClaim string `json:"groups_claim,omitempty"`
+	// Tenant is whose ceiling the principal's calls spend: the claim the
+	// identity config names. Empty is the one local tenant.
+	Tenant string `json:"tenant,omitempty"`
 }
 
 // How a principal was established (Principal.Authenticated).
@@ -70,10 +73,12 @@ type State struct {
 	forwarded map[string]ToolRef             // call id -> tool, for calls that consumed budget
 	taint     taintIndex
 	grants    []Grant
-	spent     map[string]bool // grant ids already used
-	approved  map[string]bool // normalized destinations a human approved
-	purged    []Source        // untrusted output whose text is unknown
-	self      string          // the principal's address, normalized; "" for none or not one address
+	spent     map[string]bool   // grant ids already used
+	approved  map[string]bool   // normalized destinations a human approved
+	purged    []Source          // untrusted output whose text is unknown
+	self      string            // the principal's address, normalized; "" for none or not one address
+	ledger    *Ledger           // the session's own, unless ShareLedger gave one
+	charges   map[string]charge // call id -> what it spent, until its result
 }
 
 // NewState starts a session with the tools listed at its start.
@@ -82,7 +87,8 @@ func NewState(session, server string, principal Principal, tools []ToolDef) *Sta
 		Session: session, Server: server, Principal: principal,
 		pins: map[string]string{}, used: map[ToolRef]int{}, forwarded: map[string]ToolRef{},
 		spent: map[string]bool{}, approved: map[string]bool{},
-		self: principalAddress(principal.Email),
+		self:   principalAddress(principal.Email),
+		ledger: NewLedger(), charges: map[string]charge{},
 	}
 	for _, t := range tools {
 		s.pin(t)
@@ -102,6 +108,11 @@ func (s *State) pin(t ToolDef) {
 		delete(s.fixed, t.Name)
 	}
 }
+
+// ShareLedger has the session spend and count in l, with the other
+// sessions that share it, instead of in a ledger of its own. Call it
+// before the first call.
+func (s *State) ShareLedger(l *Ledger) { s.ledger = l }
 
 // SpillTo lets the session's untrusted output text leave memory: once
 // more than after bytes of it are held, every full block goes to bs,
@@ -160,10 +171,11 @@ func (s *State) AddPurged(p *Policy, src Source) {
 // AddGrant records a grant given out of band, for a later identical call.
 func (s *State) AddGrant(g Grant) { s.grants = append(s.grants, g) }
 
-// Apply records the effect of a final decision: an allowed call is
-// forwarded and consumes budget; a grant it used is spent; the
-// destinations of a call a human approved become approved for the session.
-func (s *State) Apply(p *Policy, c *Call, d Decision) {
+// Apply records the effect of a final decision made at now: an allowed
+// call is forwarded, consumes budget, spends its tenant's ceiling and
+// takes its rate slots; a grant it used is spent; the destinations of a
+// call a human approved become approved for the session.
+func (s *State) Apply(p *Policy, c *Call, d Decision, now time.Time) {
 	if d.Grant != "" {
 		s.spent[d.Grant] = true
 	}
@@ -175,6 +187,7 @@ func (s *State) Apply(p *Policy, c *Call, d Decision) {
 	if c.ID != "" {
 		s.forwarded[c.ID] = ref
 	}
+	s.consume(p, c, d, now)
 	if d.Check == CheckApproval {
 		ct := p.contractFor(callRef(s, c))
 		for _, dst := range destinations(ct, c, nil) {
@@ -197,8 +210,10 @@ func (s *State) Used() map[ToolRef]int {
 	return out
 }
 
-// Failed records that a forwarded call failed: it gives its budget back.
+// Failed records that a forwarded call failed: it gives its budget and
+// its tenant's spending back.
 func (s *State) Failed(callID string) {
+	s.refund(callID)
 	if ref, ok := s.forwarded[callID]; ok {
 		s.used[ref]--
 		delete(s.forwarded, callID)

@@ -20,7 +20,7 @@ tools:
 	call := func(id, server string) Decision {
 		c := &Call{ID: id, ToolRef: ToolRef{Server: server, Tool: "send_email"}, Args: map[string]any{}}
 		d := Decide(p, s, c, now)
-		s.Apply(p, c, d)
+		s.Apply(p, c, d, time.Time{})
 		return d
 	}
 	if d := call("1", "a"); d.Verdict != Allow {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"bailiff/engine"
 	"bailiff/internal/jsontext"
@@ -165,9 +166,17 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 	where := map[LabelKey][]Pair{}
 	out := make([]Score, len(names))
 	cands := make([]Candidate, len(names))
+	// configured[i]: some session's policy gives check i work. Sessions
+	// are compared in parallel.
+	configured := make([]atomic.Bool, len(names))
 	for i, name := range names {
 		out[i].Name = name
-		cands[i] = func(p *engine.Policy) (*engine.Policy, error) { return p.Without(engine.ParseOff(name)) }
+		cands[i] = func(p *engine.Policy) (*engine.Policy, error) {
+			if p.Configures(engine.Check(name)) {
+				configured[i].Store(true)
+			}
+			return p.Without(engine.ParseOff(name))
+		}
 	}
 	// One pass: every variant is scored from the same read of the input.
 	err := compareEach(inputs, base, cands, nil, func(i int, p Pair) {
@@ -196,6 +205,13 @@ func Ablation(inputs []Input, base *engine.Policy, rules []string, labels Labels
 	if err := ambiguous(labels, where); err != nil {
 		return nil, tot, err
 	}
+	kept := out[:0]
+	for i, s := range out {
+		if c := engine.Check(names[i]); configured[i].Load() || (c != engine.CheckTenantBudget && c != engine.CheckRate) {
+			kept = append(kept, s)
+		}
+	}
+	out = kept
 	// Sessions are compared in parallel: the order is the input's.
 	sort.SliceStable(tot.Through, func(i, j int) bool { return before(tot.Through[i], tot.Through[j]) })
 	return out, tot, nil

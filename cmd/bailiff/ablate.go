@@ -44,8 +44,9 @@ func newAblate(stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ablate [--policy P] LOG|TRACE|DIR...",
 		Short: "Switch each check off alone and score what it earns",
-		Long: `ablate switches every check off in turn (pinning, scopes, budget, path,
-pattern, taint, approval; with --rules every rule too), runs the history
+		Long: `ablate switches every check off in turn (pinning, scopes, budget,
+tenant-budget and rate where a policy configures them, path, pattern,
+taint, approval; with --rules every rule too), runs the history
 again against the full policy, and reports per check the calls whose
 verdict changes and, for calls labelled "attack" or "benign" (in traces,
 or for audit logs in a --labels file),
