@@ -168,6 +168,10 @@ func (d *Driver) Step(ev *Event) error {
 		return d.start(ev)
 	}
 	s := dv.s
+	if l := d.Config.Ledger; l != nil && ev.counts() && s.p.HasLimits() {
+		ev.At = l.hold(ev.At, d.Config.Log != nil)
+		defer l.release()
+	}
 	if ev.Call != nil && s.Made(ev.Call.Call.ID) {
 		return refuse(ev, "%s", reusedID(s.ID(), ev.Call.Call.ID))
 	}
@@ -216,6 +220,11 @@ func (d *Driver) start(ev *Event) error {
 		if err := p.Prepare(nil, ev, nil); err != nil {
 			return err
 		}
+	}
+	if d.Config.Ledger == nil {
+		// The driver's sessions count together: one stream of events
+		// is one gateway's, or one trace's, history.
+		d.Config.Ledger = NewLedger()
 	}
 	cfg := d.Config
 	if st.Policy != nil {

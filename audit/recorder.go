@@ -34,6 +34,10 @@ type Recorder struct {
 	// grant by "elicitation" is recorded as answered through the client,
 	// unsigned; one by any other approver without a key is refused.
 	Approvers map[string]string
+	// Ledger, when set, is shared with other recorders writing other
+	// logs, as gateways share a tenant's counts: nil counts this log's
+	// sessions together.
+	Ledger *Ledger
 
 	seen map[string]bool // sessions recorded, across traces
 	d    *Driver         // the sessions Step is in
@@ -95,7 +99,7 @@ func (r *Recorder) Step(file string, ev, next *replay.Event) error {
 		return err
 	}
 	if r.d == nil {
-		r.d = &Driver{Config: Config{Policy: r.Policy, Log: r.Log, Spill: true}, Observer: r}
+		r.d = &Driver{Config: Config{Policy: r.Policy, Log: r.Log, Spill: true, Ledger: r.Ledger}, Observer: r}
 	}
 	r.ev, r.elicit = ev, ev.Call != nil && next != nil && next.Grant != nil && next.Grant.Call == ev.Call.ID &&
 		next.Grant.Approver == ElicitationApprover

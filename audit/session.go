@@ -68,6 +68,10 @@ type Config struct {
 	// process's spill file: offline, a session's output can be far larger
 	// than memory.
 	Spill bool
+	// Ledger, when set, is where the sessions of a policy with tenant
+	// budgets or rates spend and count, together; each session keeps its
+	// own otherwise.
+	Ledger *Ledger
 }
 
 // Start opens session id as body says. With a log, the session record is
@@ -81,6 +85,9 @@ func Start(cfg Config, now time.Time, id string, body *SessionBody) (*Session, e
 		}
 	}
 	st := engine.NewState(id, body.Server, body.Principal, body.Tools)
+	if cfg.Ledger != nil {
+		st.ShareLedger(cfg.Ledger.l)
+	}
 	if cfg.Spill {
 		st.SpillTo(spill, spillAfter)
 	}

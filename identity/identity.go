@@ -48,6 +48,10 @@ type Config struct {
 	// by everyone with a valid token. A group not mapped grants nothing.
 	Groups     map[string][]string `yaml:"groups"`
 	BaseScopes []string            `yaml:"base_scopes"`
+	// TenantClaim names the claim holding the principal's tenant, whose
+	// ceiling its calls spend. Unset, every principal is the one local
+	// tenant's; set, a token without it is refused.
+	TenantClaim string `yaml:"tenant_claim"`
 }
 
 const (
@@ -144,6 +148,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("identity: clock_skew %v: must be between 0 and %v", c.ClockSkew, maxSkew)
 	case strings.TrimSpace(c.GroupsClaim) != c.GroupsClaim:
 		return fmt.Errorf("identity: groups_claim %q has spaces around it", c.GroupsClaim)
+	case strings.TrimSpace(c.TenantClaim) != c.TenantClaim:
+		return fmt.Errorf("identity: tenant_claim %q has spaces around it", c.TenantClaim)
 	}
 	for g, scopes := range c.Groups {
 		if g == "" {
@@ -232,7 +238,28 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Identity, error) 
 		}
 	}
 	id.Principal.Scopes, id.Unmapped = Scopes(v.cfg, groups)
+	if id.Principal.Tenant, err = v.tenant(all); err != nil {
+		return nil, err
+	}
 	return id, nil
+}
+
+// tenant reads the tenant claim, when one is configured: a token that
+// names none, or not as a plain name, is refused, since its calls would
+// otherwise spend another tenant's ceiling, or none.
+func (v *Verifier) tenant(claims map[string]any) (string, error) {
+	if v.cfg.TenantClaim == "" {
+		return "", nil
+	}
+	raw := claimAt(claims, v.cfg.TenantClaim)
+	if raw == nil {
+		return "", refuse(Malformed, "the token names no tenant (claim %q)", v.cfg.TenantClaim)
+	}
+	t, ok := raw.(string)
+	if !ok || strings.TrimSpace(t) == "" || hasControl(t) {
+		return "", refuse(Malformed, "claim %q holds %q, not a tenant name", v.cfg.TenantClaim, fmt.Sprint(raw))
+	}
+	return t, nil
 }
 
 // tokenClaims are the claims read besides go-oidc's own.

@@ -494,3 +494,45 @@ func TestProviderDown(t *testing.T) {
 		t.Errorf("keys stale past bound: %v, want refused", err)
 	}
 }
+
+// TestTenantClaim: with tenant_claim set, the principal's tenant is that
+// claim, by name or dotted path; a token without it, or with anything but
+// a plain name there, is refused, since its calls would spend another
+// tenant's ceiling or none. Unset, the tenant is left to the local one.
+func TestTenantClaim(t *testing.T) {
+	iss := newIssuer(t, "k1")
+	for _, c := range []struct {
+		claim  string
+		claims map[string]any
+		tenant string
+		refuse bool
+	}{
+		{"", map[string]any{"org": "acme"}, "", false},
+		{"org", map[string]any{"org": "acme"}, "acme", false},
+		{"https://corp.example/tenant", map[string]any{"https://corp.example/tenant": "globex"}, "globex", false},
+		{"org.id", map[string]any{"org": map[string]any{"id": "initech"}}, "initech", false},
+		{"org", map[string]any{}, "", true},
+		{"org", map[string]any{"org": ""}, "", true},
+		{"org", map[string]any{"org": "  "}, "", true},
+		{"org", map[string]any{"org": "ac\x00me"}, "", true},
+		{"org", map[string]any{"org": []any{"acme"}}, "", true},
+		{"org", map[string]any{"org": 7}, "", true},
+	} {
+		cfg := teamConfig
+		cfg.TenantClaim = c.claim
+		v := verifier(t, cfg, iss.pem())
+		claims := map[string]any{"sub": "ana"}
+		for k, x := range c.claims {
+			claims[k] = x
+		}
+		id, err := v.Verify(context.Background(), iss.token(claims))
+		if c.refuse != (err != nil) || (err == nil && id.Principal.Tenant != c.tenant) {
+			t.Errorf("%s in %v: %v %+v, want tenant %q (refused %v)", c.claim, c.claims, err, id, c.tenant, c.refuse)
+		}
+	}
+	cfg := teamConfig
+	cfg.TenantClaim = " org"
+	if err := cfg.Check(); err == nil {
+		t.Error("a tenant claim with spaces around it was accepted")
+	}
+}

@@ -68,6 +68,9 @@ type Options struct {
 	// Secret keys the digest of calls whose arguments the policy redacts.
 	Secret    []byte
 	Approvals *Approvals // where out-of-band asks wait (the state database); nil: none
+	// Ledger is where tenant spending and rate slots are counted, shared
+	// by every session of the process; nil: each session counts its own.
+	Ledger *audit.Ledger
 	// ApproverKeys: public keys (note form) whose signed answers count.
 	ApproverKeys []string
 	Stderr       io.Writer

@@ -47,7 +47,7 @@ func CompareSession(base, cand *engine.Policy, file string, events []audit.Event
 // The events are not changed: an output read from a log is read when its
 // step is taken, and let go after.
 func compareSessions(base *engine.Policy, cands []*engine.Policy, remap Remap, file string, events []audit.Event, fn func(int, Pair)) error {
-	cmp := &comparison{sd: newSides(cands, remap, file, fn)}
+	cmp := &comparison{sd: newSides(cands, newLedgers(len(cands)), remap, file, fn)}
 	d := &audit.Driver{Config: audit.Config{Policy: base, Spill: true}, Observer: cmp}
 	defer func() {
 		d.Close()
@@ -136,4 +136,30 @@ func recyclePairs(pairs []Pair) {
 	clear(pairs[:cap(pairs)])
 	pairs = pairs[:0]
 	pairsPool.Put(&pairs)
+}
+
+// newLedgers is a ledger for each of n candidates: a candidate's own
+// sessions spend and count together, apart from the baseline's.
+func newLedgers(n int) []*audit.Ledger {
+	ls := make([]*audit.Ledger, n)
+	for i := range ls {
+		ls[i] = audit.NewLedger()
+	}
+	return ls
+}
+
+// counts tells whether the sessions of policy p, or of any candidate
+// made from it, count across sessions (tenant budgets, rates): they must
+// then be compared in time order across every session, never one
+// session apart from the others.
+func counts(p *engine.Policy, cands []Candidate) bool {
+	if p.HasLimits() {
+		return true
+	}
+	for _, cand := range cands {
+		if c, err := cand(p); err == nil && c.HasLimits() {
+			return true
+		}
+	}
+	return false
 }

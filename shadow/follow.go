@@ -3,6 +3,7 @@ package shadow
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"bailiff/audit"
@@ -77,13 +78,15 @@ func (f *Follower) End() {
 // candidates, the pairs' destination, and the session ids seen in every
 // input, since verify's workers open sessions concurrently.
 type scorer struct {
-	name  string
-	cands []Candidate
-	remap Remap
-	fn    func(int, Pair)
-	mu    sync.Mutex
-	seen  map[string]string
-	err   error
+	name    string
+	cands   []Candidate
+	ledgers []*audit.Ledger // by candidate, for its own sessions
+	counted atomic.Bool     // some session counts across sessions
+	remap   Remap
+	fn      func(int, Pair)
+	mu      sync.Mutex
+	seen    map[string]string
+	err     error
 }
 
 func (sc *scorer) fail(err error) {
@@ -122,16 +125,22 @@ func (sc *scorer) follow(base *audit.Session, now time.Time, body *audit.Session
 		}
 		cs[i] = c
 	}
-	sd := newSides(cs, sc.remap, sc.name, sc.emit)
+	if counts(p, sc.cands) {
+		sc.counted.Store(true)
+	}
+	sd := newSides(cs, sc.ledgers, sc.remap, sc.name, sc.emit)
 	sd.start(now, base, body)
 	return &Follower{sd: sd, sc: sc}
 }
 
 // followLog compares one audit log in the pass in.Verify makes over it.
-func followLog(in Input, cands []Candidate, remap Remap, seen map[string]string, fn func(int, Pair)) error {
-	sc := &scorer{name: in.Name, cands: cands, remap: remap, fn: fn, seen: seen}
-	if err := in.Verify(sc.follow); err != nil {
-		return err
+// Sessions that count across sessions are taken in time order, on one
+// ledger per candidate: counted says the log had such a session.
+func followLog(in Input, cands []Candidate, remap Remap, seen map[string]string, fn func(int, Pair)) (counted bool, err error) {
+	sc := &scorer{name: in.Name, cands: cands, ledgers: newLedgers(len(cands)), remap: remap, fn: fn, seen: seen}
+	ordered := func(p *engine.Policy) bool { return counts(p, cands) }
+	if err := in.Verify(sc.follow, ordered); err != nil {
+		return false, err
 	}
-	return sc.err
+	return sc.counted.Load(), sc.err
 }

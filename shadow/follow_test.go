@@ -131,14 +131,14 @@ func recordFixture(t *testing.T, pol *engine.Policy, file, skey string) string {
 }
 
 // verifyFollowing is an Input's Verify, as bailiff's commands give it.
-func verifyFollowing(path string) func(Follow) error {
-	return func(follow Follow) error {
+func verifyFollowing(path string) func(Follow, func(*engine.Policy) bool) error {
+	return func(follow Follow, ordered func(*engine.Policy) bool) error {
 		f, err := os.Open(path)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		rep, err := verify.Log(path, f, chain.Evidence{Dir: chain.EvidenceDir(path)}, verify.Options{
+		rep, err := verify.Log(path, f, chain.Evidence{Dir: chain.EvidenceDir(path)}, verify.Options{Ordered: ordered,
 			Follow: func(base *audit.Session, now time.Time, body *audit.SessionBody) verify.Follower {
 				if fl := follow(base, now, body); fl != nil {
 					return fl

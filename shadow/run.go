@@ -34,7 +34,10 @@ type Input struct {
 	// again to compare. It must fail for a log with any finding, since a
 	// follower is told only what verify could apply. Unused with a
 	// baseline policy, whose verdicts make a history of their own.
-	Verify func(follow Follow) error
+	// Ordered tells verify which sessions must be taken in time order
+	// across sessions (those that count, under their policy or a
+	// candidate's).
+	Verify func(follow Follow, ordered func(*engine.Policy) bool) error
 }
 
 // File is the file the input's log is read from.
@@ -129,6 +132,7 @@ func compareEach(inputs []Input, base *engine.Policy, cands []Candidate, remap R
 			}
 		}
 	}
+	var logs, counted []string // the logs compared, and those whose sessions count
 	for _, in := range inputs {
 		if in.Trace != nil {
 			if base == nil {
@@ -146,14 +150,23 @@ func compareEach(inputs []Input, base *engine.Policy, cands []Candidate, remap R
 			continue
 		}
 		var err error
+		logs = append(logs, in.Name)
 		if in.Verify != nil && base == nil {
-			err = followLog(in, cands, remap, seen, fn)
+			var c bool
+			if c, err = followLog(in, cands, remap, seen, fn); c {
+				counted = append(counted, in.Name)
+			}
 		} else {
 			err = compareLog(in, base, cands, remap, seen, fn)
 		}
 		if err != nil {
 			return err
 		}
+	}
+	if len(counted) > 0 && len(logs) > 1 {
+		// Each log is compared in a pass of its own: a tenant's spending
+		// in one would be missing from the others' decisions.
+		return fmt.Errorf("%s holds sessions under tenant budgets or rates, which count across sessions, and shadow compares each of the %d logs on its own: compare one log at a time", counted[0], len(logs))
 	}
 	return nil
 }
@@ -213,6 +226,11 @@ func compareLog(in Input, base *engine.Policy, cands []Candidate, remap Remap, s
 		}()
 	}
 	err = audit.LogSessions(name, bufio.NewReaderSize(r, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, func(s audit.LogSession) error {
+		if p := sessionPolicy(s, base); p != nil && counts(p, cands) {
+			// Sessions compared apart, each from a fresh state, would
+			// each spend from a tenant's untouched ceiling.
+			return fmt.Errorf("%s: session %s is under tenant budgets or rates, which count across sessions: compare the log against its recorded verdicts, verified (without --baseline or --allow-unverified)", name, s.ID())
+		}
 		if prev, ok := seen[s.ID()]; ok && prev != name {
 			return fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", s.ID(), prev, name)
 		}
@@ -252,4 +270,14 @@ func compareSafely(name string, base *engine.Policy, cands []Candidate, remap Re
 		cs[i] = c
 	}
 	return compareSessions(b, cs, remap, name, s.Events, emit)
+}
+
+// sessionPolicy is the policy a log's session is compared under: the
+// baseline when one is given, else its own recorded one (nil when it has
+// none that loads).
+func sessionPolicy(s audit.LogSession, base *engine.Policy) *engine.Policy {
+	if base != nil {
+		return base
+	}
+	return s.Policy
 }

@@ -30,13 +30,14 @@ type sides struct {
 	fn      func(int, Pair)
 	base    *audit.Session   // the baseline's session, which its driver keeps
 	own     []*audit.Session // by candidate: its own session, nil on base's state
+	ledgers []*audit.Ledger  // by candidate: where its own sessions count together
 	pairs   [][]Pair
 	index   map[string]int // a call's pair, the same in every candidate's
 	err     error          // the first failure: the session's pairs are incomplete
 }
 
-func newSides(cands []*engine.Policy, remap Remap, file string, fn func(int, Pair)) *sides {
-	sd := &sides{cands: cands, remap: remap, file: file, fn: fn, own: make([]*audit.Session, len(cands))}
+func newSides(cands []*engine.Policy, ledgers []*audit.Ledger, remap Remap, file string, fn func(int, Pair)) *sides {
+	sd := &sides{cands: cands, ledgers: ledgers, remap: remap, file: file, fn: fn, own: make([]*audit.Session, len(cands))}
 	for range cands {
 		sd.pairs = append(sd.pairs, pooledPairs())
 	}
@@ -57,7 +58,7 @@ func (sd *sides) start(now time.Time, base *audit.Session, body *audit.SessionBo
 		if base.Policy().SharesState(c) && !remapped {
 			continue
 		}
-		sd.own[i], _ = audit.Start(audit.Config{Policy: c, Spill: true}, now, base.ID(),
+		sd.own[i], _ = audit.Start(audit.Config{Policy: c, Spill: true, Ledger: sd.ledgers[i]}, now, base.ID(),
 			&audit.SessionBody{Server: body.Server, Principal: principal, Tools: body.Tools})
 	}
 }

@@ -24,46 +24,17 @@ import (
 // not a log: chain.ErrNotALog); everything wrong with the log is a
 // Finding.
 func Log(name string, r io.Reader, ev chain.EvidenceStore, opt Options) (*Report, error) {
-	rep := &Report{File: name, Checked: !opt.IntegrityOnly, Checkpoint: opt.Checkpoint}
-	if opt.IntegrityOnly {
-		return rep, verifyIntegrity(rep, r, opt)
+	reps, err := Logs([]Input{{Name: name, R: r, Evidence: ev}}, opt)
+	if err != nil {
+		return nil, err
 	}
-	v := &verifier{file: name, cache: audit.NewCache(ev), key: opt.Key, approvers: opt.ApproverKeys, follow: opt.Follow}
-	if a, ok := ev.(interface{ Absent() bool }); ok && a.Absent() {
-		v.noStore = true
-	}
-	p := startPool(v, opt.Workers)
-	rd := chain.NewReader(r)
-	readErr := v.read(rep, rd, p, opt.Checkpoint)
-	// Every worker is drained and joined before any error returns, so
-	// none is left blocked on its channel and none of their failures is
-	// missed.
-	p.wait()
-	if readErr != nil {
-		return nil, inputError(name, readErr)
-	}
-	if err := p.err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	rep.Records, rep.Root = rd.Count(), rd.Root()
-	if rep.Records == 0 && len(rep.Findings) == 0 {
-		return nil, inputError(name, chain.ErrEmptyLog)
-	}
-	if opt.Checkpoint != nil && rd.Count() < opt.Checkpoint.Size && len(rep.Findings) == 0 {
-		rep.Findings = append(rep.Findings, Finding{File: name, Seq: rd.Count(), Kind: FindCheckpoint,
-			Recorded: fmt.Sprintf("%d records", rd.Count()), Recomputed: fmt.Sprintf("%d records", opt.Checkpoint.Size),
-			Reason: fmt.Sprintf("the log was truncated: the checkpoint covers %d records and the log has %d", opt.Checkpoint.Size, rd.Count())})
-	}
-	p.merge(rep)
-	rep.Findings = append(rep.Findings, v.findings...)
-	sortReport(rep)
-	return rep, nil
+	return reps[0], nil
 }
 
 // read checks the chain in file order and hands each session's records
 // to its worker. It returns an error only for input that cannot be read;
 // the first integrity failure is a finding and ends the reading.
-func (v *verifier) read(rep *Report, rd *chain.Reader, p *pool, cp *chain.Checkpoint) error {
+func (v *verifier) read(rep *Report, rd *chain.Reader, send func(chain.Record), cp *chain.Checkpoint) error {
 	var last time.Time // the time of the record before
 	for {
 		if cp != nil && rd.Count() == cp.Size {
@@ -90,7 +61,7 @@ func (v *verifier) read(rep *Report, rd *chain.Reader, p *pool, cp *chain.Checkp
 				v.findings = append(v.findings, Finding{File: v.file, Seq: rec.Seq, Session: rec.Session, Kind: FindRecord, Reason: "malformed record: " + err.Error()})
 			}
 		default:
-			p.send(rec)
+			send(rec)
 		}
 	}
 }

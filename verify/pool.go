@@ -2,12 +2,15 @@ package verify
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 
 	"golang.org/x/sync/semaphore"
 
+	"bailiff/audit"
 	"bailiff/chain"
+	"bailiff/engine"
 )
 
 // queueLen bounds the records waiting for each worker. It is longer than
@@ -23,49 +26,92 @@ const (
 
 // pool is the workers that replay sessions: each session goes to one
 // worker, chosen by its id, so a session's records are replayed in log
-// order on one goroutine while the reader checks the chain.
+// order on one goroutine while the reader checks the chain. The sessions
+// of policies that count across sessions all go to worker 0, in the
+// order they are sent, and share one ledger.
 type pool struct {
-	chans   []chan chain.Record
-	results []*sessionSet
+	chans   []chan item
+	results [][]*sessionSet // per worker, per log
 	wg      sync.WaitGroup
 	queued  *semaphore.Weighted // bytes of body queued, at most queueBytes
+
+	vs      []*verifier
+	ordered func(*engine.Policy) bool
+	quick   bool             // ordered is HasLimits: a policy without limit keys has none
+	lane    map[laneKey]bool // the sessions sent to worker 0 in order
+	seen    map[laneKey]bool // sessions whose record has been looked at
 }
 
-// startPool starts workers (GOMAXPROCS when 0 or less).
-func startPool(v *verifier, workers int) *pool {
+type item struct {
+	log int
+	rec chain.Record
+}
+
+type laneKey struct {
+	log     int
+	session string
+}
+
+// startPool starts workers (GOMAXPROCS when 0 or less) for the logs of vs.
+func startPool(vs []*verifier, workers int, ordered func(*engine.Policy) bool, quick bool) *pool {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	p := &pool{chans: make([]chan chain.Record, workers), results: make([]*sessionSet, workers),
-		queued: semaphore.NewWeighted(queueBytes)}
+	p := &pool{chans: make([]chan item, workers), results: make([][]*sessionSet, workers),
+		queued: semaphore.NewWeighted(queueBytes), vs: vs, ordered: ordered, quick: quick}
+	ledger := audit.NewLedger()
 	for i := range p.chans {
-		p.chans[i] = make(chan chain.Record, queueLen)
-		p.results[i] = newSessionSet(v)
+		p.chans[i] = make(chan item, queueLen)
+		p.results[i] = make([]*sessionSet, len(vs))
+		for j, v := range vs {
+			p.results[i][j] = newSessionSet(v, ledger)
+		}
 		p.wg.Add(1)
 		go p.work(p.chans[i], p.results[i])
 	}
 	return p
 }
 
-func (p *pool) work(in chan chain.Record, set *sessionSet) {
+func (p *pool) work(in chan item, sets []*sessionSet) {
 	defer p.wg.Done()
 	// A worker that fails keeps draining its channel, so the reader
 	// never blocks, and its failure fails the whole run: a verify that
 	// lost a session must never say ok.
-	for rec := range in {
-		if set.failed == nil {
-			set.failed = safeRecord(set, rec)
+	for it := range in {
+		if set := sets[it.log]; set.failed == nil {
+			set.failed = safeRecord(set, it.rec)
 		}
-		p.queued.Release(queuedSize(rec))
+		p.queued.Release(queuedSize(it.rec))
 	}
 }
 
-// send queues a record for the worker of its session.
-func (p *pool) send(rec chain.Record) {
+// send queues a record of log i for the worker of its session. It is
+// called from one goroutine, in the order records are to be taken.
+func (p *pool) send(i int, rec chain.Record) {
 	// Background never ends, so Acquire fails only on a weight over the
 	// bound, which queuedSize rules out.
 	_ = p.queued.Acquire(context.Background(), queuedSize(rec))
-	p.chans[shard(rec.Session, len(p.chans))] <- rec
+	p.chans[p.worker(i, rec)] <- item{i, rec}
+}
+
+// worker is the worker a record goes to: its session's, worker 0 for a
+// session whose policy counts across sessions. A session record is
+// looked at once (a second one is a finding of the worker it goes to).
+func (p *pool) worker(i int, rec chain.Record) int {
+	k := laneKey{i, rec.Session}
+	if rec.Kind == chain.KindSession && !p.seen[k] {
+		if p.seen == nil {
+			p.seen, p.lane = map[laneKey]bool{}, map[laneKey]bool{}
+		}
+		p.seen[k] = true
+		if isOrdered(p.vs[i], rec, p.ordered, p.quick) {
+			p.lane[k] = true
+		}
+	}
+	if p.lane[k] {
+		return 0
+	}
+	return shard(rec.Session, i, len(p.chans))
 }
 
 // queuedSize is what a queued record counts against queueBytes; one
@@ -74,10 +120,11 @@ func queuedSize(rec chain.Record) int64 {
 	return min(int64(len(rec.Body)), queueBytes)
 }
 
-// shard is FNV-1a of the session id, modulo n; computed over the string
-// in place, since the hash.Hash32 route allocates for every record.
-func shard(session string, n int) int {
-	h := uint32(2166136261)
+// shard is FNV-1a of the session id, from a start of the log's index,
+// modulo n; computed over the string in place, since the hash.Hash32
+// route allocates for every record.
+func shard(session string, log, n int) int {
+	h := uint32(2166136261) + uint32(log)
 	for i := 0; i < len(session); i++ {
 		h ^= uint32(session[i])
 		h *= 16777619
@@ -92,31 +139,39 @@ func (p *pool) wait() {
 		close(c)
 	}
 	p.wg.Wait()
-	for _, set := range p.results {
-		set.close()
+	for _, sets := range p.results {
+		for _, set := range sets {
+			set.close()
+		}
 	}
 }
 
-// err is the first worker's failure, in worker order.
+// err is the first worker's failure, in worker and log order.
 func (p *pool) err() error {
-	for _, set := range p.results {
-		if set.failed != nil {
-			return set.failed
-		}
-		if set.fatal != nil {
-			return set.fatal
+	for _, sets := range p.results {
+		for i, set := range sets {
+			if set.failed != nil {
+				return &LogError{Log: i, Err: fmt.Errorf("%s: %w", set.v.file, set.failed)}
+			}
+			if set.fatal != nil {
+				return &LogError{Log: i, Err: fmt.Errorf("%s: %w", set.v.file, set.fatal)}
+			}
 		}
 	}
 	return nil
 }
 
-// merge adds what the workers found to rep; sortReport then puts it in
-// log order.
-func (p *pool) merge(rep *Report) {
-	if len(p.results) > 0 {
-		rep.Findings = append(rep.Findings, crossCheck(p.results, p.results[0].v.file)...)
+// merge adds what the workers found in log i to rep; sortReport then
+// puts it in log order.
+func (p *pool) merge(rep *Report, i int) {
+	sets := make([]*sessionSet, len(p.results))
+	for w := range p.results {
+		sets[w] = p.results[w][i]
 	}
-	for _, set := range p.results {
+	if len(sets) > 0 {
+		rep.Findings = append(rep.Findings, crossCheck(sets, sets[0].v.file)...)
+	}
+	for _, set := range sets {
 		rep.Findings = append(rep.Findings, set.findings...)
 		rep.Unevaluable = append(rep.Unevaluable, set.unevaluable...)
 		rep.Sessions += set.started

@@ -36,9 +36,9 @@ type sessionSet struct {
 	held int64        // evidence bytes held in flight for it
 }
 
-func newSessionSet(v *verifier) *sessionSet {
+func newSessionSet(v *verifier, ledger *audit.Ledger) *sessionSet {
 	set := &sessionSet{v: v, sessions: map[string]*vsession{}}
-	set.d = &audit.Driver{Config: audit.Config{Spill: true}, Interleaved: true, Recompute: true, Observer: set}
+	set.d = &audit.Driver{Config: audit.Config{Spill: true, Ledger: ledger}, Interleaved: true, Recompute: true, Observer: set}
 	return set
 }
 

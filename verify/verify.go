@@ -8,6 +8,7 @@ package verify
 
 import (
 	"bailiff/chain"
+	"bailiff/engine"
 )
 
 // The kinds of finding verify reports.
@@ -93,4 +94,9 @@ type Options struct {
 	// Follow, when set, opens a follower for each session, told the
 	// session's history as it is verified.
 	Follow FollowFunc
+	// Ordered says which sessions, by their policy, count across
+	// sessions and must be taken in time order on one ledger; nil is the
+	// policies with tenant budgets or rates. Shadow widens it to the
+	// sessions whose candidate counts.
+	Ordered func(*engine.Policy) bool
 }

@@ -151,12 +151,12 @@ func verifyLogs(stderr io.Writer, inputs []shadow.Input, allow, inPass bool, tap
 			continue
 		}
 		if inPass && !allow {
-			inputs[i].Verify = func(follow shadow.Follow) error {
-				return verifyLog(stderr, in, prov, i, false, tap, follow)
+			inputs[i].Verify = func(follow shadow.Follow, ordered func(*engine.Policy) bool) error {
+				return verifyLog(stderr, in, prov, i, false, tap, follow, ordered)
 			}
 			continue
 		}
-		if err := verifyLog(stderr, in, prov, i, allow, tap, nil); err != nil {
+		if err := verifyLog(stderr, in, prov, i, allow, tap, nil, nil); err != nil {
 			return prov, err
 		}
 	}
@@ -166,12 +166,12 @@ func verifyLogs(stderr io.Writer, inputs []shadow.Input, allow, inPass bool, tap
 // verifyLog verifies one log, the inputs' ith, into prov; with follow,
 // its sessions' followers are told each session's history as it is
 // verified.
-func verifyLog(stderr io.Writer, in shadow.Input, prov *report.Provenance, i int, allow bool, tap io.Writer, follow shadow.Follow) error {
+func verifyLog(stderr io.Writer, in shadow.Input, prov *report.Provenance, i int, allow bool, tap io.Writer, follow shadow.Follow, ordered func(*engine.Policy) bool) error {
 	f, err := os.Open(in.File())
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
 	}
-	opt := verify.Options{}
+	opt := verify.Options{Ordered: ordered}
 	if follow != nil {
 		opt.Follow = func(base *audit.Session, now time.Time, body *audit.SessionBody) verify.Follower {
 			if fl := follow(base, now, body); fl != nil {

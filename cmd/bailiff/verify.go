@@ -7,10 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"sort"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -287,72 +285,81 @@ func verifyOptions(stdin io.Reader, p verifyParams, files []string) (verify.Opti
 	return opt, nil
 }
 
-// verifyAll verifies every log, and fails if any one fails: a report on
-// some logs must not read as a report on all of them.
-func verifyAll(stdin io.Reader, stderr io.Writer, files []string, evidence string, opt verify.Options, bar *progress) ([]*verify.Report, error) {
-	reports := make([]*verify.Report, len(files))
-	errs := make([]error, len(files))
-	// Logs in parallel; each log also spreads its sessions over workers.
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
+// verifyAll verifies the logs together (sessions that share a tenant's
+// counts are taken in time order across all of them), and fails if any
+// one fails: a report on some logs must not read as a report on all.
+func verifyAll(stdin io.Reader, stderr io.Writer, files []string, evidence string, opt verify.Options, bar *progress) (reports []*verify.Report, err error) {
+	inputs := make([]verify.Input, len(files))
+	dirs := make([]string, len(files))
 	for i, name := range files {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			defer func() {
-				if r := recover(); r != nil {
-					errs[i] = fmt.Errorf("%s: internal error: %v", name, r)
-				}
-			}()
-			reports[i], errs[i] = verifyOne(stdin, stderr, name, evidence, opt, bar)
-		}()
-	}
-	wg.Wait()
-	bar.Done()
-	for i, err := range errs {
-		if err == nil {
-			continue
-		}
-		// An answer about the others would sit beside no answer about
-		// this one: nothing is printed, and the hint says so.
+		f, err := openInput(stdin, name, kindLog)
 		var ee *ExitError
-		if len(files) > 1 && errors.As(err, &ee) && ee.Hint == "" {
-			ee.Hint = fmt.Sprintf("none of the %d logs was reported; verify the others without %s", len(files), files[i])
+		if err != nil && len(files) > 1 && errors.As(err, &ee) && ee.Hint == "" {
+			ee.Hint = fmt.Sprintf("none of the %d logs was reported; verify the others without %s", len(files), name)
 		}
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if dirs[i], err = evidenceFor(stderr, name, evidence, opt); err != nil {
+			return nil, err
+		}
+		inputs[i] = verify.Input{Name: name, R: io.TeeReader(f, bar), Evidence: chain.Evidence{Dir: dirs[i]}}
+	}
+	live := make([]bool, len(files))
+	for i, name := range files {
+		live[i] = chain.InUse(name)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("internal error: %v", r)
+			}
+		}()
+		reports, err = verify.Logs(inputs, opt)
+	}()
+	bar.Done()
+	if err != nil {
+		ee := usageErr(err, "").(*ExitError)
+		var le *verify.LogError
+		if len(files) > 1 && errors.As(err, &le) {
+			// An answer about the others would sit beside no answer
+			// about this one: nothing is printed, and the hint says so.
+			ee.Hint = fmt.Sprintf("none of the %d logs was reported; verify the others without %s", len(files), files[le.Log])
+		}
+		return nil, ee
+	}
+	for i, rep := range reports {
+		warnVerify(stderr, files[i], dirs[i], rep, opt, live[i])
 	}
 	return reports, nil
 }
 
-func verifyOne(stdin io.Reader, stderr io.Writer, name, evidence string, opt verify.Options, bar io.Writer) (*verify.Report, error) {
-	f, err := openInput(stdin, name, kindLog)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+// evidenceFor is the evidence store of log name: the one named, or the
+// one beside it. A log on standard input has none unless one is named.
+func evidenceFor(stderr io.Writer, name, evidence string, opt verify.Options) (string, error) {
 	if evidence == "" && name == "-" {
 		if !opt.IntegrityOnly {
 			fmt.Fprintf(stderr, "bailiff: warning: a log on standard input has no evidence store unless --evidence names one: every tool output counts as purged\n")
 		}
 		empty, err := os.MkdirTemp("", "bailiff-no-evidence")
 		if err != nil {
-			return nil, usageErr(err, "")
+			return "", usageErr(err, "")
 		}
-		defer os.Remove(empty)
+		os.Remove(empty)
 		// A store that does not exist: every output counts as purged,
 		// not as missing from a store that should have held it.
-		evidence = filepath.Join(empty, "none")
+		return filepath.Join(empty, "none"), nil
 	}
 	if evidence == "" {
-		evidence = chain.EvidenceDir(name)
+		return chain.EvidenceDir(name), nil
 	}
-	live := chain.InUse(name)
-	rep, err := verify.Log(name, io.TeeReader(f, bar), chain.Evidence{Dir: evidence}, opt)
-	if err != nil {
-		return nil, usageErr(err, "")
-	}
+	return evidence, nil
+}
+
+// warnVerify says on stderr what a report's reader should know beside its
+// findings, and drops the torn last line of a log still being written.
+func warnVerify(stderr io.Writer, name, evidence string, rep *verify.Report, opt verify.Options, live bool) {
 	for _, w := range rep.Warnings {
 		// A warning is not a finding: the exit code stays what the
 		// findings make it. JSON carries it as a "warning" line too.
@@ -375,5 +382,4 @@ func verifyOne(stdin io.Reader, stderr io.Writer, name, evidence string, opt ver
 		}
 		rep.Findings = kept
 	}
-	return rep, nil
 }

@@ -1,0 +1,166 @@
+package verify
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sync"
+
+	"bailiff/audit"
+	"bailiff/chain"
+	"bailiff/engine"
+)
+
+// Input is one log of several verified together.
+type Input struct {
+	Name     string
+	R        io.Reader
+	Evidence chain.EvidenceStore
+}
+
+// Logs checks logs together, as Log checks one, with one report each.
+// Their sessions are verified in parallel, but those whose policy counts
+// across sessions (tenant budgets, rates; Options.Ordered) are taken one
+// record at a time, in time order across all the logs, on one ledger:
+// the gateways that wrote them took their steps on the counts in that
+// order, so each decision is recomputed on exactly what it saw. A log
+// of a gateway that shared a tenant with another must be verified with
+// it, or a refusal that rests on the other's spending is a finding.
+func Logs(inputs []Input, opt Options) ([]*Report, error) {
+	reps := make([]*Report, len(inputs))
+	for i, in := range inputs {
+		reps[i] = &Report{File: in.Name, Checked: !opt.IntegrityOnly, Checkpoint: opt.Checkpoint}
+	}
+	if opt.IntegrityOnly {
+		errs := make([]error, len(inputs))
+		var wg sync.WaitGroup
+		for i, in := range inputs {
+			wg.Go(func() { errs[i] = verifyIntegrity(reps[i], in.R, opt) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				return nil, &LogError{Log: i, Err: err}
+			}
+		}
+		return reps, nil
+	}
+	vs := make([]*verifier, len(inputs))
+	rds := make([]*chain.Reader, len(inputs))
+	for i, in := range inputs {
+		vs[i] = &verifier{file: in.Name, cache: audit.NewCache(in.Evidence), key: opt.Key, approvers: opt.ApproverKeys, follow: opt.Follow}
+		if a, ok := in.Evidence.(interface{ Absent() bool }); ok && a.Absent() {
+			vs[i].noStore = true
+		}
+		rds[i] = chain.NewReader(inputs[i].R)
+	}
+	ordered := opt.Ordered
+	if ordered == nil {
+		ordered = (*engine.Policy).HasLimits
+	}
+	p := startPool(vs, opt.Workers, ordered, opt.Ordered == nil)
+	readErrs := make([]error, len(inputs))
+	if len(inputs) == 1 {
+		readErrs[0] = vs[0].read(reps[0], rds[0], func(rec chain.Record) { p.send(0, rec) }, opt.Checkpoint)
+	} else {
+		merge(vs, rds, reps, p, readErrs, opt.Checkpoint)
+	}
+	// Every worker is drained and joined before any error returns, so
+	// none is left blocked on its channel and none of their failures is
+	// missed.
+	p.wait()
+	for i, err := range readErrs {
+		if err != nil {
+			return nil, &LogError{Log: i, Err: inputError(inputs[i].Name, err)}
+		}
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	for i, rep := range reps {
+		if err := finish(rep, rds[i], vs[i], p, i, opt.Checkpoint); err != nil {
+			return nil, &LogError{Log: i, Err: err}
+		}
+	}
+	return reps, nil
+}
+
+// LogError is an error about one log of several: no report is made of
+// any of them, since a report on some would read as one on all.
+type LogError struct {
+	Log int // its index in the inputs
+	Err error
+}
+
+func (e *LogError) Error() string { return e.Err.Error() }
+func (e *LogError) Unwrap() error { return e.Err }
+
+// merge reads every log in its own goroutine, and hands their records to
+// the pool in time order (a log's own order kept; at one time, the log
+// given first goes first).
+func merge(vs []*verifier, rds []*chain.Reader, reps []*Report, p *pool, readErrs []error, cp *chain.Checkpoint) {
+	chans := make([]chan chain.Record, len(vs))
+	for i := range vs {
+		chans[i] = make(chan chain.Record, 256)
+		go func() {
+			defer close(chans[i])
+			readErrs[i] = vs[i].read(reps[i], rds[i], func(rec chain.Record) { chans[i] <- rec }, cp)
+		}()
+	}
+	heads := make([]chain.Record, len(vs))
+	open := make([]bool, len(vs))
+	for i := range chans {
+		heads[i], open[i] = <-chans[i]
+	}
+	for {
+		next := -1
+		for i := range heads {
+			if open[i] && (next < 0 || heads[i].TS.Before(heads[next].TS)) {
+				next = i
+			}
+		}
+		if next < 0 {
+			return
+		}
+		p.send(next, heads[next])
+		heads[next], open[next] = <-chans[next]
+	}
+}
+
+// finish completes one log's report once every worker is done.
+func finish(rep *Report, rd *chain.Reader, v *verifier, p *pool, i int, cp *chain.Checkpoint) error {
+	rep.Records, rep.Root = rd.Count(), rd.Root()
+	if rep.Records == 0 && len(rep.Findings) == 0 {
+		return inputError(rep.File, chain.ErrEmptyLog)
+	}
+	if cp != nil && rd.Count() < cp.Size && len(rep.Findings) == 0 {
+		rep.Findings = append(rep.Findings, Finding{File: rep.File, Seq: rd.Count(), Kind: FindCheckpoint,
+			Recorded: fmt.Sprintf("%d records", rd.Count()), Recomputed: fmt.Sprintf("%d records", cp.Size),
+			Reason: fmt.Sprintf("the log was truncated: the checkpoint covers %d records and the log has %d", cp.Size, rd.Count())})
+	}
+	p.merge(rep, i)
+	rep.Findings = append(rep.Findings, v.findings...)
+	sortReport(rep)
+	return nil
+}
+
+// Counting keys as a session record holds its policy: a policy without
+// them has no limits, and its session need not be decoded to tell.
+var (
+	tenantsKey = []byte(`\"tenants\":`)
+	rateKey    = []byte(`\"rate\":`)
+)
+
+// isOrdered tells whether the session a session record starts is decided
+// under a policy ordered says must be taken in time order.
+func isOrdered(v *verifier, rec chain.Record, ordered func(*engine.Policy) bool, quick bool) bool {
+	if quick && !bytes.Contains(rec.Body, tenantsKey) && !bytes.Contains(rec.Body, rateKey) {
+		return false
+	}
+	var b audit.SessionBody
+	if chain.DecodeBody(rec.Body, &b) != nil {
+		return false // the worker reports it
+	}
+	pol, problem := v.cache.Policy(b.Policy, b.PolicyVersion)
+	return problem == "" && ordered(pol)
+}
