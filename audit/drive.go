@@ -169,7 +169,11 @@ func (d *Driver) Step(ev *Event) error {
 	}
 	s := dv.s
 	if l := d.Config.Ledger; l != nil && ev.counts() && s.p.HasLimits() {
-		ev.At = l.hold(ev.At, d.Config.Log != nil)
+		at, err := l.hold(ev.At, d.Config.Log != nil, ev.Result == nil)
+		if err != nil {
+			return err
+		}
+		ev.At = at
 		defer l.release()
 	}
 	if ev.Call != nil && s.Made(ev.Call.Call.ID) {

@@ -1,9 +1,14 @@
 package audit
 
 import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"bailiff/chain"
 	"bailiff/engine"
 )
 
@@ -13,14 +18,50 @@ import (
 // every earlier such step's: the log then holds them in the order they
 // were decided, at distinct times, and a reader merging logs by time
 // rebuilds exactly the ledger each decision saw.
+//
+// With a CounterStore, the steps of every process sharing the store are
+// taken one at a time too: each step first reads what the others
+// changed, and saves what it changed, with the time it ran at, before
+// the next may start. A restarted gateway starts from the store.
 type Ledger struct {
 	mu   sync.Mutex
 	l    *engine.Ledger
 	last time.Time
+
+	store   CounterStore
+	version int64  // the store's last change this ledger holds
+	unlock  func() // the store's lock, while a live step holds it
+	err     error  // the store failed: no step is taken on counts it may lack
 }
 
-// NewLedger is an empty shared ledger.
+// ErrLedger wraps a failure of the shared counters: the step is refused,
+// since a decision on counts another gateway changed would be a guess.
+var ErrLedger = errors.New("the tenant counters cannot be read or kept")
+
+// Counter is one row of a CounterStore (state.Counter).
+type Counter struct {
+	Tenant, Counter, WindowStart string
+	WindowSecs, Used             int64
+}
+
+// CounterStore keeps a ledger's counts where every process sharing them
+// sees them: the state database.
+type CounterStore interface {
+	LockCounters() (unlock func(), err error)
+	CountersSince(version int64) (rows []Counter, now int64, last time.Time, err error)
+	SaveCounters(replace, rows []Counter, last time.Time) (version int64, err error)
+}
+
+// NewLedger is an empty shared ledger, kept in this process.
 func NewLedger() *Ledger { return &Ledger{l: engine.NewLedger()} }
+
+// NewStoredLedger is a ledger kept in store, shared with every process
+// that uses it.
+func NewStoredLedger(store CounterStore) *Ledger {
+	l := &Ledger{l: engine.NewLedger(), store: store}
+	l.l.Track()
+	return l
+}
 
 // Spending is what each tenant spent per period, so far.
 func (l *Ledger) Spending() []engine.Spending {
@@ -30,21 +71,129 @@ func (l *Ledger) Spending() []engine.Spending {
 }
 
 // hold takes the ledger for one step at now, and returns the time the
-// step runs at: now, or just after the last step when the clock did not
-// move on (or went back).
-func (l *Ledger) hold(now time.Time, live bool) time.Time {
+// step runs at: live, now, or just after the last step when the clock
+// did not move on (or went back, or another gateway's ran later).
+// decides says the step decides a call: one that only gives back what a
+// call spent (a result) is still taken when the store fails, so its
+// record is not lost, and the failure refuses every step after it.
+func (l *Ledger) hold(now time.Time, live, decides bool) (time.Time, error) {
 	l.mu.Lock()
+	if live && l.store != nil {
+		if err := l.load(); err != nil {
+			if decides {
+				l.mu.Unlock()
+				return now, err
+			}
+			l.err = err
+		}
+	}
 	if live && !now.After(l.last) {
 		now = l.last.Add(time.Nanosecond)
 	}
 	if now.After(l.last) {
 		l.last = now
 	}
-	return now
+	return now, nil
 }
 
-func (l *Ledger) release() { l.mu.Unlock() }
+func (l *Ledger) load() error {
+	if l.err != nil {
+		return l.err
+	}
+	unlock, err := l.store.LockCounters()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	rows, version, last, err := l.store.CountersSince(l.version)
+	if err != nil {
+		unlock()
+		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	ps, rs, err := decodeCounters(rows)
+	if err != nil {
+		unlock()
+		l.err = fmt.Errorf("%w: %v", ErrLedger, err)
+		return l.err
+	}
+	l.l.Restore(ps, rs)
+	l.l.Changes() // what was just read is no change of this process's
+	l.version, l.unlock = version, unlock
+	if last.After(l.last) {
+		l.last = last
+	}
+	return nil
+}
+
+// release ends the step: what it changed is saved, with its time, and
+// the next step may start. A change that cannot be saved leaves the
+// ledger refusing every later step: the others would not see it.
+func (l *Ledger) release() {
+	if l.unlock != nil {
+		replace, rows := encodeCounters(l.l.Changes())
+		version, err := l.store.SaveCounters(replace, rows, l.last)
+		if err != nil {
+			l.err = fmt.Errorf("%w: %v (restart the gateway once the state database can be written)", ErrLedger, err)
+		} else {
+			l.version = version
+		}
+		l.unlock()
+		l.unlock = nil
+	}
+	l.mu.Unlock()
+}
 
 // counts tells whether ev is a step the ledger orders: one that decides a
 // call, answers one, or returns what one spent.
 func (ev *Event) counts() bool { return ev.Call != nil || ev.Grant != nil || ev.Result != nil }
+
+// A period's spending is the row (tenant, "cost WINDOW", its start); a
+// rate's slots are rows (who, "rate BY N SECONDS SCOPE", each slot's time).
+func encodeCounters(ps []engine.Spending, rs []engine.RateSlots) (replace, rows []Counter) {
+	for _, p := range ps {
+		rows = append(rows, Counter{Tenant: p.Tenant, Counter: "cost " + p.Window, WindowStart: p.Start.UTC().Format(time.RFC3339), Used: p.Spent})
+	}
+	for _, r := range rs {
+		secs := int64(r.Per / time.Second)
+		name := fmt.Sprintf("rate %s %d %d %s", r.By, r.N, secs, r.Scope)
+		replace = append(replace, Counter{Tenant: r.Who, Counter: name})
+		for _, t := range r.Times {
+			rows = append(rows, Counter{Tenant: r.Who, Counter: name, WindowStart: t.UTC().Format(chain.TimeFormat), WindowSecs: secs, Used: 1})
+		}
+	}
+	return replace, rows
+}
+
+func decodeCounters(rows []Counter) ([]engine.Spending, []engine.RateSlots, error) {
+	var ps []engine.Spending
+	var rs []engine.RateSlots
+	at := map[string]int{} // a rate's slots, by its row names
+	for _, c := range rows {
+		if window, ok := strings.CutPrefix(c.Counter, "cost "); ok {
+			start, err := time.Parse(time.RFC3339, c.WindowStart)
+			if err != nil {
+				return nil, nil, fmt.Errorf("counter %q of %q: bad start %q", c.Counter, c.Tenant, c.WindowStart)
+			}
+			ps = append(ps, engine.Spending{Tenant: c.Tenant, Window: window, Start: start, Spent: c.Used})
+			continue
+		}
+		f := strings.SplitN(c.Counter, " ", 5)
+		if len(f) != 5 || f[0] != "rate" {
+			return nil, nil, fmt.Errorf("counter %q of %q is not one this bailiff writes", c.Counter, c.Tenant)
+		}
+		n, err1 := strconv.Atoi(f[2])
+		secs, err2 := strconv.ParseInt(f[3], 10, 64)
+		t, err3 := time.Parse(chain.TimeFormat, c.WindowStart)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, nil, fmt.Errorf("counter %q of %q: %v", c.Counter, c.Tenant, err)
+		}
+		key := c.Tenant + "\x00" + c.Counter
+		i, ok := at[key]
+		if !ok {
+			i = len(rs)
+			at[key] = i
+			rs = append(rs, engine.RateSlots{Scope: f[4], By: f[1], Who: c.Tenant, N: n, Per: time.Duration(secs) * time.Second})
+		}
+		rs[i].Times = append(rs[i].Times, t)
+	}
+	return ps, rs, nil
+}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -70,57 +69,6 @@ type rateLimit struct {
 	src      string
 	byTenant bool
 	scope    string // whose calls it counts: "rule:<id>", or the contract's key
-}
-
-// Ledger is what tenants have spent and when rate-limited calls went,
-// across sessions: one per gateway, or per offline reading of the logs
-// that shared tenants. It is fed in time order (each call's record time),
-// which is what lets verify recompute every decision from the logs. It
-// is not safe for concurrent use: its owner serializes every session's
-// steps on it.
-type Ledger struct {
-	spent map[period]int64
-	rates map[rateKey][]time.Time // the last n times each, oldest first
-}
-
-// period is one tenant's accounting period, under one way of counting it.
-type period struct {
-	tenant, window string
-	start          int64 // Unix seconds
-}
-
-type rateKey struct {
-	scope, by, who string
-	n              int
-	per            time.Duration
-}
-
-// charge is what a forwarded call spent, to give back if it fails.
-type charge struct {
-	at   period
-	cost int64
-}
-
-// NewLedger is an empty ledger.
-func NewLedger() *Ledger {
-	return &Ledger{spent: map[period]int64{}, rates: map[rateKey][]time.Time{}}
-}
-
-// Spending is one tenant's spending in one period.
-type Spending struct {
-	Tenant, Window string
-	Start          time.Time
-	Spent          int64
-}
-
-// Spending lists what each tenant spent, per period.
-func (l *Ledger) Spending() []Spending {
-	out := make([]Spending, 0, len(l.spent))
-	for p, n := range l.spent {
-		out = append(out, Spending{Tenant: p.tenant, Window: p.window, Start: time.Unix(p.start, 0).UTC(), Spent: n})
-	}
-	sortSpending(out)
-	return out
 }
 
 func (s *State) tenant() string {
@@ -211,29 +159,6 @@ func tenantBudget(p *Policy, s *State, ct *contract, now time.Time) (Decision, b
 			tenant, spent, t.ceiling, t.window.text, ct.cost, end.UTC().Format(time.RFC3339))}, true
 }
 
-// full tells whether k has had its n calls within the last per before
-// now, and when the oldest of them leaves the window.
-func (l *Ledger) full(k rateKey, now time.Time) (next time.Time, full bool) {
-	ts := l.rates[k]
-	if len(ts) < k.n {
-		return time.Time{}, false
-	}
-	oldest := ts[len(ts)-k.n]
-	if next = oldest.Add(k.per); next.After(now) {
-		return next, true
-	}
-	return time.Time{}, false
-}
-
-func (l *Ledger) note(k rateKey, now time.Time) {
-	ts := append(l.rates[k], now)
-	if len(ts) > k.n {
-		// Keep the last n: copying down bounds the array too.
-		ts = append(ts[:0], ts[len(ts)-k.n:]...)
-	}
-	l.rates[k] = ts
-}
-
 // consume applies what a forwarded call spends and counts against.
 func (s *State) consume(p *Policy, c *Call, d Decision, now time.Time) {
 	if !p.limits {
@@ -248,7 +173,7 @@ func (s *State) consume(p *Policy, c *Call, d Decision, now time.Time) {
 		if t := p.tenantLimit(s.tenant()); t != nil {
 			start, _ := t.window.bounds(now)
 			at := period{s.tenant(), t.window.id, start.Unix()}
-			s.ledger.spent[at] += ct.cost
+			s.ledger.add(at, ct.cost)
 			if c.ID != "" {
 				s.charges[c.ID] = charge{at: at, cost: ct.cost}
 			}
@@ -265,22 +190,9 @@ func (s *State) consume(p *Policy, c *Call, d Decision, now time.Time) {
 // it reached the server all the same.
 func (s *State) refund(callID string) {
 	if ch, ok := s.charges[callID]; ok {
-		s.ledger.spent[ch.at] -= ch.cost
+		s.ledger.add(ch.at, -ch.cost)
 		delete(s.charges, callID)
 	}
-}
-
-func sortSpending(s []Spending) {
-	sort.Slice(s, func(i, j int) bool {
-		a, b := s[i], s[j]
-		if a.Tenant != b.Tenant {
-			return a.Tenant < b.Tenant
-		}
-		if a.Window != b.Window {
-			return a.Window < b.Window
-		}
-		return a.Start.Before(b.Start)
-	})
 }
 
 func cutRule(scope string) (string, bool) { return strings.CutPrefix(scope, "rule:") }

@@ -84,6 +84,15 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		badState = err
 	}
 	d, written, canElicit, err := p.decide(c, resolved, httpAsk)
+	if errors.Is(err, audit.ErrLedger) {
+		// Nothing was decided: a decision on counts another gateway may
+		// have changed would be a guess. The refusal is recorded as one
+		// the engine did not make.
+		p.logf("call %s refused: %v", c.ID, err)
+		p.malformed(req.ID, req.Params, "refused: "+err.Error(), 0)
+		p.toClient(refusal(req.ID, "bailiff denied this call: "+err.Error()))
+		return
+	}
 	if err != nil {
 		p.logf("cannot write the audit log: %v", err)
 		p.toClient(refusal(req.ID, "bailiff denied this call: the audit log cannot be written"))

@@ -70,6 +70,17 @@ var migrations = []string{
 		used         INTEGER NOT NULL CHECK (used >= 0),
 		PRIMARY KEY (tenant, counter, window_start)
 	) STRICT;`,
+	// 2: the tenant counters as gateways share them: each row names the
+	// change that last wrote it, and the clock row the last change and
+	// the time of the last step taken on them.
+	`ALTER TABLE tenant_counters ADD COLUMN changed INTEGER NOT NULL DEFAULT 0;
+	CREATE INDEX tenant_counters_changed ON tenant_counters (changed);
+	CREATE TABLE counters_clock (
+		id      INTEGER PRIMARY KEY CHECK (id = 1),
+		version INTEGER NOT NULL CHECK (version >= 0),
+		last    TEXT NOT NULL
+	) STRICT;
+	INSERT INTO counters_clock VALUES (1, 0, '');`,
 }
 
 // Version is the schema version this bailiff writes.

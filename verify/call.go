@@ -89,6 +89,11 @@ func (set *sessionSet) compare(vs *vsession, rec chain.Record, call, tool string
 			diff = fmt.Sprintf("no grant %s was given in this session", got.Grant)
 		}
 	}
+	if counted := engine.Check(got.Check); (counted == engine.CheckTenantBudget || counted == engine.CheckRate) && rw.Verdict != got.Verdict {
+		// The refusal rests on counts across sessions: the likeliest
+		// cause is a log left out, the other a spend edited away.
+		diff += fmt.Sprintf("; the recorded %s refusal rests on calls before it that no log given holds: verify it with the logs of every gateway that shared the tenant, or one of them was edited", counted)
+	}
 	set.find(rec, call, kind, summary(got), summary(rw), diff)
 }
 

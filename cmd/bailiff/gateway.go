@@ -238,7 +238,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
 		Server: "gateway", Unprefixed: c.Unprefixed, Session: session, Principal: c.Principal, Secret: secret,
 		Approvals: approvals, ApproverKeys: approvers, Stderr: stderr,
-		Ledger:    newLedger(),
+		Ledger:    newLedger(approvals),
 		Protected: protectedPaths(slices.Concat(stateGuarded(c.Audit), stateFiles, trust)),
 	}
 	gatewayBanner(stderr, c, lp, session, names, pol, approvals.Store.Path())

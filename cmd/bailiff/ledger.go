@@ -1,7 +1,13 @@
 package main
 
-import "bailiff/audit"
+import (
+	"bailiff/audit"
+	"bailiff/proxy"
+)
 
 // newLedger is the ledger the sessions of one gateway or run process
-// share: a tenant's ceiling and the rates count across all of them.
-func newLedger() *audit.Ledger { return audit.NewLedger() }
+// share, kept in the state database so that every process using it (and
+// a restarted one) counts a tenant's spending and rates together.
+func newLedger(approvals *proxy.Approvals) *audit.Ledger {
+	return audit.NewStoredLedger(proxy.Counters{Store: approvals.Store})
+}

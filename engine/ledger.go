@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"sort"
+	"time"
+)
+
+// Ledger is what tenants have spent and when rate-limited calls went,
+// across sessions: one per gateway, or per offline reading of the logs
+// that shared tenants. It is fed in time order (each call's record time),
+// which is what lets verify recompute every decision from the logs. It
+// is not safe for concurrent use: its owner serializes every session's
+// steps on it.
+type Ledger struct {
+	spent map[period]int64
+	rates map[rateKey][]time.Time // the last n times each, oldest first
+
+	// Changed since Changes was last asked, when Track was called: a
+	// ledger kept where other processes see it saves these.
+	track  bool
+	dirtyP map[period]bool
+	dirtyR map[rateKey]bool
+}
+
+// period is one tenant's accounting period, under one way of counting it.
+type period struct {
+	tenant, window string
+	start          int64 // Unix seconds
+}
+
+type rateKey struct {
+	scope, by, who string
+	n              int
+	per            time.Duration
+}
+
+// charge is what a forwarded call spent, to give back if it fails.
+type charge struct {
+	at   period
+	cost int64
+}
+
+// NewLedger is an empty ledger.
+func NewLedger() *Ledger {
+	return &Ledger{spent: map[period]int64{}, rates: map[rateKey][]time.Time{}}
+}
+
+// Spending is one tenant's spending in one period.
+type Spending struct {
+	Tenant, Window string
+	Start          time.Time
+	Spent          int64
+}
+
+// Spending lists what each tenant spent, per period.
+func (l *Ledger) Spending() []Spending {
+	out := make([]Spending, 0, len(l.spent))
+	for p, n := range l.spent {
+		out = append(out, Spending{Tenant: p.tenant, Window: p.window, Start: time.Unix(p.start, 0).UTC(), Spent: n})
+	}
+	sortSpending(out)
+	return out
+}
+
+// full tells whether k has had its n calls within the last per before
+// now, and when the oldest of them leaves the window.
+func (l *Ledger) full(k rateKey, now time.Time) (next time.Time, full bool) {
+	ts := l.rates[k]
+	if len(ts) < k.n {
+		return time.Time{}, false
+	}
+	oldest := ts[len(ts)-k.n]
+	if next = oldest.Add(k.per); next.After(now) {
+		return next, true
+	}
+	return time.Time{}, false
+}
+
+func (l *Ledger) note(k rateKey, now time.Time) {
+	ts := append(l.rates[k], now)
+	if len(ts) > k.n {
+		// Keep the last n: copying down bounds the array too.
+		ts = append(ts[:0], ts[len(ts)-k.n:]...)
+	}
+	l.rates[k] = ts
+	if l.track {
+		l.dirtyR[k] = true
+	}
+}
+
+func (l *Ledger) add(p period, n int64) {
+	l.spent[p] += n
+	if l.track {
+		l.dirtyP[p] = true
+	}
+}
+
+// RateSlots are the times of one rate's last calls, oldest first, as the
+// ledger keeps them: the last N for a rate of N per Per.
+type RateSlots struct {
+	Scope, By, Who string
+	N              int
+	Per            time.Duration
+	Times          []time.Time
+}
+
+// Track starts noting what changes, for Changes.
+func (l *Ledger) Track() {
+	l.track, l.dirtyP, l.dirtyR = true, map[period]bool{}, map[rateKey]bool{}
+}
+
+// Changes is what changed since the last call (or Track): each period's
+// spending and each rate's slots, whole.
+func (l *Ledger) Changes() ([]Spending, []RateSlots) {
+	var ps []Spending
+	for p := range l.dirtyP {
+		ps = append(ps, Spending{Tenant: p.tenant, Window: p.window, Start: time.Unix(p.start, 0).UTC(), Spent: l.spent[p]})
+	}
+	var rs []RateSlots
+	for k := range l.dirtyR {
+		rs = append(rs, RateSlots{Scope: k.scope, By: k.by, Who: k.who, N: k.n, Per: k.per, Times: append([]time.Time(nil), l.rates[k]...)})
+	}
+	clear(l.dirtyP)
+	clear(l.dirtyR)
+	sortSpending(ps)
+	return ps, rs
+}
+
+// Restore sets periods' spending and rates' slots to what another
+// process saved: they replace what this ledger held of them.
+func (l *Ledger) Restore(ps []Spending, rs []RateSlots) {
+	for _, s := range ps {
+		l.spent[period{s.Tenant, s.Window, s.Start.Unix()}] = s.Spent
+	}
+	for _, r := range rs {
+		ts := append([]time.Time(nil), r.Times...)
+		sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+		if len(ts) > r.N {
+			ts = ts[len(ts)-r.N:]
+		}
+		l.rates[rateKey{scope: r.Scope, by: r.By, who: r.Who, n: r.N, per: r.Per}] = ts
+	}
+}
+
+func sortSpending(s []Spending) {
+	sort.Slice(s, func(i, j int) bool {
+		a, b := s[i], s[j]
+		if a.Tenant != b.Tenant {
+			return a.Tenant < b.Tenant
+		}
+		if a.Window != b.Window {
+			return a.Window < b.Window
+		}
+		return a.Start.Before(b.Start)
+	})
+}

@@ -1,0 +1,169 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"bailiff/audit"
+	"bailiff/chain"
+	"bailiff/engine"
+	"bailiff/replay"
+	"bailiff/state"
+	"bailiff/verify"
+)
+
+const countersPolicy = `version: 1
+rules:
+  - {id: any, tool: "*", action: allow}
+tools:
+  echo: {cost: 2}
+  add: {cost: 0, rate: 2/h, rate_by: tenant}
+tenants:
+  acme: {ceiling: 5, window: day, zone: Europe/Berlin}
+`
+
+// gatewayLog is one gateway process as the counters see it: its own
+// state database handle, ledger and audit log.
+type gatewayLog struct {
+	rec *audit.Recorder
+	buf *bytes.Buffer
+	ev  chain.Evidence
+	st  *state.Store
+}
+
+func openGatewayLog(t *testing.T, db string, pol *engine.Policy) *gatewayLog {
+	t.Helper()
+	st, err := state.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	g := &gatewayLog{buf: &bytes.Buffer{}, ev: chain.Evidence{Dir: t.TempDir()}, st: st}
+	g.rec = &audit.Recorder{Policy: pol, Log: chain.NewWriter(g.buf, chain.None), Evidence: g.ev,
+		Ledger: audit.NewStoredLedger(Counters{Store: st})}
+	return g
+}
+
+// TestCountersAcrossProcesses: two gateways with their own handles on one
+// state database spend one tenant's ceiling and take its rate slots
+// together; a third, started after they stopped, starts from what they
+// saved. The three logs verify together, and each refusal names the
+// figures.
+func TestCountersAcrossProcesses(t *testing.T) {
+	pol, err := engine.Load("p.yaml", []byte(countersPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "state.db")
+	gws := []*gatewayLog{openGatewayLog(t, db, pol), openGatewayLog(t, db, pol)}
+	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	tools := []engine.ToolDef{{Name: "echo"}, {Name: "add"}}
+	n := 0
+	step := func(g *gatewayLog, e replay.Event) {
+		t.Helper()
+		n++
+		e.Line, e.At = n, at.Add(time.Duration(n)*time.Second)
+		if err := g.rec.Step(fmt.Sprintf("gw%p", g), &e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(g *gatewayLog, id, who string) {
+		step(g, replay.Event{Start: &replay.Start{Session: id, Server: "everything", Principal: engine.Principal{Subject: who, Tenant: "acme"}, Tools: tools}})
+	}
+	call := func(g *gatewayLog, id, tool string) {
+		step(g, replay.Event{Call: &replay.Call{ID: id, Tool: tool, Args: map[string]any{"message": id}}})
+		step(g, replay.Event{Output: &replay.Output{Call: id, Text: "ok", Evidence: engine.OutputJSON("ok", nil, nil)}})
+	}
+	start(gws[0], "a", "ana")
+	start(gws[1], "b", "cy")
+	call(gws[0], "c1", "echo") // 2 of 5
+	call(gws[1], "c1", "echo") // 4 of 5: a's spending read from the store
+	call(gws[0], "c2", "add")  // slot 1
+	call(gws[1], "c2", "add")  // slot 2
+	step(gws[0], replay.Event{End: true})
+	step(gws[1], replay.Event{End: true})
+
+	// A gateway started afresh on the same database.
+	gws = append(gws, openGatewayLog(t, db, pol))
+	start(gws[2], "c", "di")
+	call(gws[2], "c1", "echo")
+	call(gws[2], "c2", "add")
+	step(gws[2], replay.Event{End: true})
+	third := gws[2].buf.String()
+	for _, want := range []string{
+		`"call":"c1","tool":"echo","args":{"message":"c1"},"digest":"sha256:84662c5d7c5889249c1b92f860136a3cd4a85fcc781f2ed1a18fe24fc921fd46","verdict":"deny","check":"tenant-budget","rule":"any","reason":"tenant \"acme\" has spent 4 of its ceiling 5 this day Europe/Berlin window and this call costs 2; the window resets at 2026-11-01T23:00:00Z"`,
+		`"verdict":"deny","check":"rate","rule":"any","reason":"rate 2/h (contract tools.add) for tenant \"acme\": 2 calls in the last 1h0m0s; the next call may go at 2026-11-01T10:00:0`,
+	} {
+		if !strings.Contains(third, want) {
+			t.Errorf("the restarted gateway did not start from the saved counters: want %s in\n%s", want, third)
+		}
+	}
+	var inputs []verify.Input
+	for i, g := range gws {
+		inputs = append(inputs, verify.Input{Name: fmt.Sprintf("gw%d.jsonl", i), R: bytes.NewReader(g.buf.Bytes()), Evidence: g.ev})
+	}
+	reps, err := verify.Logs(inputs, verify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rep := range reps {
+		if len(rep.Findings) != 0 {
+			t.Errorf("%s: %+v", rep.File, rep.Findings)
+		}
+	}
+}
+
+// failingCounters is a state database that fails after a number of reads.
+type failingCounters struct {
+	Counters
+	reads int
+}
+
+func (f *failingCounters) CountersSince(v int64) ([]audit.Counter, int64, time.Time, error) {
+	if f.reads--; f.reads < 0 {
+		return nil, 0, time.Time{}, errors.New("disk I/O error")
+	}
+	return f.Counters.CountersSince(v)
+}
+
+// TestCountersDown: when the shared counters cannot be read, a call is
+// refused before anything is decided, never forwarded on a guess; a
+// result is still recorded, and every call after it refused.
+func TestCountersDown(t *testing.T) {
+	pol, err := engine.Load("p.yaml", []byte(countersPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var buf bytes.Buffer
+	fc := &failingCounters{Counters: Counters{Store: st}, reads: 1}
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.Evidence{Dir: t.TempDir()},
+		Ledger: audit.NewStoredLedger(fc)}
+	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	events := []replay.Event{
+		{Start: &replay.Start{Session: "a", Server: "everything", Principal: engine.Principal{Subject: "ana", Tenant: "acme"}, Tools: []engine.ToolDef{{Name: "echo"}}}},
+		{Call: &replay.Call{ID: "c1", Tool: "echo", Args: map[string]any{}}},
+		{Output: &replay.Output{Call: "c1", Text: "ok", Evidence: engine.OutputJSON("ok", nil, nil)}},
+		{Call: &replay.Call{ID: "c2", Tool: "echo", Args: map[string]any{}}},
+	}
+	var errs []error
+	for i := range events {
+		events[i].Line, events[i].At = i+1, at.Add(time.Duration(i)*time.Second)
+		errs = append(errs, rec.Step("a", &events[i], nil))
+	}
+	if errs[1] != nil || errs[2] != nil || !errors.Is(errs[3], audit.ErrLedger) {
+		t.Fatalf("steps: %v", errs)
+	}
+	if !strings.Contains(buf.String(), `"kind":"result","call":"c1"`) || strings.Contains(buf.String(), `"call":"c2"`) {
+		t.Errorf("the result must be recorded and the refused call not decided:\n%s", buf.String())
+	}
+}

@@ -1,0 +1,92 @@
+package state
+
+import (
+	"database/sql"
+	"os"
+	"time"
+)
+
+// Counter is one row of the tenant counters: a tenant's spending in one
+// period, or one slot of a rate. What the columns hold is the caller's
+// (audit's ledger); the store keeps them, and the order of changes.
+type Counter struct {
+	Tenant, Counter, WindowStart string
+	WindowSecs, Used             int64
+}
+
+// LockCounters takes the counters for one step across processes: every
+// gateway sharing this database takes its steps on them one at a time,
+// each after the last, so the counts each decision sees are the ones
+// the logs rebuild. It blocks until the lock is free.
+func (s *Store) LockCounters() (unlock func(), err error) {
+	f, err := os.OpenFile(s.path+"-counters", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, s.explain("locking the tenant counters", err)
+	}
+	if err := lockExclusive(f); err != nil {
+		f.Close()
+		return nil, s.explain("locking the tenant counters", err)
+	}
+	return func() { f.Close() }, nil // closing lets the lock go
+}
+
+// CountersSince is every row written by a change after version, the
+// version of the last change, and the time of the last step taken.
+func (s *Store) CountersSince(version int64) (rows []Counter, now int64, last time.Time, err error) {
+	err = s.write("reading the tenant counters", func(tx *sql.Tx) error {
+		var lastText string
+		if err := tx.QueryRow("SELECT version, last FROM counters_clock WHERE id = 1").Scan(&now, &lastText); err != nil {
+			return err
+		}
+		if lastText != "" {
+			if last, err = time.Parse(timeFormat, lastText); err != nil {
+				return err
+			}
+		}
+		if now == version {
+			return nil
+		}
+		q, err := tx.Query(`SELECT tenant, counter, window_start, window_secs, used FROM tenant_counters
+			WHERE changed > ? ORDER BY tenant, counter, window_start`, version)
+		if err != nil {
+			return err
+		}
+		defer q.Close()
+		for q.Next() {
+			var c Counter
+			if err := q.Scan(&c.Tenant, &c.Counter, &c.WindowStart, &c.WindowSecs, &c.Used); err != nil {
+				return err
+			}
+			rows = append(rows, c)
+		}
+		return q.Err()
+	})
+	return rows, now, last, err
+}
+
+// SaveCounters writes one change: the counters of each of replace are
+// removed first (a rate's slots are saved whole), then rows are written
+// over what they name, and the clock moves to last. It returns the
+// change's version.
+func (s *Store) SaveCounters(replace []Counter, rows []Counter, last time.Time) (version int64, err error) {
+	err = s.write("saving the tenant counters", func(tx *sql.Tx) error {
+		if err := tx.QueryRow("UPDATE counters_clock SET version = version + 1, last = ? WHERE id = 1 RETURNING version", formatTime(last)).Scan(&version); err != nil {
+			return err
+		}
+		for _, c := range replace {
+			if _, err := tx.Exec("DELETE FROM tenant_counters WHERE tenant = ? AND counter = ?", c.Tenant, c.Counter); err != nil {
+				return err
+			}
+		}
+		for _, c := range rows {
+			if _, err := tx.Exec(`INSERT INTO tenant_counters (tenant, counter, window_start, window_secs, used, changed)
+				VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (tenant, counter, window_start) DO UPDATE SET used = excluded.used, window_secs = excluded.window_secs, changed = excluded.changed`,
+				c.Tenant, c.Counter, c.WindowStart, c.WindowSecs, c.Used, version); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return version, err
+}
