@@ -17,6 +17,7 @@ type CallRow struct {
 	// Principal is the subject the session acted for, as its record
 	// names it.
 	Principal string
+	Tenant    string // whose ceiling the session's calls spend
 	Call      string
 	Seq       int       // the call record's seq in its log
 	At        time.Time // zero: the record carries no real time

@@ -332,7 +332,7 @@ func (s *Session) Result(now time.Time, pos int, body *ResultBody, out *Output) 
 		}
 	}
 	if body.Status != StatusOK && body.Call != "" {
-		s.state.Failed(body.Call)
+		s.state.Failed(body.Call, now)
 	}
 	if pc := s.calls[body.Call]; pc != nil && !pc.waiting && pc.call.Args != nil {
 		// A call with its result is settled: only its id, server, tool

@@ -68,7 +68,8 @@ type Summary struct {
 	Flagged      []*CallRow
 	FlaggedCalls int
 	// Actors are the principals the sessions in range acted for.
-	Actors   map[actorKey]*Actor
+	Actors map[actorKey]*Actor
+	tenants
 	actor    *Actor         // the session being added's
 	curLog   string         // the log being added
 	logOrder map[string]int // the order logs were added in
@@ -167,6 +168,10 @@ func (s *Summary) session(ls LogSession) error {
 		st := ls.Events[0].Start.Body
 		server = st.Server
 		s.actor = s.actorOf(st.Principal)
+		s.tenant = st.Principal.Tenant
+		if s.tenant == "" {
+			s.tenant = engine.LocalTenant
+		}
 		multi := spansServers(server, ls.Events)
 		for _, t := range st.Tools {
 			ref := engine.ToolRef{Server: server, Tool: t.Name}

@@ -28,7 +28,7 @@ type asked struct {
 func (s *Summary) events(p *engine.Policy, server string, events []Event) error {
 	c := &askCounter{s: s, server: server, open: map[string]asked{}, oob: map[string]bool{}, inRange: map[string]bool{}}
 	l := &callLister{log: s.curLog, open: map[string]*CallRow{}, oob: map[string]bool{}}
-	d := &Driver{Config: Config{Policy: p}, Observer: both{c, l}}
+	d := &Driver{Config: Config{Policy: p, Ledger: s.summaryLedger()}, Observer: both{c, l}}
 	defer d.Close()
 	var err error
 	for i := range events {
@@ -41,7 +41,9 @@ func (s *Summary) events(p *engine.Policy, server string, events []Event) error 
 	l.finish()
 	for _, r := range l.rows {
 		if c.inRange[r.Call] {
+			r.Tenant = s.tenant
 			s.flag(r)
+			s.limitRow(r)
 		}
 	}
 	return err

@@ -20,6 +20,29 @@ type Ledger struct {
 	track  bool
 	dirtyP map[period]bool
 	dirtyR map[rateKey]bool
+
+	journal func(Spend) // told every spend and refund, for a reader
+}
+
+// Spend is one change of a tenant's spending: a forwarded call's cost,
+// or (Delta negative) a failed call's cost given back.
+type Spend struct {
+	At             time.Time
+	Tenant, Window string    // the window as the policy wrote it
+	Start, End     time.Time // the period the cost counts in
+	Ceiling, Delta int64
+	Session, Call  string
+}
+
+// OnSpend has fn told every spend and refund, as it is applied: how a
+// reader draws spending over time.
+func (l *Ledger) OnSpend(fn func(Spend)) { l.journal = fn }
+
+func (l *Ledger) tell(s Spend, at time.Time, delta int64) {
+	if l.journal != nil {
+		s.At, s.Delta = at, delta
+		l.journal(s)
+	}
 }
 
 // period is one tenant's accounting period, under one way of counting it.
@@ -36,8 +59,9 @@ type rateKey struct {
 
 // charge is what a forwarded call spent, to give back if it fails.
 type charge struct {
-	at   period
-	cost int64
+	spend Spend
+	at    period
+	cost  int64
 }
 
 // NewLedger is an empty ledger.

@@ -111,8 +111,8 @@ func limits(p *Policy, s *State, c *Call, ct *contract, r *rule, now time.Time) 
 		k := lim.key(s)
 		if next, full := s.ledger.full(k, now); full {
 			return Decision{Verdict: Deny, Check: CheckRate,
-				Reason: fmt.Sprintf("rate %s (%s) for %s %s: %d calls in the last %s; the next call may go at %s",
-					lim.src, lim.what(), k.by, quoteOr(k.who), lim.n, lim.per, next.UTC().Format(time.RFC3339Nano))}, true
+				Reason: fmt.Sprintf("rate %s (%s) for %s %s: %s in the last %s; the next call may go at %s",
+					lim.src, lim.what(), k.by, quoteOr(k.who), plural(lim.n, "call"), unitWords[lim.per], next.UTC().Format(time.RFC3339Nano))}, true
 		}
 	}
 	return Decision{}, false
@@ -130,6 +130,16 @@ func (r *rateLimit) what() string {
 		return "rule " + id
 	}
 	return "contract " + r.scope
+}
+
+// unitWords names a rate's units in its refusal.
+var unitWords = map[time.Duration]string{time.Second: "second", time.Minute: "minute", time.Hour: "hour", 24 * time.Hour: "day"}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func quoteOr(s string) string {
@@ -171,11 +181,13 @@ func (s *State) consume(p *Policy, c *Call, d Decision, now time.Time) {
 	ct := p.contractFor(callRef(s, c))
 	if p.tenants != nil && ct.cost > 0 {
 		if t := p.tenantLimit(s.tenant()); t != nil {
-			start, _ := t.window.bounds(now)
-			at := period{s.tenant(), t.window.id, start.Unix()}
-			s.ledger.add(at, ct.cost)
+			start, end := t.window.bounds(now)
+			ch := charge{at: period{s.tenant(), t.window.id, start.Unix()}, cost: ct.cost,
+				spend: Spend{Tenant: s.tenant(), Window: t.window.text, Start: start.UTC(), End: end.UTC(), Ceiling: t.ceiling, Session: s.Session, Call: c.ID}}
+			s.ledger.add(ch.at, ct.cost)
+			s.ledger.tell(ch.spend, now, ct.cost)
 			if c.ID != "" {
-				s.charges[c.ID] = charge{at: at, cost: ct.cost}
+				s.charges[c.ID] = ch
 			}
 		}
 	}
@@ -186,11 +198,12 @@ func (s *State) consume(p *Policy, c *Call, d Decision, now time.Time) {
 	}
 }
 
-// refund gives back what a failed call spent. Its rate slot stays taken:
-// it reached the server all the same.
-func (s *State) refund(callID string) {
+// refund gives back, at now, what a failed call spent. Its rate slot
+// stays taken: it reached the server all the same.
+func (s *State) refund(callID string, now time.Time) {
 	if ch, ok := s.charges[callID]; ok {
 		s.ledger.add(ch.at, -ch.cost)
+		s.ledger.tell(ch.spend, now, -ch.cost)
 		delete(s.charges, callID)
 	}
 }

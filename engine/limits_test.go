@@ -70,7 +70,7 @@ func TestTenantBudgetConsumption(t *testing.T) {
 	at := t0.Add(time.Hour)
 	ls.want("fetch", at, Allow, CheckRules, "")                  // 3
 	failed := ls.want("fetch", at.Add(1), Allow, CheckRules, "") // 6, then fails
-	ls.s.Failed(failed.ID)                                       // 3
+	ls.s.Failed(failed.ID, at.Add(1))                            // 3
 	ls.want("free", at.Add(2), Allow, CheckRules, "")            // cost 0
 	ls.want("echo", at.Add(3), Allow, CheckRules, "")            // no contract: 4
 	ls.want("fetch", at.Add(4), Allow, CheckRules, "")           // 7
@@ -168,7 +168,7 @@ tools:
 	b := newLedgerSession(t, p, l, Principal{Subject: "cy", Tenant: "acme"})
 	a.want("fetch", t0, Allow, CheckRules, "")
 	a.want("fetch", t0.Add(10*time.Second), Allow, CheckRules, "")
-	a.want("fetch", t0.Add(30*time.Second), Deny, CheckRate, `rate 2/m (contract tools.fetch) for principal "ana": 2 calls in the last 1m0s; the next call may go at 2026-01-01T00:01:00Z`)
+	a.want("fetch", t0.Add(30*time.Second), Deny, CheckRate, `rate 2/m (contract tools.fetch) for principal "ana": 2 calls in the last minute; the next call may go at 2026-01-01T00:01:00Z`)
 	// Per principal by default: another principal has slots of its own.
 	b.want("fetch", t0.Add(30*time.Second), Allow, CheckRules, "")
 	// A denied call took no slot; the oldest leaves exactly at t0+1m.
@@ -184,8 +184,8 @@ tools:
 	a.want("send", t0, Allow, CheckRules, "")
 	b.want("send", t0.Add(time.Minute), Allow, CheckRules, "")
 	failed := a.want("send", t0.Add(2*time.Minute), Allow, CheckRules, "")
-	a.s.Failed(failed.ID) // it reached the server: its slot stays taken
-	b.want("send", t0.Add(3*time.Minute), Deny, CheckRate, `rate 3/h (rule mail) for tenant "acme": 3 calls in the last 1h0m0s; the next call may go at 2026-01-01T01:00:00Z`)
+	a.s.Failed(failed.ID, t0.Add(2*time.Minute)) // it reached the server: its slot stays taken
+	b.want("send", t0.Add(3*time.Minute), Deny, CheckRate, `rate 3/h (rule mail) for tenant "acme": 3 calls in the last hour; the next call may go at 2026-01-01T01:00:00Z`)
 	newLedgerSession(t, p, l, Principal{Subject: "fo", Tenant: "globex"}).want("send", t0.Add(3*time.Minute), Allow, CheckRules, "")
 
 	// Ablation: with the check off, the same call goes.

@@ -210,10 +210,10 @@ func (s *State) Used() map[ToolRef]int {
 	return out
 }
 
-// Failed records that a forwarded call failed: it gives its budget and
-// its tenant's spending back.
-func (s *State) Failed(callID string) {
-	s.refund(callID)
+// Failed records that a forwarded call failed, at now: it gives its
+// budget and its tenant's spending back.
+func (s *State) Failed(callID string, now time.Time) {
+	s.refund(callID, now)
 	if ref, ok := s.forwarded[callID]; ok {
 		s.used[ref]--
 		delete(s.forwarded, callID)

@@ -33,7 +33,7 @@ tools:
 		t.Errorf("a's second call: %s by %s, want deny by budget", d.Verdict, d.Check)
 	}
 	// A failed call gives back the budget of its own server only.
-	s.Failed("2")
+	s.Failed("2", time.Time{})
 	if d := call("4", "b"); d.Verdict != Allow {
 		t.Errorf("b after its call failed: %s by %s (%s)", d.Verdict, d.Check, d.Reason)
 	}

@@ -97,7 +97,7 @@ func TestCountersAcrossProcesses(t *testing.T) {
 	third := gws[2].buf.String()
 	for _, want := range []string{
 		`"call":"c1","tool":"echo","args":{"message":"c1"},"digest":"sha256:84662c5d7c5889249c1b92f860136a3cd4a85fcc781f2ed1a18fe24fc921fd46","verdict":"deny","check":"tenant-budget","rule":"any","reason":"tenant \"acme\" has spent 4 of its ceiling 5 this day Europe/Berlin window and this call costs 2; the window resets at 2026-11-01T23:00:00Z"`,
-		`"verdict":"deny","check":"rate","rule":"any","reason":"rate 2/h (contract tools.add) for tenant \"acme\": 2 calls in the last 1h0m0s; the next call may go at 2026-11-01T10:00:0`,
+		`"verdict":"deny","check":"rate","rule":"any","reason":"rate 2/h (contract tools.add) for tenant \"acme\": 2 calls in the last hour; the next call may go at 2026-11-01T10:00:0`,
 	} {
 		if !strings.Contains(third, want) {
 			t.Errorf("the restarted gateway did not start from the saved counters: want %s in\n%s", want, third)

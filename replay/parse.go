@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"bailiff/engine"
 	"bailiff/internal/jsontext"
@@ -84,7 +85,7 @@ func parseStart(ev *Event, f fields) error {
 			return errors.New("start.principal must be an object")
 		}
 		pf := fields{kind: "start.principal", m: pm}
-		if err := pf.only("subject", "groups", "scopes", "email"); err != nil {
+		if err := pf.only("subject", "groups", "scopes", "email", "tenant"); err != nil {
 			return err
 		}
 		if s.Principal.Subject, err = pf.str("subject", false); err != nil {
@@ -98,6 +99,12 @@ func parseStart(ev *Event, f fields) error {
 		}
 		if s.Principal.Email, err = pf.str("email", false); err != nil {
 			return err
+		}
+		if s.Principal.Tenant, err = pf.str("tenant", false); err != nil {
+			return err
+		}
+		if _, given := pm["tenant"]; given && strings.TrimSpace(s.Principal.Tenant) == "" {
+			return errors.New("start.principal.tenant is empty: leave it out for the one local tenant, or name the tenant")
 		}
 		if _, given := pm["email"]; given && s.Principal.Email == "" {
 			return errors.New("start.principal.email is empty: leave it out, or give one plain address such as ana@corp.example")

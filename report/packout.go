@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"slices"
 	"sort"
 	"strings"
 
@@ -56,7 +57,7 @@ var owasp = []struct {
 		{"LLM07", "System Prompt Leakage", "not covered", nil},
 		{"LLM08", "Vector and Embedding Weaknesses", "not covered", nil},
 		{"LLM09", "Misinformation", "not covered", nil},
-		{"LLM10", "Unbounded Consumption", "per-tool call budgets", []string{"budget"}},
+		{"LLM10", "Unbounded Consumption", "per-tool call budgets; tenant ceilings per window and rate limits, across sessions", []string{"budget", "tenant-budget", "rate"}},
 	}},
 	{"OWASP Top 10 for Agentic Applications 2026", []owaspRow{
 		{"ASI01", "Agent Goal Hijack", "sink gate limits what a hijacked agent can send", []string{"taint"}},
@@ -97,6 +98,7 @@ func (p *Pack) markdown(mermaid bool) []byte {
 	p.mdFindings(&b)
 	p.mdFlagged(&b)
 	p.mdSummary(&b, mermaid)
+	p.mdTenants(&b, mermaid)
 	p.mdResults(&b)
 	p.mdScope(&b)
 	p.mdTools(&b)
@@ -184,8 +186,14 @@ func (p *Pack) HTML() ([]byte, error) {
 		// pass for one drawn with nothing to draw.
 		return nil, errors.New("the pack has no audit summary to draw its charts under")
 	}
-	b.WriteString("</body></html>\n")
-	return b.Bytes(), nil
+	out := b.Bytes()
+	// The tenants' charts go under their heading, when there is one.
+	tenants := []byte("<h2 id=\"tenant-spending\">Tenant spending</h2>\n")
+	if i := bytes.Index(out, tenants); i >= 0 {
+		out = slices.Concat(out[:i+len(tenants)], []byte(p.svgTenants()), out[i+len(tenants):])
+	}
+	out = append(out, "</body></html>\n"...)
+	return out, nil
 }
 
 // svg draws the verdicts per tool as horizontal bars. Every string in it

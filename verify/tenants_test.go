@@ -110,7 +110,7 @@ func TestTenantLedgerAcrossLogs(t *testing.T) {
 			t.Fatalf("gw0 does not hold %s:\n%s", want, logs[0])
 		}
 	}
-	if !strings.Contains(string(logs[1]), `"call":"c3","tool":"add","args":{"message":"c3"},"digest":"sha256:aeca97894992fbd99db57ec62f5fa958420297bea7402358bda82308cb515102","verdict":"deny","check":"rate","rule":"any","reason":"rate 2/m (contract tools.add) for tenant \"acme\": 2 calls in the last 1m0s; the next call may go at 2026-11-01T09:01:07Z"`) {
+	if !strings.Contains(string(logs[1]), `"call":"c3","tool":"add","args":{"message":"c3"},"digest":"sha256:aeca97894992fbd99db57ec62f5fa958420297bea7402358bda82308cb515102","verdict":"deny","check":"rate","rule":"any","reason":"rate 2/m (contract tools.add) for tenant \"acme\": 2 calls in the last minute; the next call may go at 2026-11-01T09:01:07Z"`) {
 		t.Fatalf("gw1's third call was not refused by the tenant's rate:\n%s", logs[1])
 	}
 	for _, rep := range verifyTogether(t, logs, ev) {

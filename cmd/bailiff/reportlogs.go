@@ -13,48 +13,89 @@ import (
 	"bailiff/verify"
 )
 
-// packLogs verifies each log and counts its evidential sessions between
-// since and until, for report.BuildPack. A log named "-" is read from
-// stdinFile, where standard input was spooled. Every byte of the logs is
-// written to progress twice: verified, then summarized.
+// packLogs verifies the logs together (sessions that share a tenant's
+// counts are taken in time order across all of them) and counts each
+// one's evidential sessions between since and until, for
+// report.BuildPack. A log named "-" is read from stdinFile, where
+// standard input was spooled. Every byte of the logs is written to
+// progress twice: verified, then summarized.
 func packLogs(logs []string, stdinFile string, since, until time.Time, opt verify.Options, progress io.Writer) ([]report.PackLog, *audit.Summary, error) {
 	sum := audit.NewSummary(since, until)
-	var out []report.PackLog
-	for _, name := range logs {
-		file := name
+	files := make([]string, len(logs))
+	for i, name := range logs {
+		files[i] = name
 		if name == "-" {
-			file = stdinFile
+			files[i] = stdinFile
 		}
-		l, err := packLog(sum, name, file, opt, progress)
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, l)
+	}
+	out, err := packInto(sum, logs, files, opt, progress)
+	if err != nil {
+		return nil, nil, err
 	}
 	return out, sum, nil
 }
 
+// packLog is packLogs of one log, named name, read from file, into sum.
 func packLog(sum *audit.Summary, name, file string, opt verify.Options, progress io.Writer) (report.PackLog, error) {
-	l := report.PackLog{Name: name}
-	f, err := os.Open(file)
+	out, err := packInto(sum, []string{name}, []string{file}, opt, progress)
+	if len(out) == 0 {
+		return report.PackLog{Name: name}, err
+	}
+	return out[0], err
+}
+
+func packInto(sum *audit.Summary, logs, files []string, opt verify.Options, progress io.Writer) ([]report.PackLog, error) {
+	reads := make([]*logRead, len(logs))
+	inputs := make([]verify.Input, len(logs))
+	for i, name := range logs {
+		file := files[i]
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		lr := &logRead{name: name, f: f, ev: chain.Evidence{Dir: chain.EvidenceDir(file)}, r: f}
+		if progress != nil {
+			lr.r = io.TeeReader(f, progress)
+		}
+		// verify reads to the end: what it read is all the summary may
+		// read, however much a running gateway appends meanwhile.
+		lr.verified = &countingReader{r: lr.r}
+		reads[i] = lr
+		inputs[i] = verify.Input{Name: name, R: bufio.NewReader(lr.verified), Evidence: lr.ev}
+	}
+	reps, err := verify.Logs(inputs, opt)
 	if err != nil {
-		return l, err
+		return nil, err
 	}
-	defer f.Close()
-	ev := chain.Evidence{Dir: chain.EvidenceDir(file)}
-	var r io.Reader = f
-	if progress != nil {
-		r = io.TeeReader(f, progress)
+	var out []report.PackLog
+	for i, lr := range reads {
+		l, err := lr.summarize(sum, reps[i])
+		out = append(out, l)
+		if err != nil {
+			return out, err
+		}
 	}
-	// verify reads to the end: what it read is all the summary may read,
-	// however much a running gateway appends meanwhile.
-	verified := &countingReader{r: r}
-	if l.Report, err = verify.Log(name, bufio.NewReader(verified), ev, opt); err != nil {
-		return l, err
-	}
+	return out, nil
+}
+
+// logRead is one log of a pack, open.
+type logRead struct {
+	name     string
+	f        *os.File
+	r        io.Reader // f, through the progress bar
+	ev       chain.Evidence
+	verified *countingReader
+}
+
+// summarize counts the log's sessions into sum, once verify is done.
+func (lr *logRead) summarize(sum *audit.Summary, rep *verify.Report) (report.PackLog, error) {
+	l := report.PackLog{Name: lr.name, Report: rep}
+	name, f, ev, verified := lr.name, lr.f, lr.ev, lr.verified
 	if _, err := f.Seek(0, 0); err != nil {
 		return l, err
 	}
+	var err error
 	if l.First, err = chain.FirstLineHash(f); err != nil {
 		return l, err
 	}
@@ -65,7 +106,7 @@ func packLog(sum *audit.Summary, name, file string, opt verify.Options, progress
 	if _, err := f.Seek(0, 0); err != nil {
 		return l, err
 	}
-	read, err := sum.Add(name, bufio.NewReader(io.LimitReader(r, verified.n)), ev)
+	read, err := sum.Add(name, bufio.NewReader(io.LimitReader(lr.r, verified.n)), ev)
 	if err != nil {
 		return l, err
 	}
