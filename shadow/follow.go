@@ -3,7 +3,6 @@ package shadow
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"bailiff/audit"
@@ -81,19 +80,23 @@ type scorer struct {
 	name    string
 	cands   []Candidate
 	ledgers []*audit.Ledger // by candidate, for its own sessions
-	counted atomic.Bool     // some session counts across sessions
 	remap   Remap
 	fn      func(int, Pair)
-	mu      sync.Mutex
-	seen    map[string]string
-	err     error
+	// mu guards fn, seen and err, which the scorers of logs verified
+	// together share.
+	mu    *sync.Mutex
+	seen  map[string]string
+	order map[string]int // the logs' places among the inputs
+	err   *error
 }
 
 func (sc *scorer) fail(err error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	if sc.err == nil {
-		sc.err = err
+	// Sessions are followed concurrently: of several failures, the one
+	// kept is the first by its text, so a run says the same every time.
+	if *sc.err == nil || err.Error() < (*sc.err).Error() {
+		*sc.err = err
 	}
 }
 
@@ -113,7 +116,13 @@ func (sc *scorer) follow(base *audit.Session, now time.Time, body *audit.Session
 	}
 	sc.mu.Unlock()
 	if dup && prev != sc.name {
-		sc.fail(fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", session, prev, sc.name))
+		first, second := prev, sc.name
+		if sc.order[first] > sc.order[second] {
+			// Logs verified together open their sessions concurrently:
+			// the message names them in the order they were given.
+			first, second = second, first
+		}
+		sc.fail(fmt.Errorf("session %s is in both %s and %s: one session in two logs would be counted twice (are they copies, or two gateways reusing ids?)", session, first, second))
 		return nil
 	}
 	cs := make([]*engine.Policy, len(sc.cands))
@@ -125,22 +134,41 @@ func (sc *scorer) follow(base *audit.Session, now time.Time, body *audit.Session
 		}
 		cs[i] = c
 	}
-	if counts(p, sc.cands) {
-		sc.counted.Store(true)
-	}
 	sd := newSides(cs, sc.ledgers, sc.remap, sc.name, sc.emit)
 	sd.start(now, base, body)
 	return &Follower{sd: sd, sc: sc}
 }
 
-// followLog compares one audit log in the pass in.Verify makes over it.
-// Sessions that count across sessions are taken in time order, on one
-// ledger per candidate: counted says the log had such a session.
-func followLog(in Input, cands []Candidate, remap Remap, seen map[string]string, fn func(int, Pair)) (counted bool, err error) {
-	sc := &scorer{name: in.Name, cands: cands, ledgers: newLedgers(len(cands)), remap: remap, fn: fn, seen: seen}
-	ordered := func(p *engine.Policy) bool { return counts(p, cands) }
-	if err := in.Verify(sc.follow, ordered); err != nil {
-		return false, err
+// followLogs compares the audit logs among inputs that are verified
+// together, in the one pass their Together makes over them. Sessions that
+// count across sessions are taken in time order across all of them, on
+// one ledger per candidate.
+func followLogs(inputs []Input, cands []Candidate, remap Remap, seen map[string]string, fn func(int, Pair)) error {
+	var (
+		mu      sync.Mutex
+		err     error
+		follows []Follow
+		first   *Input
+	)
+	ledgers := newLedgers(len(cands))
+	order := map[string]int{}
+	for i, in := range inputs {
+		order[in.Name] = i
 	}
-	return sc.counted.Load(), sc.err
+	for i := range inputs {
+		in := &inputs[i]
+		if in.Trace != nil || in.Together == nil {
+			continue
+		}
+		if first == nil {
+			first = in
+		}
+		sc := &scorer{name: in.Name, cands: cands, ledgers: ledgers, remap: remap, fn: fn, seen: seen, order: order, mu: &mu, err: &err}
+		follows = append(follows, sc.follow)
+	}
+	ordered := func(p *engine.Policy) bool { return counts(p, cands) }
+	if verr := first.Together(follows, ordered); verr != nil {
+		return verr
+	}
+	return err
 }

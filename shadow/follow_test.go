@@ -61,7 +61,7 @@ func TestFollowedLogScoresAsReadTwice(t *testing.T) {
 				continue
 			}
 			twice := collect(t, Input{Name: path}, cands)
-			once := collect(t, Input{Name: path, Verify: verifyFollowing(path)}, cands)
+			once := collect(t, Input{Name: path, Together: verifyFollowing(path)}, cands)
 			if !reflect.DeepEqual(once, twice) {
 				t.Errorf("%s: scored in verify's pass:\n%v\nread again:\n%v", file, once, twice)
 			}
@@ -130,26 +130,34 @@ func recordFixture(t *testing.T, pol *engine.Policy, file, skey string) string {
 	return path
 }
 
-// verifyFollowing is an Input's Verify, as bailiff's commands give it.
-func verifyFollowing(path string) func(Follow, func(*engine.Policy) bool) error {
-	return func(follow Follow, ordered func(*engine.Policy) bool) error {
-		f, err := os.Open(path)
+// verifyFollowing is the Together of logs paths, as bailiff's commands
+// give it: the logs verified together, each followed.
+func verifyFollowing(paths ...string) func([]Follow, func(*engine.Policy) bool) error {
+	return func(follows []Follow, ordered func(*engine.Policy) bool) error {
+		var ins []verify.Input
+		for k, path := range paths {
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			follow := follows[k]
+			ins = append(ins, verify.Input{Name: path, R: f, Evidence: chain.Evidence{Dir: chain.EvidenceDir(path)},
+				Follow: func(base *audit.Session, now time.Time, body *audit.SessionBody) verify.Follower {
+					if fl := follow(base, now, body); fl != nil {
+						return fl
+					}
+					return nil
+				}})
+		}
+		reps, err := verify.Logs(ins, verify.Options{Ordered: ordered})
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		rep, err := verify.Log(path, f, chain.Evidence{Dir: chain.EvidenceDir(path)}, verify.Options{Ordered: ordered,
-			Follow: func(base *audit.Session, now time.Time, body *audit.SessionBody) verify.Follower {
-				if fl := follow(base, now, body); fl != nil {
-					return fl
-				}
-				return nil
-			}})
-		if err != nil {
-			return err
-		}
-		if len(rep.Findings) > 0 {
-			return fmt.Errorf("%s: %d findings", path, len(rep.Findings))
+		for _, rep := range reps {
+			if len(rep.Findings) > 0 {
+				return fmt.Errorf("%s: %d findings", rep.File, len(rep.Findings))
+			}
 		}
 		return nil
 	}
@@ -208,13 +216,14 @@ func TestFollowedLogsFailClosed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	both := []Input{{Name: a, Verify: verifyFollowing(a)}, {Name: b, Verify: verifyFollowing(b)}}
+	both := []Input{{Name: a, Together: verifyFollowing(a, b)}, {Name: b, Together: verifyFollowing(a, b)}}
 	err = compareEach(both, nil, []Candidate{Fixed(pol)}, nil, func(int, Pair) {})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("is in both")) {
 		t.Errorf("one session in two logs: %v", err)
 	}
 	broken := func(*engine.Policy) (*engine.Policy, error) { return nil, fmt.Errorf("no such variant") }
-	err = compareEach(both[:1], nil, []Candidate{broken}, nil, func(int, Pair) {})
+	one := []Input{{Name: a, Together: verifyFollowing(a)}}
+	err = compareEach(one, nil, []Candidate{broken}, nil, func(int, Pair) {})
 	if err == nil || err.Error() != "no such variant" {
 		t.Errorf("a candidate that cannot be derived: %v", err)
 	}

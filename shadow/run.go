@@ -28,16 +28,18 @@ type Input struct {
 	// Progress, when set, is written every byte of the log as it is read,
 	// for a progress bar.
 	Progress io.Writer
-	// Verify, when set, verifies the log and, in the same read, tells
-	// follow's followers each session's history: a log compared against
-	// its recorded verdicts is then read once, not once to verify it and
-	// again to compare. It must fail for a log with any finding, since a
-	// follower is told only what verify could apply. Unused with a
-	// baseline policy, whose verdicts make a history of their own.
-	// Ordered tells verify which sessions must be taken in time order
-	// across sessions (those that count, under their policy or a
-	// candidate's).
-	Verify func(follow Follow, ordered func(*engine.Policy) bool) error
+	// Together, when set (the same function on every audit log of the
+	// inputs), verifies those logs together, as verify reads several,
+	// and in the same read tells follows[k] each session's history of the
+	// k-th of them, in input order: a log compared against its recorded
+	// verdicts is then read once, not once to verify it and again to
+	// compare, and sessions that count across sessions (tenant budgets,
+	// rates) are followed in time order across all of the logs. It must
+	// fail for a log with any finding, since a follower is told only what
+	// verify could apply. ordered tells verify which sessions count,
+	// under their policy or a candidate's. Unused with a baseline policy,
+	// whose verdicts make a history of their own.
+	Together func(follows []Follow, ordered func(*engine.Policy) bool) error
 }
 
 // File is the file the input's log is read from.
@@ -132,7 +134,7 @@ func compareEach(inputs []Input, base *engine.Policy, cands []Candidate, remap R
 			}
 		}
 	}
-	var logs, counted []string // the logs compared, and those whose sessions count
+	followed := false
 	for _, in := range inputs {
 		if in.Trace != nil {
 			if base == nil {
@@ -150,23 +152,18 @@ func compareEach(inputs []Input, base *engine.Policy, cands []Candidate, remap R
 			continue
 		}
 		var err error
-		logs = append(logs, in.Name)
-		if in.Verify != nil && base == nil {
-			var c bool
-			if c, err = followLog(in, cands, remap, seen, fn); c {
-				counted = append(counted, in.Name)
-			}
-		} else {
+		switch {
+		case in.Together != nil && base == nil && followed:
+			continue // compared with the first of them
+		case in.Together != nil && base == nil:
+			followed = true
+			err = followLogs(inputs, cands, remap, seen, fn)
+		default:
 			err = compareLog(in, base, cands, remap, seen, fn)
 		}
 		if err != nil {
 			return err
 		}
-	}
-	if len(counted) > 0 && len(logs) > 1 {
-		// Each log is compared in a pass of its own: a tenant's spending
-		// in one would be missing from the others' decisions.
-		return fmt.Errorf("%s holds sessions under tenant budgets or rates, which count across sessions, and shadow compares each of the %d logs on its own: compare one log at a time", counted[0], len(logs))
 	}
 	return nil
 }

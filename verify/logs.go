@@ -16,6 +16,8 @@ type Input struct {
 	Name     string
 	R        io.Reader
 	Evidence chain.EvidenceStore
+	// Follow, when set, is this log's instead of Options.Follow.
+	Follow FollowFunc
 }
 
 // Logs checks logs together, as Log checks one, with one report each.
@@ -48,7 +50,11 @@ func Logs(inputs []Input, opt Options) ([]*Report, error) {
 	vs := make([]*verifier, len(inputs))
 	rds := make([]*chain.Reader, len(inputs))
 	for i, in := range inputs {
-		vs[i] = &verifier{file: in.Name, cache: audit.NewCache(in.Evidence), key: opt.Key, approvers: opt.ApproverKeys, follow: opt.Follow}
+		follow := opt.Follow
+		if in.Follow != nil {
+			follow = in.Follow
+		}
+		vs[i] = &verifier{file: in.Name, cache: audit.NewCache(in.Evidence), key: opt.Key, approvers: opt.ApproverKeys, follow: follow}
 		if a, ok := in.Evidence.(interface{ Absent() bool }); ok && a.Absent() {
 			vs[i].noStore = true
 		}

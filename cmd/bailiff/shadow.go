@@ -144,48 +144,70 @@ func spool(stdin io.Reader, want ...fileKind) (path string, kind fileKind, done 
 // is then complete once the comparison has run.
 func verifyLogs(stderr io.Writer, inputs []shadow.Input, allow, inPass bool, tap io.Writer) (*report.Provenance, error) {
 	prov := &report.Provenance{Inputs: make([]report.InputRef, len(inputs))}
-	for i := range inputs {
-		in := inputs[i]
+	var logs []int
+	for i, in := range inputs {
 		if in.Trace != nil {
 			prov.Inputs[i] = report.InputRef{File: in.Name, Trace: true}
 			continue
 		}
-		if inPass && !allow {
-			inputs[i].Verify = func(follow shadow.Follow, ordered func(*engine.Policy) bool) error {
-				return verifyLog(stderr, in, prov, i, false, tap, follow, ordered)
-			}
-			continue
-		}
-		if err := verifyLog(stderr, in, prov, i, allow, tap, nil, nil); err != nil {
-			return prov, err
-		}
+		logs = append(logs, i)
 	}
-	return prov, nil
+	if len(logs) == 0 {
+		return prov, nil
+	}
+	if inPass && !allow {
+		together := func(follows []shadow.Follow, ordered func(*engine.Policy) bool) error {
+			return verifyTogether(stderr, inputs, logs, prov, false, tap, follows, ordered)
+		}
+		for _, i := range logs {
+			inputs[i].Together = together
+		}
+		return prov, nil
+	}
+	return prov, verifyTogether(stderr, inputs, logs, prov, allow, tap, nil, nil)
 }
 
-// verifyLog verifies one log, the inputs' ith, into prov; with follow,
-// its sessions' followers are told each session's history as it is
+// verifyTogether verifies the logs among the inputs (logs are their
+// indexes) together, as verify does, into prov; with follows, the k-th
+// log's sessions' followers are told each session's history as it is
 // verified.
-func verifyLog(stderr io.Writer, in shadow.Input, prov *report.Provenance, i int, allow bool, tap io.Writer, follow shadow.Follow, ordered func(*engine.Policy) bool) error {
-	f, err := os.Open(in.File())
-	if err != nil {
-		return usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
-	}
-	opt := verify.Options{Ordered: ordered}
-	if follow != nil {
-		opt.Follow = func(base *audit.Session, now time.Time, body *audit.SessionBody) verify.Follower {
-			if fl := follow(base, now, body); fl != nil {
-				return fl
+func verifyTogether(stderr io.Writer, inputs []shadow.Input, logs []int, prov *report.Provenance, allow bool, tap io.Writer, follows []shadow.Follow, ordered func(*engine.Policy) bool) error {
+	vins := make([]verify.Input, len(logs))
+	counted := make([]*countingReader, len(logs))
+	for k, i := range logs {
+		in := inputs[i]
+		f, err := os.Open(in.File())
+		if err != nil {
+			return usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
+		}
+		defer f.Close()
+		counted[k] = &countingReader{r: io.TeeReader(f, tap)}
+		vins[k] = verify.Input{Name: in.Name, R: counted[k], Evidence: chain.Evidence{Dir: chain.EvidenceDir(in.File())}}
+		if follows != nil {
+			follow := follows[k]
+			vins[k].Follow = func(base *audit.Session, now time.Time, body *audit.SessionBody) verify.Follower {
+				if fl := follow(base, now, body); fl != nil {
+					return fl
+				}
+				return nil // not a typed nil, which verify would call
 			}
-			return nil // not a typed nil, which verify would call
 		}
 	}
-	counted := &countingReader{r: io.TeeReader(f, tap)}
-	rep, err := verify.Log(in.Name, counted, chain.Evidence{Dir: chain.EvidenceDir(in.File())}, opt)
-	f.Close()
+	reps, err := verify.Logs(vins, verify.Options{Ordered: ordered})
 	if err != nil {
 		return usageErr(err, "")
 	}
+	for k, i := range logs {
+		if err := verified(stderr, inputs[i], reps[k], prov, i, allow, counted[k].n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verified takes one log's verify report into prov, the inputs' ith: a
+// log that fails is refused, or with allow named in the notes.
+func verified(stderr io.Writer, in shadow.Input, rep *verify.Report, prov *report.Provenance, i int, allow bool, n int64) error {
 	if _, err := os.Stat(chain.EvidenceDir(in.File())); err != nil && rep.Contents > 0 && in.Path == "" {
 		// As verify says it: the comparison then stands on no output,
 		// and every decision that needed one is unevaluable.
@@ -195,7 +217,7 @@ func verifyLog(stderr io.Writer, in shadow.Input, prov *report.Provenance, i int
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot read %s: %v", in.Name, unwrapPath(err)), "")
 	}
-	prov.Inputs[i] = report.InputRef{File: in.Name, First: head, Records: rep.Records, Root: rep.Root, Bytes: counted.n}
+	prov.Inputs[i] = report.InputRef{File: in.Name, First: head, Records: rep.Records, Root: rep.Root, Bytes: n}
 	if len(rep.Findings) == 0 {
 		return nil
 	}

@@ -38,7 +38,10 @@ func statePath(named string) (path string, isDefault bool, err error) {
 // count) or destroy the asks waiting there.
 func stateDBGuarded(path string) []guarded {
 	what, harm := "the state database "+path, "an agent could destroy the asks waiting there and the record of which approvals were used"
-	return []guarded{{what, path, harm}, {what, path + "-wal", harm}, {what, path + "-shm", harm}}
+	// The counters' lock file too: one removed while held would let two
+	// gateways spend a tenant's ceiling at once.
+	return []guarded{{what, path, harm}, {what, path + "-wal", harm}, {what, path + "-shm", harm},
+		{"the tenant counters' lock " + path + "-counters", path + "-counters", "two gateways could spend a tenant's ceiling at once"}}
 }
 
 // openGatewayState opens the state database of run or gateway, after
