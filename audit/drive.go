@@ -168,7 +168,7 @@ func (d *Driver) Step(ev *Event) error {
 		return d.start(ev)
 	}
 	s := dv.s
-	if l := d.Config.Ledger; l != nil && ev.counts() && s.p.HasLimits() {
+	if l := d.Config.Ledger; l != nil && ev.counts(s) && s.p.HasLimits() {
 		at, err := l.hold(ev.At, d.Config.Log != nil, ev.Result == nil)
 		if err != nil {
 			return err

@@ -49,7 +49,7 @@ type Counter struct {
 type CounterStore interface {
 	LockCounters() (unlock func(), err error)
 	CountersSince(version int64) (rows []Counter, now int64, last time.Time, err error)
-	SaveCounters(replace, rows []Counter, last time.Time) (version int64, err error)
+	SaveCounters(prune, rows []Counter, last time.Time) (version int64, err error)
 }
 
 // NewLedger is an empty shared ledger, kept in this process.
@@ -76,8 +76,21 @@ func (l *Ledger) Spending() []engine.Spending {
 // decides says the step decides a call: one that only gives back what a
 // call spent (a result) is still taken when the store fails, so its
 // record is not lost, and the failure refuses every step after it.
-func (l *Ledger) hold(now time.Time, live, decides bool) (time.Time, error) {
+func (l *Ledger) hold(now time.Time, live, decides bool) (at time.Time, err error) {
 	l.mu.Lock()
+	defer func() {
+		// A panic while the counters were read must not leave them
+		// locked for every later step, in this process or another.
+		if r := recover(); r != nil {
+			l.err = fmt.Errorf("%w: %v", ErrLedger, r)
+			if l.unlock != nil {
+				l.unlock()
+				l.unlock = nil
+			}
+			l.mu.Unlock()
+			at, err = now, l.err
+		}
+	}()
 	if live && l.store != nil {
 		if err := l.load(); err != nil {
 			if decides {
@@ -104,20 +117,29 @@ func (l *Ledger) load() error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrLedger, err)
 	}
+	l.unlock = unlock
+	fail := func(err error, sticky bool) error {
+		l.unlock()
+		l.unlock = nil
+		err = fmt.Errorf("%w: %v", ErrLedger, err)
+		if sticky {
+			l.err = err
+		}
+		return err
+	}
 	rows, version, last, err := l.store.CountersSince(l.version)
 	if err != nil {
-		unlock()
-		return fmt.Errorf("%w: %v", ErrLedger, err)
+		return fail(err, false)
 	}
 	ps, rs, err := decodeCounters(rows)
 	if err != nil {
-		unlock()
-		l.err = fmt.Errorf("%w: %v", ErrLedger, err)
-		return l.err
+		// Rows this process cannot read stay unread: every later step
+		// would decide without them.
+		return fail(err, true)
 	}
 	l.l.Restore(ps, rs)
 	l.l.Changes() // what was just read is no change of this process's
-	l.version, l.unlock = version, unlock
+	l.version = version
 	if last.After(l.last) {
 		l.last = last
 	}
@@ -129,8 +151,8 @@ func (l *Ledger) load() error {
 // ledger refusing every later step: the others would not see it.
 func (l *Ledger) release() {
 	if l.unlock != nil {
-		replace, rows := encodeCounters(l.l.Changes())
-		version, err := l.store.SaveCounters(replace, rows, l.last)
+		prune, rows := encodeCounters(l.l.Changes())
+		version, err := l.store.SaveCounters(prune, rows, l.last)
 		if err != nil {
 			l.err = fmt.Errorf("%w: %v (restart the gateway once the state database can be written)", ErrLedger, err)
 		} else {
@@ -142,25 +164,43 @@ func (l *Ledger) release() {
 	l.mu.Unlock()
 }
 
+// Bounds on what a counter row may hold: a rate's N, and a period's
+// spending, which never passes the largest ceiling by more than the
+// largest cost.
+const (
+	maxRateSlots = 100_000
+	maxSpent     = 2_000_000_000_000_000
+)
+
 // counts tells whether ev is a step the ledger orders: one that decides a
-// call, answers one, or returns what one spent.
-func (ev *Event) counts() bool { return ev.Call != nil || ev.Grant != nil || ev.Result != nil }
+// call, answers one, or gives back what one spent (a result that is not
+// ok, of a call the session made: a result that is ok changes nothing,
+// and reads nothing).
+func (ev *Event) counts(s *Session) bool {
+	if ev.Result != nil {
+		return ev.Result.Body.Status != StatusOK && s.Made(ev.Result.Body.Call)
+	}
+	return ev.Call != nil || ev.Grant != nil
+}
 
 // A period's spending is the row (tenant, "cost WINDOW", its start); a
-// rate's slots are rows (who, "rate BY N SECONDS SCOPE", each slot's time).
-func encodeCounters(ps []engine.Spending, rs []engine.RateSlots) (replace, rows []Counter) {
+// rate's slots are rows (who, "rate BY N SECONDS SCOPE", each slot's
+// time), of which those before the oldest the ledger keeps are pruned.
+func encodeCounters(ps []engine.Spending, rs []engine.RateSlots) (prune, rows []Counter) {
 	for _, p := range ps {
 		rows = append(rows, Counter{Tenant: p.Tenant, Counter: "cost " + p.Window, WindowStart: p.Start.UTC().Format(time.RFC3339), Used: p.Spent})
 	}
 	for _, r := range rs {
 		secs := int64(r.Per / time.Second)
 		name := fmt.Sprintf("rate %s %d %d %s", r.By, r.N, secs, r.Scope)
-		replace = append(replace, Counter{Tenant: r.Who, Counter: name})
+		if !r.Keep.IsZero() {
+			prune = append(prune, Counter{Tenant: r.Who, Counter: name, WindowStart: r.Keep.UTC().Format(chain.TimeFormat)})
+		}
 		for _, t := range r.Times {
 			rows = append(rows, Counter{Tenant: r.Who, Counter: name, WindowStart: t.UTC().Format(chain.TimeFormat), WindowSecs: secs, Used: 1})
 		}
 	}
-	return replace, rows
+	return prune, rows
 }
 
 func decodeCounters(rows []Counter) ([]engine.Spending, []engine.RateSlots, error) {
@@ -172,6 +212,9 @@ func decodeCounters(rows []Counter) ([]engine.Spending, []engine.RateSlots, erro
 			start, err := time.Parse(time.RFC3339, c.WindowStart)
 			if err != nil {
 				return nil, nil, fmt.Errorf("counter %q of %q: bad start %q", c.Counter, c.Tenant, c.WindowStart)
+			}
+			if c.Used < 0 || c.Used > maxSpent {
+				return nil, nil, fmt.Errorf("counter %q of %q holds %d, more than any ceiling", c.Counter, c.Tenant, c.Used)
 			}
 			ps = append(ps, engine.Spending{Tenant: c.Tenant, Window: window, Start: start, Spent: c.Used})
 			continue
@@ -185,6 +228,11 @@ func decodeCounters(rows []Counter) ([]engine.Spending, []engine.RateSlots, erro
 		t, err3 := time.Parse(chain.TimeFormat, c.WindowStart)
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return nil, nil, fmt.Errorf("counter %q of %q: %v", c.Counter, c.Tenant, err)
+		}
+		if n < 1 || n > maxRateSlots || secs < 1 || secs > 24*3600 || c.Used != 1 {
+			// No rate this bailiff loads has such a row: it was written
+			// by something else, and counts read from it would be guesses.
+			return nil, nil, fmt.Errorf("counter %q of %q holds a rate no policy can have", c.Counter, c.Tenant)
 		}
 		key := c.Tenant + "\x00" + c.Counter
 		i, ok := at[key]

@@ -15,8 +15,11 @@ type TenantPeriod struct {
 
 // PeriodSpend is what a tenant spent in one period, against its ceiling.
 type PeriodSpend struct {
-	End              time.Time
-	Ceiling, Spent   int64
+	End            time.Time
+	Ceiling, Spent int64
+	// Ceilings are the ceilings the period's spends were counted
+	// against, in order, when a policy changed within it.
+	Ceilings         []int64
 	Peak             int64 // the most it held at once (a failed call gives back later)
 	Forwarded, Given int   // calls that spent, and those that gave it back
 }
@@ -56,6 +59,9 @@ func (s *Summary) summaryLedger() *Ledger {
 			if ps == nil {
 				ps = &PeriodSpend{End: sp.End}
 				s.Spending[k] = ps
+			}
+			if len(ps.Ceilings) == 0 || ps.Ceilings[len(ps.Ceilings)-1] != sp.Ceiling {
+				ps.Ceilings = append(ps.Ceilings, sp.Ceiling)
 			}
 			ps.Ceiling, ps.Spent = sp.Ceiling, ps.Spent+sp.Delta
 			ps.Peak = max(ps.Peak, ps.Spent)

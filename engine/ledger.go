@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -19,7 +20,7 @@ type Ledger struct {
 	// ledger kept where other processes see it saves these.
 	track  bool
 	dirtyP map[period]bool
-	dirtyR map[rateKey]bool
+	dirtyR map[rateKey][]time.Time // the slots taken since
 
 	journal func(Spend) // told every spend and refund, for a reader
 }
@@ -108,7 +109,7 @@ func (l *Ledger) note(k rateKey, now time.Time) {
 	}
 	l.rates[k] = ts
 	if l.track {
-		l.dirtyR[k] = true
+		l.dirtyR[k] = append(l.dirtyR[k], now)
 	}
 }
 
@@ -119,30 +120,37 @@ func (l *Ledger) add(p period, n int64) {
 	}
 }
 
-// RateSlots are the times of one rate's last calls, oldest first, as the
-// ledger keeps them: the last N for a rate of N per Per.
+// RateSlots are times of one rate's calls, oldest first: as Changes
+// gives them, the slots taken since it was last asked, and Keep, the
+// oldest slot the ledger still keeps (the last N for a rate of N per
+// Per), before which none matters any more.
 type RateSlots struct {
 	Scope, By, Who string
 	N              int
 	Per            time.Duration
 	Times          []time.Time
+	Keep           time.Time
 }
 
 // Track starts noting what changes, for Changes.
 func (l *Ledger) Track() {
-	l.track, l.dirtyP, l.dirtyR = true, map[period]bool{}, map[rateKey]bool{}
+	l.track, l.dirtyP, l.dirtyR = true, map[period]bool{}, map[rateKey][]time.Time{}
 }
 
 // Changes is what changed since the last call (or Track): each period's
-// spending and each rate's slots, whole.
+// spending, whole, and each rate's slots taken since.
 func (l *Ledger) Changes() ([]Spending, []RateSlots) {
 	var ps []Spending
 	for p := range l.dirtyP {
 		ps = append(ps, Spending{Tenant: p.tenant, Window: p.window, Start: time.Unix(p.start, 0).UTC(), Spent: l.spent[p]})
 	}
 	var rs []RateSlots
-	for k := range l.dirtyR {
-		rs = append(rs, RateSlots{Scope: k.scope, By: k.by, Who: k.who, N: k.n, Per: k.per, Times: append([]time.Time(nil), l.rates[k]...)})
+	for k, times := range l.dirtyR {
+		r := RateSlots{Scope: k.scope, By: k.by, Who: k.who, N: k.n, Per: k.per, Times: times}
+		if kept := l.rates[k]; len(kept) > 0 {
+			r.Keep = kept[0]
+		}
+		rs = append(rs, r)
 	}
 	clear(l.dirtyP)
 	clear(l.dirtyR)
@@ -150,19 +158,25 @@ func (l *Ledger) Changes() ([]Spending, []RateSlots) {
 	return ps, rs
 }
 
-// Restore sets periods' spending and rates' slots to what another
-// process saved: they replace what this ledger held of them.
+// Restore takes what another process saved: periods' spending replaces
+// what this ledger held of them, and rates' slots join the ones it holds
+// (the last N kept).
 func (l *Ledger) Restore(ps []Spending, rs []RateSlots) {
 	for _, s := range ps {
 		l.spent[period{s.Tenant, s.Window, s.Start.Unix()}] = s.Spent
 	}
 	for _, r := range rs {
-		ts := append([]time.Time(nil), r.Times...)
+		if r.N < 1 {
+			continue // no rate has none: nothing to restore
+		}
+		k := rateKey{scope: r.Scope, by: r.By, who: r.Who, n: r.N, per: r.Per}
+		ts := append(append([]time.Time(nil), l.rates[k]...), r.Times...)
 		sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+		ts = slices.CompactFunc(ts, time.Time.Equal)
 		if len(ts) > r.N {
 			ts = ts[len(ts)-r.N:]
 		}
-		l.rates[rateKey{scope: r.Scope, by: r.By, who: r.Who, n: r.N, per: r.Per}] = ts
+		l.rates[k] = ts
 	}
 }
 

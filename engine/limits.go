@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	// A calendar window's zone must read the same on every machine that
 	// verifies the log, a minimal container without zoneinfo included.
 	_ "time/tzdata"
@@ -71,6 +73,34 @@ type rateLimit struct {
 	scope    string // whose calls it counts: "rule:<id>", or the contract's key
 }
 
+// CheckTenant refuses a tenant name a principal may not carry: "*"
+// stands for every tenant the policy does not name, and a blank name or
+// one with control characters would read as another in a refusal.
+func CheckTenant(name string) error {
+	switch {
+	case name == "*":
+		return errors.New(`tenant "*" stands for every tenant not named in a policy, and is no tenant's name`)
+	case name != "" && strings.TrimSpace(name) == "":
+		return errors.New("the tenant name is blank")
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return fmt.Errorf("the tenant %q holds control characters", name)
+	}
+	return nil
+}
+
+// Uncovered names the tenant whose calls the policy refuses outright:
+// it has tenant budgets and gives tenant (LocalTenant for "") no ceiling.
+// It is "" when the tenant is covered, or the policy has no budgets.
+func (p *Policy) Uncovered(tenant string) string {
+	if tenant == "" {
+		tenant = LocalTenant
+	}
+	if p.tenants == nil || p.tenantLimit(tenant) != nil {
+		return ""
+	}
+	return tenant
+}
+
 func (s *State) tenant() string {
 	if s.Principal.Tenant == "" {
 		return LocalTenant
@@ -112,7 +142,7 @@ func limits(p *Policy, s *State, c *Call, ct *contract, r *rule, now time.Time) 
 		if next, full := s.ledger.full(k, now); full {
 			return Decision{Verdict: Deny, Check: CheckRate,
 				Reason: fmt.Sprintf("rate %s (%s) for %s %s: %s in the last %s; the next call may go at %s",
-					lim.src, lim.what(), k.by, quoteOr(k.who), plural(lim.n, "call"), unitWords[lim.per], next.UTC().Format(time.RFC3339Nano))}, true
+					lim.src, lim.what(), k.by, quoteOr(k.who), plural(lim.n, "call"), unitWords[lim.per], ceilSecond(next).Format(time.RFC3339))}, true
 		}
 	}
 	return Decision{}, false
@@ -130,6 +160,16 @@ func (r *rateLimit) what() string {
 		return "rule " + id
 	}
 	return "contract " + r.scope
+}
+
+// ceilSecond is t rounded up to a whole second, in UTC: a time a refusal
+// may give that is never before the call could go.
+func ceilSecond(t time.Time) time.Time {
+	up := t.Truncate(time.Second)
+	if up.Before(t) {
+		up = up.Add(time.Second)
+	}
+	return up.UTC()
 }
 
 // unitWords names a rate's units in its refusal.
@@ -161,7 +201,9 @@ func tenantBudget(p *Policy, s *State, ct *contract, now time.Time) (Decision, b
 	}
 	start, end := t.window.bounds(now)
 	spent := s.ledger.spent[period{tenant, t.window.id, start.Unix()}]
-	if spent+ct.cost <= t.ceiling {
+	if spent <= t.ceiling-ct.cost {
+		// Compared so: spent read from a shared store may be anything,
+		// and a sum could wrap.
 		return Decision{}, false
 	}
 	return Decision{Verdict: Deny, Check: CheckTenantBudget,

@@ -179,6 +179,10 @@ tools:
 	// A glob contract's rate is shared by the tools it matches.
 	a.want("echo", t0, Allow, CheckRules, "")
 	a.want("eval", t0.Add(time.Second/2), Deny, CheckRate, "contract tools.e*")
+	// The time a refusal gives is rounded up to the second: never early.
+	a.want("echo", t0.Add(10250*time.Millisecond), Allow, CheckRules, "")
+	a.want("eval", t0.Add(10500*time.Millisecond), Deny, CheckRate, "the next call may go at 2026-01-01T00:00:12Z")
+	a.want("eval", t0.Add(11250*time.Millisecond), Allow, CheckRules, "")
 
 	// Per tenant: two principals of one tenant share the rule's slots.
 	a.want("send", t0, Allow, CheckRules, "")
@@ -247,6 +251,7 @@ func TestLimitLoadErrors(t *testing.T) {
 		{"unknown zone", head + "tenants:\n  acme:\n    ceiling: 5\n    window: day\n    zone: Mars/Olympus\n", `test.yaml:8: tenant "acme": unknown time zone "Mars/Olympus"`},
 		{"local zone", head + "tenants:\n  acme: {ceiling: 5, window: month, zone: Local}\n", `not Local`},
 		{"zone on a duration", head + "tenants:\n  acme: {ceiling: 5, window: 24h, zone: UTC}\n", `a zone applies to a day or month window`},
+		{"no tenant", head + "tenants: {}\n", `test.yaml:4: tenants names no tenant`},
 		{"unknown tenant key", head + "tenants:\n  acme: {ceiling: 5, window: day, limit: 3}\n", `unknown key "limit"`},
 	}
 	for _, tc := range cases {

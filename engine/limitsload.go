@@ -58,6 +58,12 @@ func compileTenants(specs map[string]*TenantSpec) (map[string]*tenantLimit, *com
 	if specs == nil {
 		return nil, nil
 	}
+	if len(specs) == 0 {
+		// It would refuse every call, and the canonical form, which
+		// leaves an empty map out, would not: the log must hold the
+		// policy that decided.
+		return nil, fail("tenants names no tenant: name each with its ceiling, give \"*\" one for every tenant, or leave tenants out", "tenants")
+	}
 	out := map[string]*tenantLimit{}
 	for _, name := range sortedKeys(specs) {
 		ts := specs[name]

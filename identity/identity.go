@@ -256,7 +256,7 @@ func (v *Verifier) tenant(claims map[string]any) (string, error) {
 		return "", refuse(Malformed, "the token names no tenant (claim %q)", v.cfg.TenantClaim)
 	}
 	t, ok := raw.(string)
-	if !ok || strings.TrimSpace(t) == "" || hasControl(t) {
+	if !ok || strings.TrimSpace(t) == "" || engine.CheckTenant(t) != nil {
 		return "", refuse(Malformed, "claim %q holds %q, not a tenant name", v.cfg.TenantClaim, fmt.Sprint(raw))
 	}
 	return t, nil

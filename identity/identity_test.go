@@ -517,6 +517,7 @@ func TestTenantClaim(t *testing.T) {
 		{"org", map[string]any{"org": "ac\x00me"}, "", true},
 		{"org", map[string]any{"org": []any{"acme"}}, "", true},
 		{"org", map[string]any{"org": 7}, "", true},
+		{"org", map[string]any{"org": "*"}, "", true},
 	} {
 		cfg := teamConfig
 		cfg.TenantClaim = c.claim

@@ -11,8 +11,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/state"
 )
 
 const benchPolicy = `version: 1
@@ -72,9 +74,19 @@ func BenchmarkCallDirect(b *testing.B) {
 	benchCalls(b, cs)
 }
 
-func benchProxy(b *testing.B, dur chain.Durability) {
+func benchProxy(b *testing.B, dur chain.Durability) { benchProxyWith(b, dur, benchPolicy) }
+
+// benchTenantPolicy is benchPolicy with a tenant ceiling no bench reaches
+// and a rate: every call then takes the counters' lock and saves them.
+const benchTenantPolicy = benchPolicy + `tools:
+  echo: {cost: 1, rate: 100000/s}
+tenants:
+  "*": {ceiling: 1000000000, window: 24h}
+`
+
+func benchProxyWith(b *testing.B, dur chain.Durability, policy string) {
 	cmd := benchServer(b)
-	pol, err := engine.Load("bench", []byte(benchPolicy))
+	pol, err := engine.Load("bench", []byte(policy))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,6 +98,14 @@ func benchProxy(b *testing.B, dur chain.Durability) {
 	defer log.Close()
 	opt := Options{Policy: pol, Log: log, Evidence: chain.Evidence{Dir: filepath.Join(dir, "audit.jsonl.evidence")},
 		EvidenceSync: dur == chain.Sync, Server: "bench", Session: "bench", Stderr: io.Discard}
+	if pol.HasLimits() {
+		st, err := state.Open(filepath.Join(dir, "state.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		opt.Ledger = audit.NewStoredLedger(Counters{Store: st})
+	}
 	clientR, proxyW := io.Pipe()
 	proxyR, clientW := io.Pipe()
 	done := make(chan error, 1)
@@ -107,3 +127,7 @@ func BenchmarkCallProxyNone(b *testing.B) { benchProxy(b, chain.None) }
 // BenchmarkCallProxySync goes through the proxy, every call record (and
 // result) fsynced before the call goes on.
 func BenchmarkCallProxySync(b *testing.B) { benchProxy(b, chain.Sync) }
+
+// BenchmarkCallProxyTenants is BenchmarkCallProxySync under a tenant
+// ceiling and a rate kept in the state database.
+func BenchmarkCallProxyTenants(b *testing.B) { benchProxyWith(b, chain.Sync, benchTenantPolicy) }

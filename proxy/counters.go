@@ -25,7 +25,7 @@ func (c Counters) CountersSince(version int64) ([]audit.Counter, int64, time.Tim
 }
 
 // SaveCounters writes one step's changes.
-func (c Counters) SaveCounters(replace, rows []audit.Counter, last time.Time) (int64, error) {
+func (c Counters) SaveCounters(prune, rows []audit.Counter, last time.Time) (int64, error) {
 	conv := func(in []audit.Counter) []state.Counter {
 		out := make([]state.Counter, len(in))
 		for i, r := range in {
@@ -33,5 +33,5 @@ func (c Counters) SaveCounters(replace, rows []audit.Counter, last time.Time) (i
 		}
 		return out
 	}
-	return c.Store.SaveCounters(conv(replace), conv(rows), last)
+	return c.Store.SaveCounters(conv(prune), conv(rows), last)
 }

@@ -167,3 +167,60 @@ func TestCountersDown(t *testing.T) {
 		t.Errorf("the result must be recorded and the refused call not decided:\n%s", buf.String())
 	}
 }
+
+// TestCountersCorrupt: rows no bailiff writes (a rate of -1 calls, a
+// period holding more than any ceiling) refuse the call that would read
+// them, and every later one, without a panic and without leaving the
+// counters locked: a second gateway on the database is refused too, not
+// blocked. A row near the int64 limit must not wrap into an allow.
+func TestCountersCorrupt(t *testing.T) {
+	pol, err := engine.Load("p.yaml", []byte(countersPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []state.Counter{
+		{Tenant: "acme", Counter: "rate tenant -1 3600 tools.add", WindowStart: "2026-11-01T08:00:00.000000000Z", WindowSecs: 3600, Used: 1},
+		{Tenant: "acme", Counter: "rate tenant 2 0 tools.add", WindowStart: "2026-11-01T08:00:00.000000000Z", Used: 1},
+		{Tenant: "acme", Counter: "cost day Europe/Berlin", WindowStart: "2026-10-31T23:00:00Z", Used: 1<<63 - 2},
+		{Tenant: "acme", Counter: "mystery", WindowStart: "x", Used: 1},
+	} {
+		db := filepath.Join(t.TempDir(), "state.db")
+		st, err := state.Open(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.SaveCounters(nil, []state.Counter{row}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		for range 2 {
+			g := openGatewayLog(t, db, pol)
+			at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+			events := []replay.Event{
+				{Start: &replay.Start{Session: "a", Server: "everything", Principal: engine.Principal{Subject: "ana", Tenant: "acme"}, Tools: []engine.ToolDef{{Name: "echo"}, {Name: "add"}}}},
+				{Call: &replay.Call{ID: "c1", Tool: "add", Args: map[string]any{}}},
+				{Call: &replay.Call{ID: "c2", Tool: "echo", Args: map[string]any{}}},
+			}
+			done := make(chan []error, 1)
+			go func() {
+				var errs []error
+				for i := range events {
+					events[i].Line, events[i].At = i+1, at.Add(time.Duration(i)*time.Second)
+					errs = append(errs, g.rec.Step("a", &events[i], nil))
+				}
+				done <- errs
+			}()
+			select {
+			case errs := <-done:
+				if errs[0] != nil || !errors.Is(errs[1], audit.ErrLedger) || !errors.Is(errs[2], audit.ErrLedger) {
+					t.Errorf("row %+v: steps %v, want both calls refused for the counters", row, errs)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("row %+v: the steps hang", row)
+			}
+			if strings.Contains(g.buf.String(), `"kind":"call"`) {
+				t.Errorf("row %+v: a call was decided on counts that could not be read:\n%s", row, g.buf.String())
+			}
+		}
+	}
+}

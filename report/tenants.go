@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"slices"
@@ -19,60 +20,78 @@ const (
 	maxPeriods      = 60
 )
 
-// tenantPeriods is one tenant's periods, in time order (by window, then
-// start).
+// tenantPeriods is one tenant's periods under one window, in time order.
 type tenantPeriods struct {
-	tenant  string
-	spent   int64
-	periods []audit.TenantPeriod
+	tenant, window string
+	spent          int64
+	periods        []audit.TenantPeriod
 }
 
-// tenantList is the tenants that spent in range or were refused, most
-// spent first.
+// tenantList is each tenant's periods by window, the tenants that spent
+// most first, and the tenants that were only refused.
 func (p *Pack) tenantList() []tenantPeriods {
-	by := map[string]*tenantPeriods{}
-	get := func(t string) *tenantPeriods {
-		if by[t] == nil {
-			by[t] = &tenantPeriods{tenant: t}
-		}
-		return by[t]
-	}
+	type key struct{ tenant, window string }
+	by := map[key]*tenantPeriods{}
+	total := map[string]int64{}
 	for k, s := range p.Spending {
-		tp := get(k.Tenant)
-		tp.periods = append(tp.periods, k)
-		tp.spent += s.Spent
+		kk := key{k.Tenant, k.Window}
+		if by[kk] == nil {
+			by[kk] = &tenantPeriods{tenant: k.Tenant, window: k.Window}
+		}
+		by[kk].periods = append(by[kk].periods, k)
+		by[kk].spent += s.Spent
+		total[k.Tenant] += s.Spent
 	}
 	for t := range p.LimitRefused {
-		get(t)
+		if _, ok := total[t]; !ok {
+			by[key{t, ""}] = &tenantPeriods{tenant: t}
+		}
 	}
 	var out []tenantPeriods
 	for _, tp := range by {
-		slices.SortFunc(tp.periods, func(a, b audit.TenantPeriod) int {
-			if a.Window != b.Window {
-				return strings.Compare(a.Window, b.Window)
-			}
-			return a.Start.Compare(b.Start)
-		})
+		slices.SortFunc(tp.periods, func(a, b audit.TenantPeriod) int { return a.Start.Compare(b.Start) })
 		if len(tp.periods) > maxPeriods {
 			tp.periods = tp.periods[len(tp.periods)-maxPeriods:]
 		}
 		out = append(out, *tp)
 	}
 	slices.SortFunc(out, func(a, b tenantPeriods) int {
-		if a.spent != b.spent {
-			return int(b.spent - a.spent)
+		if ta, tb := total[a.tenant], total[b.tenant]; ta != tb {
+			return cmp.Compare(tb, ta)
 		}
-		return strings.Compare(a.tenant, b.tenant)
+		if c := strings.Compare(a.tenant, b.tenant); c != 0 {
+			return c
+		}
+		return strings.Compare(a.window, b.window)
 	})
 	return out
 }
 
-// periodLabel names a period by its start: a day or longer by its date.
+// periodLabel names a period by its start as its window counts it: a
+// calendar day or month by its date in the window's zone, a fixed window
+// by its start in UTC.
 func periodLabel(k audit.TenantPeriod, s *audit.PeriodSpend) string {
-	if s.End.Sub(k.Start) >= 23*time.Hour && k.Start.Hour() == 0 && k.Start.Minute() == 0 {
+	if kind, zone, ok := strings.Cut(k.Window, " "); ok && (kind == "day" || kind == "month") {
+		if loc, err := time.LoadLocation(zone); err == nil {
+			if kind == "month" {
+				return k.Start.In(loc).Format("2006-01")
+			}
+			return k.Start.In(loc).Format("2006-01-02")
+		}
+	}
+	if s.End.Sub(k.Start)%(24*time.Hour) == 0 && k.Start.Hour() == 0 && k.Start.Minute() == 0 {
 		return k.Start.Format("2006-01-02")
 	}
 	return k.Start.Format("2006-01-02 15:04")
+}
+
+// ceilings is a period's ceiling, or the ceilings it had in turn.
+func ceilings(s *audit.PeriodSpend) string {
+	var out []string
+	for _, c := range s.Ceilings {
+		out = append(out, fmt.Sprint(c))
+	}
+	return strings.Join(out, " then ")
 }
 
 // mdTenants writes each tenant's spending against its ceiling, period by
@@ -87,8 +106,12 @@ func (p *Pack) mdTenants(b *mdWriter, mermaid bool) {
 	b.w("## Tenant spending\n\n")
 	b.w("What each tenant's forwarded calls spent of its ceiling, per period of its window: a failed call gives its cost back, and PEAK is the most the period held at once. A call that would take the period past its ceiling is refused by check tenant-budget; a call past a rate, by check rate.\n\n")
 	if mermaid {
-		for i, tp := range tenants {
-			if i == maxTenantCharts || len(tp.periods) == 0 {
+		charted := 0
+		for _, tp := range tenants {
+			if len(tp.periods) == 0 {
+				continue
+			}
+			if charted++; charted > maxTenantCharts {
 				break
 			}
 			labels := make([]string, len(tp.periods))
@@ -98,7 +121,7 @@ func (p *Pack) mdTenants(b *mdWriter, mermaid bool) {
 				s := p.Spending[k]
 				labels[j], spent[j], ceiling[j] = periodLabel(k, s), fmt.Sprint(s.Spent), fmt.Sprint(s.Ceiling)
 			}
-			b.w("```mermaid\nxychart-beta\n    title \"Tenant %s: spent per period (bars) and ceiling (line)\"\n    x-axis [%s]\n", chartLabel(tp.tenant), chartLabels(labels))
+			b.w("```mermaid\nxychart-beta\n    title \"Tenant %s, window %s: spent per period (bars) and ceiling (line)\"\n    x-axis [%s]\n", chartLabel(tp.tenant), chartLabel(tp.window), chartLabels(labels))
 			b.w("    bar [%s]\n    line [%s]\n```\n\n", strings.Join(spent, ", "), strings.Join(ceiling, ", "))
 		}
 	}
@@ -106,7 +129,7 @@ func (p *Pack) mdTenants(b *mdWriter, mermaid bool) {
 	for _, tp := range tenants {
 		for _, k := range tp.periods {
 			s := p.Spending[k]
-			rows = append(rows, []string{tp.tenant, k.Window, periodLabel(k, s), fmt.Sprint(s.Spent), fmt.Sprint(s.Ceiling),
+			rows = append(rows, []string{tp.tenant, k.Window, periodLabel(k, s), fmt.Sprint(s.Spent), ceilings(s),
 				fmt.Sprint(s.Peak), fmt.Sprint(s.Forwarded), fmt.Sprint(s.Given)})
 		}
 	}
@@ -124,8 +147,10 @@ func (p *Pack) mdLimitRefusals(b *mdWriter, tenants []tenantPeriods) {
 		return
 	}
 	var rows [][]string
+	named := map[string]bool{}
 	for _, tp := range tenants {
-		if m := p.LimitRefused[tp.tenant]; m != nil {
+		if m := p.LimitRefused[tp.tenant]; m != nil && !named[tp.tenant] {
+			named[tp.tenant] = true
 			rows = append(rows, []string{tp.tenant, fmt.Sprint(m[string(engine.CheckTenantBudget)]), fmt.Sprint(m[string(engine.CheckRate)])})
 		}
 	}
@@ -152,8 +177,12 @@ func (p *Pack) mdLimitRefusals(b *mdWriter, tenants []tenantPeriods) {
 // computed.
 func (p *Pack) svgTenants() string {
 	var b strings.Builder
-	for i, tp := range p.tenantList() {
-		if i == maxTenantCharts || len(tp.periods) == 0 {
+	charted := 0
+	for _, tp := range p.tenantList() {
+		if len(tp.periods) == 0 {
+			continue
+		}
+		if charted++; charted > maxTenantCharts {
 			break
 		}
 		top := int64(1)
@@ -164,8 +193,8 @@ func (p *Pack) svgTenants() string {
 		const y0, height, width, maxColumn = 28, 120, 700, 40
 		col := min(max1(width/len(tp.periods)), maxColumn)
 		fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"%d\" role=\"img\" aria-label=\"Tenant spending\">\n", y0+height+36)
-		fmt.Fprintf(&b, "<text x=\"0\" y=\"16\" font-size=\"14\">Tenant %s: spent per period (columns) and ceiling (line), up to %d</text>\n",
-			html.EscapeString(plain(truncate(tp.tenant, 40))), top)
+		fmt.Fprintf(&b, "<text x=\"0\" y=\"16\" font-size=\"14\">Tenant %s, window %s: spent per period (columns) and ceiling (line), up to %d</text>\n",
+			html.EscapeString(plain(truncate(tp.tenant, 40))), html.EscapeString(plain(truncate(tp.window, 40))), top)
 		var line []string
 		for j, k := range tp.periods {
 			s := p.Spending[k]

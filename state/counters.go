@@ -33,7 +33,10 @@ func (s *Store) LockCounters() (unlock func(), err error) {
 // CountersSince is every row written by a change after version, the
 // version of the last change, and the time of the last step taken.
 func (s *Store) CountersSince(version int64) (rows []Counter, now int64, last time.Time, err error) {
-	err = s.write("reading the tenant counters", func(tx *sql.Tx) error {
+	// Read outside a transaction: the caller holds the counters' lock, so
+	// no other writer of them runs, and a write transaction would cost a
+	// commit (an fsync) on every step.
+	err = s.readCounters(func(tx querierRows) error {
 		var lastText string
 		if err := tx.QueryRow("SELECT version, last FROM counters_clock WHERE id = 1").Scan(&now, &lastText); err != nil {
 			return err
@@ -64,17 +67,30 @@ func (s *Store) CountersSince(version int64) (rows []Counter, now int64, last ti
 	return rows, now, last, err
 }
 
-// SaveCounters writes one change: the counters of each of replace are
-// removed first (a rate's slots are saved whole), then rows are written
-// over what they name, and the clock moves to last. It returns the
-// change's version.
-func (s *Store) SaveCounters(replace []Counter, rows []Counter, last time.Time) (version int64, err error) {
+// querierRows is what reading the counters needs of the database.
+type querierRows interface {
+	QueryRow(query string, args ...any) *sql.Row
+	Query(query string, args ...any) (*sql.Rows, error)
+}
+
+func (s *Store) readCounters(fn func(querierRows) error) error {
+	if err := fn(s.db); err != nil {
+		return s.explain("reading the tenant counters", err)
+	}
+	return nil
+}
+
+// SaveCounters writes one change: the rows each of prune names (tenant
+// and counter) from before its WindowStart are removed (a rate's slots
+// no one reads any more), then rows are written over what they name, and
+// the clock moves to last. It returns the change's version.
+func (s *Store) SaveCounters(prune []Counter, rows []Counter, last time.Time) (version int64, err error) {
 	err = s.write("saving the tenant counters", func(tx *sql.Tx) error {
 		if err := tx.QueryRow("UPDATE counters_clock SET version = version + 1, last = ? WHERE id = 1 RETURNING version", formatTime(last)).Scan(&version); err != nil {
 			return err
 		}
-		for _, c := range replace {
-			if _, err := tx.Exec("DELETE FROM tenant_counters WHERE tenant = ? AND counter = ?", c.Tenant, c.Counter); err != nil {
+		for _, c := range prune {
+			if _, err := tx.Exec("DELETE FROM tenant_counters WHERE tenant = ? AND counter = ? AND window_start < ?", c.Tenant, c.Counter, c.WindowStart); err != nil {
 				return err
 			}
 		}

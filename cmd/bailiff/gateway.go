@@ -241,6 +241,10 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		Ledger:    newLedger(approvals),
 		Protected: protectedPaths(slices.Concat(stateGuarded(c.Audit), stateFiles, trust)),
 	}
+	if lp.authn == nil {
+		// With identity on HTTP, each request's token names its tenant.
+		warnUncovered(stderr, pol, c.Principal)
+	}
 	gatewayBanner(stderr, c, lp, session, names, pol, approvals.Store.Path())
 	err = serveGateway(ctx, stdin, stdout, stderr, opt, ups, lp)
 	if !expiry.IsZero() && errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -164,7 +164,10 @@ func runPrincipal(ctx context.Context, stdin io.Reader, stderr io.Writer, p runP
 		if p.id.tokenFile != "" {
 			return engine.Principal{}, time.Time{}, usageErr(errors.New("--id-token-file without identity settings: nothing would check the token"), "add --identity FILE, or --id-issuer and --id-audience")
 		}
-		principal := localPrincipal(engine.Principal{Subject: p.principal, Scopes: p.scopes})
+		if err := engine.CheckTenant(p.tenant); err != nil {
+			return engine.Principal{}, time.Time{}, usageErr(fmt.Errorf("--tenant: %v", err), "")
+		}
+		principal := localPrincipal(engine.Principal{Subject: p.principal, Scopes: p.scopes, Tenant: p.tenant})
 		if principal.Subject == "" {
 			principal.Subject = os.Getenv("USER")
 		}
@@ -173,8 +176,8 @@ func runPrincipal(ctx context.Context, stdin io.Reader, stderr io.Writer, p runP
 		}
 		return principal, time.Time{}, checkApprovers(stderr, approvers, principal.Subject)
 	}
-	if p.principal != "" || len(p.scopes) > 0 {
-		return engine.Principal{}, time.Time{}, usageErr(errors.New("--principal or --scopes (or $BAILIFF_PRINCIPAL) given with identity configured: the token alone says who acts, and its groups which scopes they hold"), "")
+	if p.principal != "" || len(p.scopes) > 0 || p.tenant != "" {
+		return engine.Principal{}, time.Time{}, usageErr(errors.New("--principal, --scopes or --tenant (or $BAILIFF_PRINCIPAL) given with identity configured: the token alone says who acts, its groups which scopes they hold, and tenant_claim its tenant"), "")
 	}
 	principal, expiry, err := verifiedPrincipal(ctx, stderr, cfg, p.id.tokenFile)
 	if err != nil {
@@ -210,7 +213,19 @@ func actingFor(p engine.Principal) string {
 	if p.Authenticated == engine.AuthOIDC {
 		return fmt.Sprintf("%s (token from %s; scopes %s)", shown(p.Subject), shown(p.Issuer), shownList(p.Scopes))
 	}
+	if p.Tenant != "" {
+		return fmt.Sprintf("%s of tenant %s (no token checked)", shown(p.Subject), shown(p.Tenant))
+	}
 	return fmt.Sprintf("%s (no token checked)", shown(p.Subject))
+}
+
+// warnUncovered says at start when the policy's tenant budgets refuse
+// every call of the principal's tenant: a policy that looks right and
+// serves nothing.
+func warnUncovered(stderr io.Writer, pol *engine.Policy, p engine.Principal) {
+	if t := pol.Uncovered(p.Tenant); t != "" {
+		fmt.Fprintf(stderr, "bailiff: warning: the policy's tenants give tenant %q no ceiling: every call will be refused by check tenant-budget (name it under tenants:, or give \"*\" a ceiling)\n", t)
+	}
 }
 
 // localPrincipal is the principal without identity: a name bailiff was
@@ -228,6 +243,9 @@ func checkConfigPrincipal(name string, c *gatewayConfig) error {
 	}
 	if err := noAssertedIdentity(name+": principal", c.Principal); err != nil {
 		return usageErr(err, "")
+	}
+	if err := engine.CheckTenant(c.Principal.Tenant); err != nil {
+		return usageErr(fmt.Errorf("%s: principal: %v", name, err), "")
 	}
 	if c.Identity == nil {
 		return nil

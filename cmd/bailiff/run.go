@@ -30,6 +30,7 @@ type runParams struct {
 	server      string
 	session     string
 	principal   string
+	tenant      string
 	scopes      []string
 	secret      string
 	durability  string
@@ -123,6 +124,7 @@ func newRun(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().BoolVar(&p.allowDenyAll, "allow-deny-all", os.Getenv("BAILIFF_ALLOW_DENY_ALL") == "1", "start even when the policy has no rule that allows or asks for this server, so that every call is denied (default $BAILIFF_ALLOW_DENY_ALL=1)")
 	c.Flags().StringVar(&p.session, "session", "", "session id (default: server, time and a random suffix)")
 	c.Flags().StringVar(&p.principal, "principal", os.Getenv("BAILIFF_PRINCIPAL"), "who the agent acts for (default $BAILIFF_PRINCIPAL, else $USER)")
+	c.Flags().StringVar(&p.tenant, "tenant", "", "the tenant whose ceiling the principal's calls spend, under a policy's tenants: (default the one tenant local)")
 	c.Flags().StringSliceVar(&p.scopes, "scopes", nil, "the principal's scopes")
 	c.Flags().StringVar(&p.secret, "secret", "", "file keying the digests of redacted calls (default: a fresh random key)")
 	c.Flags().StringVar(&p.durability, "durability", "sync", "when records reach the disk: sync, batch or none")
@@ -221,6 +223,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 	if err != nil {
 		return err
 	}
+	warnUncovered(stderr, pol, principal)
 	if err := checkServed(stderr, pol, p.policy, []string{server}, p.allowDenyAll, servedHow{"--server NAME", "pass --allow-deny-all", "--allow-deny-all"}); err != nil {
 		return err
 	}
