@@ -82,6 +82,24 @@ func (r *restartRig) start() {
 	r.cs = cs
 }
 
+// said tells whether the process's stderr holds every one of subs,
+// waiting a while for them: the process writes stderr through a pipe
+// that is copied into the buffer concurrently, so a line written just
+// before an answer on stdout may land in the buffer just after it.
+func (r *restartRig) said(subs ...string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		all := true
+		for _, s := range subs {
+			all = all && strings.Contains(r.stderr.String(), s)
+		}
+		if all || time.Now().After(deadline) {
+			return all
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // syncBuffer is a process's stderr, read while the process writes it.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -199,7 +217,7 @@ func TestRestartBetweenAskAndAnswer(t *testing.T) {
 	if b, err := os.ReadFile(out); err != nil || string(b) != "hello" {
 		t.Fatalf("the approved write did not land: %q %v", b, err)
 	}
-	if !strings.Contains(r.stderr.String(), "took up the approval "+id+" by lee") {
+	if !r.said("took up the approval " + id + " by lee") {
 		t.Errorf("the gateway did not say it took up the approval:\n%s", r.stderr.String())
 	}
 	os.Remove(out)
@@ -225,7 +243,7 @@ func TestApprovalExpiredWhileDown(t *testing.T) {
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("an expired approval allowed the write")
 	}
-	if !strings.Contains(r.stderr.String(), "did not take up the answer to "+id) || !strings.Contains(r.stderr.String(), "it expired at") {
+	if !r.said("did not take up the answer to "+id, "it expired at") {
 		t.Errorf("the gateway did not say why it left the approval:\n%s", r.stderr.String())
 	}
 	r.stop()
@@ -398,7 +416,7 @@ func TestReconcileAfterUncleanStop(t *testing.T) {
 		editDB(t, r.db, lost)
 		os.Remove(out)
 		r.start()
-		if !strings.Contains(r.stderr.String(), "reconciled the state database with the audit log: approval "+id+" was used by ") {
+		if !r.said("reconciled the state database with the audit log: approval " + id + " was used by ") {
 			t.Fatalf("after %q the gateway did not reconcile:\n%s", lost, r.stderr.String())
 		}
 		r.asked(out, "hello")
@@ -458,7 +476,7 @@ func TestCarryChecksTheLog(t *testing.T) {
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 				t.Fatal("the approval was taken up")
 			}
-			if !strings.Contains(r.stderr.String(), "did not take up the answer to "+id) || !strings.Contains(r.stderr.String(), c.want) {
+			if !r.said("did not take up the answer to "+id, c.want) {
 				t.Fatalf("the gateway did not say %q:\n%s", c.want, r.stderr.String())
 			}
 			r.kill()
