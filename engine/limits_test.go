@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -286,5 +287,45 @@ tenants:
 	}
 	if mustLoad(t, "version: 1\nrules: []\n").HasLimits() {
 		t.Fatal("a policy without limits has them")
+	}
+}
+
+// TestLintLimits: a cost no ceiling counts, and a rate on a rule that
+// denies everything it matches, do nothing: lint says so, and not where
+// they do something.
+func TestLintLimits(t *testing.T) {
+	policy := `version: 1
+rules:
+  - {id: never, tool: delete, action: deny, rate: 5/m}
+  - {id: all, tool: "*", action: allow, rate: 5/m}
+tools:
+  fetch: {cost: 3}
+  echo: {rate: 1/s}
+`
+	fs, err := lintListed("p.yaml", []byte(policy), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		if f.Kind == lintCostUncounted || f.Kind == lintRateOnDeny {
+			got = append(got, fmt.Sprintf("%d %s", f.Line, f.Message))
+		}
+	}
+	want := []string{
+		"3 rule never denies every call it matches: its rate 5/m never counts one",
+		"6 fetch has a cost, but the policy has no tenants: no ceiling counts it",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	fs, err = lintListed("p.yaml", []byte(policy+"tenants:\n  \"*\": {ceiling: 9, window: day}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Kind == lintCostUncounted {
+			t.Fatalf("a cost under tenants: %s", f.Message)
+		}
 	}
 }

@@ -51,6 +51,8 @@ const (
 	lintOriginUnknown   = "self-published-no-fetch"
 	lintOverlap         = "contract-overlap"
 	lintLooseGlob       = "glob-loosens"
+	lintCostUncounted   = "cost-without-tenants"
+	lintRateOnDeny      = "rate-on-deny"
 )
 
 // Lint checks a policy for rules that can never decide and contracts that
@@ -100,6 +102,9 @@ func lintListed(name string, data []byte, listed []ListedTool) ([]Finding, error
 				break
 			}
 		}
+		if b.Rate != "" && b.Action == "deny" {
+			add(line, lintRateOnDeny, b.ID, "rule %s denies every call it matches: its rate %s never counts one", b.ID, b.Rate)
+		}
 		if why := contradiction(b.When); why != "" {
 			add(line, lintNeverMatches, b.ID, "rule %s can never match: %s", b.ID, why)
 		} else if why := l.unmatched(b); why != "" {
@@ -137,6 +142,9 @@ func lintListed(name string, data []byte, listed []ListedTool) ([]Finding, error
 			}
 			if len(c.WriteParams) > 0 && len(c.AllowedPathPrefixes) == 0 && (!l.known() || l.offers(orStar(sec.server), tool)) && allowedBySomeRule(f.Rules, tool) {
 				add(line, lintWriteNoPrefixes, tool, "%s has write_params but no allowed_path_prefixes: every write is denied", tool)
+			}
+			if mine && c.Cost != nil && len(spec.Tenants) == 0 {
+				add(line, lintCostUncounted, tool, "%s has a cost, but the policy has no tenants: no ceiling counts it", tool)
 			}
 			lintOrigin(add, line, tool, c, fetchers)
 		}

@@ -44,6 +44,8 @@ var advice = map[string]string{
 	"not-destinations-glob":   "An exclusion pattern takes some arguments out of the destination check: confirm none of them can carry an address.",
 	"contract-overlap":        "One tool contract overrides another and drops a control it set: merge the two, or make the narrower one complete.",
 	"glob-loosens":            "A wildcard contract loosens a control for any tool whose name matches, including tools a server adds later: name the tools instead.",
+	"cost-without-tenants":    "A tool has a cost, but no tenant has a ceiling, so nothing limits what calls spend: add tenants, or drop the cost.",
+	"rate-on-deny":            "A rate sits on a rule that refuses every call it matches, so it limits nothing: move it to the rule that allows the calls.",
 }
 
 // mdAdvice writes, after the findings, one sentence per kind of finding
