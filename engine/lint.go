@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Finding is one problem lint found in a policy.
@@ -102,9 +104,6 @@ func lintListed(name string, data []byte, listed []ListedTool) ([]Finding, error
 				break
 			}
 		}
-		if b.Rate != "" && b.Action == "deny" {
-			add(line, lintRateOnDeny, b.ID, "rule %s denies every call it matches: its rate %s never counts one", b.ID, b.Rate)
-		}
 		if why := contradiction(b.When); why != "" {
 			add(line, lintNeverMatches, b.ID, "rule %s can never match: %s", b.ID, why)
 		} else if why := l.unmatched(b); why != "" {
@@ -143,12 +142,10 @@ func lintListed(name string, data []byte, listed []ListedTool) ([]Finding, error
 			if len(c.WriteParams) > 0 && len(c.AllowedPathPrefixes) == 0 && (!l.known() || l.offers(orStar(sec.server), tool)) && allowedBySomeRule(f.Rules, tool) {
 				add(line, lintWriteNoPrefixes, tool, "%s has write_params but no allowed_path_prefixes: every write is denied", tool)
 			}
-			if mine && c.Cost != nil && len(spec.Tenants) == 0 {
-				add(line, lintCostUncounted, tool, "%s has a cost, but the policy has no tenants: no ceiling counts it", tool)
-			}
 			lintOrigin(add, line, tool, c, fetchers)
 		}
 	}
+	lintLimits(add, root, f, spec)
 	lintServers(add, root, pol, l)
 	lintOverlaps(add, root, spec, pol, tools)
 	lintTiers(add, root, spec, pol)
@@ -306,5 +303,30 @@ func lintOrigin(add func(int, string, string, string, ...any), line int, tool st
 		add(line, lintOriginUnknown, tool, "%s sets on_self_published, but no contract declares fetches: no output has a known origin, so no destination is self-published", tool)
 	case sink && c.OnSelfPublished == "" && c.OnFirstParty != "ask" && c.OnTaint != "ask" && len(fetchers) > 0:
 		add(line, lintOriginUnset, tool, "%s sends and %s fetches pages: a destination a site publishes on its own page is denied; set on_self_published: ask to ask a human instead, or deny to keep it denied", tool, strings.Join(fetchers, ", "))
+	}
+}
+
+// lintLimits reports limits that count nothing: a cost with no tenant
+// ceiling to spend, a rate on a rule that refuses every call it matches.
+func lintLimits(add func(int, string, string, string, ...any), root *yaml.Node, f *File, spec *File) {
+	for j, b := range f.Rules {
+		if b.Rate != "" && b.Action == "deny" {
+			add(lineOf(root, "rules", j), lintRateOnDeny, b.ID, "rule %s denies every call it matches: its rate %s never counts one", b.ID, b.Rate)
+		}
+	}
+	if len(spec.Tenants) > 0 {
+		return
+	}
+	for _, tool := range sortedKeys(f.Tools) {
+		if c := f.Tools[tool]; c != nil && c.Cost != nil {
+			add(lineOf(root, "tools", tool), lintCostUncounted, tool, "%s has a cost, but the policy has no tenants: no ceiling counts it", tool)
+		}
+	}
+	for _, server := range sortedKeys(f.Servers) {
+		for _, tool := range sortedKeys(f.Servers[server]) {
+			if c := f.Servers[server][tool]; c != nil && c.Cost != nil {
+				add(lineOf(root, "servers", server, tool), lintCostUncounted, tool, "%s has a cost, but the policy has no tenants: no ceiling counts it", tool)
+			}
+		}
 	}
 }
