@@ -42,6 +42,12 @@ func readMail(s string) mailReading {
 		return readList(s)
 	}
 	rest := s[len("mailto:"):]
+	if strings.ContainsFunc(rest, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		// A URI reader (Go's net/url among them) refuses a control
+		// character, and a client that does falls back to reading the
+		// whole value as an address: not where its fields say.
+		return mailReading{why: "its mailto URI holds a control character, which URI readers refuse"}
+	}
 	path, query, _ := strings.Cut(rest, "?")
 	if strings.Contains(query, ";") {
 		// Perl's URI::mailto splits header fields on ';' as well as '&':
