@@ -63,13 +63,6 @@ func NewStoredLedger(store CounterStore) *Ledger {
 	return l
 }
 
-// Spending is what each tenant spent per period, so far.
-func (l *Ledger) Spending() []engine.Spending {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.l.Spending()
-}
-
 // hold takes the ledger for one step at now, and returns the time the
 // step runs at: live, now, or just after the last step when the clock
 // did not move on (or went back, or another gateway's ran later).

@@ -22,6 +22,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(listPolicy))
 	f.Add([]byte(globPolicy))
 	f.Add([]byte("version: 1\nrules:\n  - {id: a, tool: '*', action: ask, when: [{arg: 'x[0].y', gte: 3}]}\n"))
+	f.Add([]byte("version: 1\nrules:\n  - {id: a, tool: '*', action: allow, rate: 5/m, rate_by: tenant}\ntools:\n  x: {cost: 0, rate: 1/s}\n  'y*': {cost: 3}\ntenants:\n  acme: {ceiling: 9, window: month, zone: Asia/Kolkata}\n  '*': {ceiling: 2, window: 90m}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Load("fuzz.yaml", data)
 		if err != nil {

@@ -23,7 +23,6 @@ const (
 // tenantPeriods is one tenant's periods under one window, in time order.
 type tenantPeriods struct {
 	tenant, window string
-	spent          int64
 	periods        []audit.TenantPeriod
 }
 
@@ -39,7 +38,6 @@ func (p *Pack) tenantList() []tenantPeriods {
 			by[kk] = &tenantPeriods{tenant: k.Tenant, window: k.Window}
 		}
 		by[kk].periods = append(by[kk].periods, k)
-		by[kk].spent += s.Spent
 		total[k.Tenant] += s.Spent
 	}
 	for t := range p.LimitRefused {

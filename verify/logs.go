@@ -29,6 +29,11 @@ type Input struct {
 // of a gateway that shared a tenant with another must be verified with
 // it, or a refusal that rests on the other's spending is a finding.
 func Logs(inputs []Input, opt Options) ([]*Report, error) {
+	if opt.Checkpoint != nil && len(inputs) != 1 {
+		// A checkpoint signs one log: held against several, it would
+		// report every other one truncated or rewritten.
+		return nil, fmt.Errorf("a checkpoint is for one log, and %d were given", len(inputs))
+	}
 	reps := make([]*Report, len(inputs))
 	for i, in := range inputs {
 		reps[i] = &Report{File: in.Name, Checked: !opt.IntegrityOnly, Checkpoint: opt.Checkpoint}

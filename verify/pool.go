@@ -95,20 +95,18 @@ func (p *pool) send(i int, rec chain.Record) {
 }
 
 // worker is the worker a record goes to: its session's, worker 0 for a
-// session whose policy counts across sessions. A session record is
-// looked at once (a second one is a finding of the worker it goes to).
+// session whose policy counts across sessions. A session once in the lane
+// stays there (a second session record is a finding of worker 0's).
 func (p *pool) worker(i int, rec chain.Record) int {
 	k := laneKey{i, rec.Session}
-	if rec.Kind == chain.KindSession && !p.seen[k] {
-		if p.seen == nil {
-			p.seen, p.lane = map[laneKey]bool{}, map[laneKey]bool{}
-		}
-		p.seen[k] = true
-		if isOrdered(p.vs[i], rec, p.ordered, p.quick) {
-			p.lane[k] = true
-		}
-	}
 	if p.lane[k] {
+		return 0
+	}
+	if rec.Kind == chain.KindSession && isOrdered(p.vs[i], rec, p.ordered, p.quick) {
+		if p.lane == nil {
+			p.lane = map[laneKey]bool{}
+		}
+		p.lane[k] = true
 		return 0
 	}
 	return shard(rec.Session, i, len(p.chans))
