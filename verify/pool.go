@@ -39,7 +39,6 @@ type pool struct {
 	ordered func(*engine.Policy) bool
 	quick   bool             // ordered is HasLimits: a policy without limit keys has none
 	lane    map[laneKey]bool // the sessions sent to worker 0 in order
-	seen    map[laneKey]bool // sessions whose record has been looked at
 }
 
 type item struct {
