@@ -154,8 +154,10 @@ func (d *Driver) Check(ev *Event) error {
 	return err
 }
 
-// Step takes one event.
-func (d *Driver) Step(ev *Event) error {
+// Step takes one event. ErrUnsaved says it was taken, but the shared
+// counters did not keep what it changed: its decision stands in the log
+// and must not be acted on.
+func (d *Driver) Step(ev *Event) (err error) {
 	if ev.kind() == "" {
 		// An event that is no step is no end either: it changes nothing.
 		return refuse(ev, "the event holds no step")
@@ -169,12 +171,16 @@ func (d *Driver) Step(ev *Event) error {
 	}
 	s := dv.s
 	if l := d.Config.Ledger; l != nil && ev.counts(s) && s.p.HasLimits() {
-		at, err := l.hold(ev.At, d.Config.Log != nil, ev.Result == nil)
-		if err != nil {
-			return err
+		at, herr := l.hold(ev.At, d.Config.Log != nil, ev.Result == nil)
+		if herr != nil {
+			return herr
 		}
 		ev.At = at
-		defer l.release()
+		defer func() {
+			if rerr := l.release(); rerr != nil && err == nil && ev.Result == nil {
+				err = rerr
+			}
+		}()
 	}
 	if ev.Call != nil && s.Made(ev.Call.Call.ID) {
 		return refuse(ev, "%s", reusedID(s.ID(), ev.Call.Call.ID))

@@ -31,17 +31,27 @@ type Ledger struct {
 	store   CounterStore
 	version int64  // the store's last change this ledger holds
 	unlock  func() // the store's lock, while a live step holds it
-	err     error  // the store failed: no step is taken on counts it may lack
+	err     error  // the store holds rows this process cannot read: no step is taken
 }
 
 // ErrLedger wraps a failure of the shared counters: the step is refused,
 // since a decision on counts another gateway changed would be a guess.
 var ErrLedger = errors.New("the tenant counters cannot be read or kept")
 
+// ErrUnsaved is a step that was taken and recorded but whose change to
+// the shared counters could not be saved: the other processes do not see
+// it, so what it decided must not be acted on (its call is not
+// forwarded, and is closed as failed). The change is saved with the next
+// step that reaches the store. It is also ErrLedger.
+var ErrUnsaved = fmt.Errorf("%w: the step's change could not be saved", ErrLedger)
+
 // Counter is one row of a CounterStore (state.Counter).
 type Counter struct {
 	Tenant, Counter, WindowStart string
 	WindowSecs, Used             int64
+	// Add says Used is to be added to the row's (which never goes
+	// below zero), not written over it.
+	Add bool
 }
 
 // CounterStore keeps a ledger's counts where every process sharing them
@@ -68,7 +78,8 @@ func NewStoredLedger(store CounterStore) *Ledger {
 // did not move on (or went back, or another gateway's ran later).
 // decides says the step decides a call: one that only gives back what a
 // call spent (a result) is still taken when the store fails, so its
-// record is not lost, and the failure refuses every step after it.
+// record is not lost; what it gives back is saved by the next step that
+// reaches the store.
 func (l *Ledger) hold(now time.Time, live, decides bool) (at time.Time, err error) {
 	l.mu.Lock()
 	defer func() {
@@ -85,12 +96,9 @@ func (l *Ledger) hold(now time.Time, live, decides bool) (at time.Time, err erro
 		}
 	}()
 	if live && l.store != nil {
-		if err := l.load(); err != nil {
-			if decides {
-				l.mu.Unlock()
-				return now, err
-			}
-			l.err = err
+		if err := l.load(); err != nil && decides {
+			l.mu.Unlock()
+			return now, err
 		}
 	}
 	if live && !now.After(l.last) {
@@ -131,7 +139,6 @@ func (l *Ledger) load() error {
 		return fail(err, true)
 	}
 	l.l.Restore(ps, rs)
-	l.l.Changes() // what was just read is no change of this process's
 	l.version = version
 	if last.After(l.last) {
 		l.last = last
@@ -140,21 +147,27 @@ func (l *Ledger) load() error {
 }
 
 // release ends the step: what it changed is saved, with its time, and
-// the next step may start. A change that cannot be saved leaves the
-// ledger refusing every later step: the others would not see it.
-func (l *Ledger) release() {
+// the next step may start. A change that cannot be saved is ErrUnsaved:
+// the step's decision must not be acted on, and the change is saved by
+// the next step that reaches the store (a period's spending is saved as
+// what was added to it, so a change saved late is not lost in another
+// process's).
+func (l *Ledger) release() error {
+	var err error
 	if l.unlock != nil {
 		prune, rows := encodeCounters(l.l.Changes())
-		version, err := l.store.SaveCounters(prune, rows, l.last)
-		if err != nil {
-			l.err = fmt.Errorf("%w: %v (restart the gateway once the state database can be written)", ErrLedger, err)
+		version, serr := l.store.SaveCounters(prune, rows, l.last)
+		if serr != nil {
+			err = fmt.Errorf("%w: %v", ErrUnsaved, serr)
 		} else {
 			l.version = version
+			l.l.Saved()
 		}
 		l.unlock()
 		l.unlock = nil
 	}
 	l.mu.Unlock()
+	return err
 }
 
 // Bounds on what a counter row may hold: a rate's N, and a period's
@@ -181,7 +194,9 @@ func (ev *Event) counts(s *Session) bool {
 // time), of which those before the oldest the ledger keeps are pruned.
 func encodeCounters(ps []engine.Spending, rs []engine.RateSlots) (prune, rows []Counter) {
 	for _, p := range ps {
-		rows = append(rows, Counter{Tenant: p.Tenant, Counter: "cost " + p.Window, WindowStart: p.Start.UTC().Format(time.RFC3339), Used: p.Spent})
+		if p.Added != 0 {
+			rows = append(rows, Counter{Tenant: p.Tenant, Counter: "cost " + p.Window, WindowStart: p.Start.UTC().Format(time.RFC3339), Used: p.Added, Add: true})
+		}
 	}
 	for _, r := range rs {
 		secs := int64(r.Per / time.Second)

@@ -16,11 +16,11 @@ type Ledger struct {
 	spent map[period]int64
 	rates map[rateKey][]time.Time // the last n times each, oldest first
 
-	// Changed since Changes was last asked, when Track was called: a
-	// ledger kept where other processes see it saves these.
+	// What this ledger changed that is not saved yet, when Track was
+	// called: a ledger kept where other processes see it saves these.
 	track  bool
-	dirtyP map[period]bool
-	dirtyR map[rateKey][]time.Time // the slots taken since
+	dirtyP map[period]int64        // what it added to each period
+	dirtyR map[rateKey][]time.Time // the slots it took
 
 	journal func(Spend) // told every spend and refund, for a reader
 }
@@ -75,6 +75,9 @@ type Spending struct {
 	Tenant, Window string
 	Start          time.Time
 	Spent          int64
+	// Added is, from Changes, what this ledger added to Spent that is
+	// not saved yet (negative when it gave back more than it spent).
+	Added int64
 }
 
 // Spending lists what each tenant spent, per period.
@@ -116,7 +119,7 @@ func (l *Ledger) note(k rateKey, now time.Time) {
 func (l *Ledger) add(p period, n int64) {
 	l.spent[p] += n
 	if l.track {
-		l.dirtyP[p] = true
+		l.dirtyP[p] += n
 	}
 }
 
@@ -134,15 +137,17 @@ type RateSlots struct {
 
 // Track starts noting what changes, for Changes.
 func (l *Ledger) Track() {
-	l.track, l.dirtyP, l.dirtyR = true, map[period]bool{}, map[rateKey][]time.Time{}
+	l.track, l.dirtyP, l.dirtyR = true, map[period]int64{}, map[rateKey][]time.Time{}
 }
 
-// Changes is what changed since the last call (or Track): each period's
-// spending, whole, and each rate's slots taken since.
+// Changes is what this ledger changed that is not saved yet (see Saved):
+// each period's spending, whole and what this ledger added to it, and
+// each rate's slots it took. What a failed save did not keep is given
+// again by the next call, with whatever was changed since.
 func (l *Ledger) Changes() ([]Spending, []RateSlots) {
 	var ps []Spending
-	for p := range l.dirtyP {
-		ps = append(ps, Spending{Tenant: p.tenant, Window: p.window, Start: time.Unix(p.start, 0).UTC(), Spent: l.spent[p]})
+	for p, added := range l.dirtyP {
+		ps = append(ps, Spending{Tenant: p.tenant, Window: p.window, Start: time.Unix(p.start, 0).UTC(), Spent: l.spent[p], Added: added})
 	}
 	var rs []RateSlots
 	for k, times := range l.dirtyR {
@@ -152,18 +157,24 @@ func (l *Ledger) Changes() ([]Spending, []RateSlots) {
 		}
 		rs = append(rs, r)
 	}
-	clear(l.dirtyP)
-	clear(l.dirtyR)
 	sortSpending(ps)
 	return ps, rs
 }
 
-// Restore takes what another process saved: periods' spending replaces
-// what this ledger held of them, and rates' slots join the ones it holds
-// (the last N kept).
+// Saved says what Changes last gave is kept where the other processes
+// read it.
+func (l *Ledger) Saved() {
+	clear(l.dirtyP)
+	clear(l.dirtyR)
+}
+
+// Restore takes what the processes sharing the ledger saved: a period's
+// spending is what was saved plus what this ledger added and has not
+// saved, and rates' slots join the ones it holds (the last N kept).
 func (l *Ledger) Restore(ps []Spending, rs []RateSlots) {
 	for _, s := range ps {
-		l.spent[period{s.Tenant, s.Window, s.Start.Unix()}] = s.Spent
+		p := period{s.Tenant, s.Window, s.Start.Unix()}
+		l.spent[p] = s.Spent + l.dirtyP[p]
 	}
 	for _, r := range rs {
 		if r.N < 1 {

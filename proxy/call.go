@@ -84,6 +84,13 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		badState = err
 	}
 	d, written, canElicit, err := p.decide(c, resolved, httpAsk)
+	if errors.Is(err, audit.ErrUnsaved) {
+		// Decided and recorded, but the other gateways cannot see what
+		// it spent: nothing is forwarded, and the call is closed as
+		// failed, so the log gives back what it spent.
+		p.unsaved(req.ID, c, d, err)
+		return
+	}
 	if errors.Is(err, audit.ErrLedger) {
 		// Nothing was decided: a decision on counts another gateway may
 		// have changed would be a guess. The refusal is recorded as one
@@ -330,40 +337,6 @@ func elicitAnswer(action string, content map[string]any) (approve bool, note str
 		return false, "the human cancelled the question"
 	}
 	return false, fmt.Sprintf("unknown action %q", action)
-}
-
-// settle records the human's in-band answer to asked call c, given
-// through elicitation/create or an input_required retry alike: an
-// unsigned grant by "elicitation", carrying the final decision.
-func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engine.Decision {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := p.opt.Now()
-	g := engine.Grant{ID: "elicit-" + c.ID, ToolRef: c.ToolRef, Digest: c.Digest,
-		Approver: "elicitation", Approve: approve, Expires: now.Add(p.opt.Policy.ApprovalTTL())}
-	refuse := func(why string) engine.Decision {
-		return engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval, Rule: asked.Rule, Reason: why}
-	}
-	body := &audit.GrantBody{Grant: g.ID, Call: c.ID, Tool: g.Tool, Digest: g.Digest, Approver: g.Approver,
-		Answer: audit.Answer(approve), Expires: audit.FormatTime(g.Expires)}
-	if p.gateway {
-		body.Server = c.Server
-	}
-	// The gateway's answer claims to settle its call: the driver settles
-	// it only if the call still waits for one.
-	err := p.step(audit.Event{At: now, Grant: &audit.GrantStep{Call: c.ID, ID: g.ID, Approver: g.Approver, Approve: approve,
-		Expires: g.Expires, Logged: true, Settled: true, Tool: g.ToolRef, Digest: g.Digest, Body: body}})
-	var se *audit.StepError
-	switch {
-	case errors.As(err, &se):
-		return refuse("the call is not one this session made")
-	case errors.Is(err, errAnswered):
-		return refuse("the call was already answered")
-	case err != nil:
-		p.logf("cannot write the audit log: %v", err)
-		return refuse("the audit log cannot be written")
-	}
-	return p.obs.decided
 }
 
 // refusal is the tool result of a call bailiff did not forward.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -93,8 +94,10 @@ func (p *Proxy) takeUp(t carry, now time.Time) {
 	if p.gateway {
 		body.Server = g.Server
 	}
+	// A grant kept for a retry forwards nothing: once recorded it stands,
+	// even when the counters did not keep the step (ErrUnsaved).
 	if err := p.step(audit.Event{At: now, Grant: &audit.GrantStep{Call: c.Ask.Call, ID: g.ID, Approver: g.Approver, Approve: true,
-		Expires: g.Expires, Logged: true, Tool: g.ToolRef, Digest: g.Digest, Body: body}}); err != nil {
+		Expires: g.Expires, Logged: true, Tool: g.ToolRef, Digest: g.Digest, Body: body}}); err != nil && !errors.Is(err, audit.ErrUnsaved) {
 		p.logf("cannot write the audit log: %v", err)
 		return
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -219,8 +220,10 @@ func (p *Proxy) collectGrants() {
 		}
 		// An answer out of band settles nothing: it is kept for the
 		// call's retry.
+		// A grant kept for a retry forwards nothing: once recorded it stands,
+		// even when the counters did not keep the step (ErrUnsaved).
 		if err := p.step(audit.Event{At: now, Grant: &audit.GrantStep{Call: c.ID, ID: g.ID, Approver: g.Approver, Approve: g.Approve,
-			Expires: g.Expires, Logged: true, Tool: g.ToolRef, Digest: g.Digest, Body: body}}); err != nil {
+			Expires: g.Expires, Logged: true, Tool: g.ToolRef, Digest: g.Digest, Body: body}}); err != nil && !errors.Is(err, audit.ErrUnsaved) {
 			p.logf("cannot write the audit log: %v", err)
 			continue
 		}

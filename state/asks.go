@@ -45,7 +45,7 @@ func (s *Store) AddAsk(a Ask) error {
 	if a.Kind != "call" && a.Kind != "definition" {
 		return refuse("an ask's kind is call or definition, not %q", a.Kind)
 	}
-	return s.write("recording ask "+a.ID, func(tx *sql.Tx) error {
+	return s.write("recording ask "+a.ID, func(tx runner) error {
 		old, found, err := getAsk(tx, a.ID)
 		if err != nil {
 			return err
@@ -100,7 +100,7 @@ func getAsk(q rowQuerier, id string) (Ask, bool, error) {
 
 // GetAsk returns the ask id, settled or not.
 func (s *Store) GetAsk(id string) (Ask, bool, error) {
-	a, found, err := getAsk(s.db, id)
+	a, found, err := getAsk(s.run(), id)
 	if err != nil {
 		return a, false, s.explain("reading ask "+id, err)
 	}
@@ -111,7 +111,7 @@ func (s *Store) GetAsk(id string) (Ask, bool, error) {
 // settled, oldest first: those recorded in log, or every log's when log
 // is "".
 func (s *Store) Pending(log string) ([]Ask, error) {
-	rows, err := s.db.Query(`SELECT `+askColumns+` FROM asks
+	rows, err := s.run().Query(`SELECT `+askColumns+` FROM asks
 		WHERE settled_at IS NULL AND id NOT IN (SELECT ask_id FROM answers) AND (? = '' OR log = ?)
 		ORDER BY asked_at, id`, log, log)
 	if err != nil {
@@ -141,7 +141,7 @@ func (s *Store) AddAnswer(id string, ans Answer) error {
 		return refuse("answer %q is not approve or decline", ans.Answer)
 	}
 	defer s.answered.Add(1)
-	return s.write("recording the answer to "+id, func(tx *sql.Tx) error {
+	return s.write("recording the answer to "+id, func(tx runner) error {
 		a, found, err := getAsk(tx, id)
 		switch {
 		case err != nil:
@@ -160,6 +160,10 @@ func (s *Store) AddAnswer(id string, ans Answer) error {
 		}
 		_, err = tx.Exec(`INSERT INTO answers (ask_id, answer, approver, key, sig, signed_at, given_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			id, ans.Answer, ans.Approver, ans.Key, ans.Sig, ans.Signed, formatTime(ans.Given))
+		if err == nil && s.pg != nil {
+			// Delivered to every listening replica when this commits.
+			_, err = tx.Exec("SELECT pg_notify(?, ?)", answersChannel, id)
+		}
 		return err
 	})
 }
@@ -169,7 +173,7 @@ func (s *Store) AddAnswer(id string, ans Answer) error {
 func (s *Store) GetAnswer(id string) (Answer, bool, error) {
 	var ans Answer
 	var given sql.NullString
-	err := s.db.QueryRow(`SELECT answer, approver, key, sig, signed_at, given_at FROM answers WHERE ask_id = ?`, id).
+	err := s.run().QueryRow(`SELECT answer, approver, key, sig, signed_at, given_at FROM answers WHERE ask_id = ?`, id).
 		Scan(&ans.Answer, &ans.Approver, &ans.Key, &ans.Sig, &ans.Signed, &given)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Answer{}, false, nil
@@ -187,7 +191,7 @@ func (s *Store) GetAnswer(id string) (Answer, bool, error) {
 // a key it does not trust, over another ask), leaving the ask pending for
 // a real approver.
 func (s *Store) RejectAnswer(id string) error {
-	return s.write("removing the refused answer to "+id, func(tx *sql.Tx) error {
+	return s.write("removing the refused answer to "+id, func(tx runner) error {
 		_, err := tx.Exec(`DELETE FROM answers WHERE ask_id = ? AND ask_id IN (SELECT id FROM asks WHERE settled_at IS NULL)`, id)
 		return err
 	})

@@ -24,7 +24,7 @@ type Carry struct {
 // Carryable lists the approvals asked in log for principal by sessions
 // other than session, approved and not used, oldest first.
 func (s *Store) Carryable(log, principal, session string) ([]Carry, error) {
-	rows, err := s.db.Query(`SELECT `+prefixed("a.", askColumns)+`,
+	rows, err := s.run().Query(`SELECT `+prefixed("a.", askColumns)+`,
 			n.answer, n.approver, n.key, n.sig, n.signed_at, n.given_at, g.id IS NOT NULL
 		FROM asks a JOIN answers n ON n.ask_id = a.id LEFT JOIN grants g ON g.id = a.id
 		WHERE a.log = ? AND a.principal = ? AND a.session != ? AND a.kind = 'call' AND n.answer = 'approve'
@@ -80,7 +80,7 @@ func prefixed(p, columns string) string {
 // holds as approved and not used: what an unclean stop may have left
 // behind the log (see Reconcile).
 func (s *Store) Unspent(log string) ([]string, error) {
-	rows, err := s.db.Query(`SELECT a.id FROM asks a JOIN answers n ON n.ask_id = a.id LEFT JOIN grants g ON g.id = a.id
+	rows, err := s.run().Query(`SELECT a.id FROM asks a JOIN answers n ON n.ask_id = a.id LEFT JOIN grants g ON g.id = a.id
 		WHERE a.log = ? AND a.kind = 'call' AND n.answer = 'approve' AND g.used_at IS NULL ORDER BY a.id`, log)
 	if err != nil {
 		return nil, s.explain("listing the unused approvals", err)
@@ -106,7 +106,7 @@ func (s *Store) Unspent(log string) ([]string, error) {
 // made (from the ask and its answer) if the stop came before that too.
 // The log wins: whatever the database said, the approval is spent.
 func (s *Store) Reconcile(id, by string, at time.Time) error {
-	return s.write("reconciling approval "+id+" with the log", func(tx *sql.Tx) error {
+	return s.write("reconciling approval "+id+" with the log", func(tx runner) error {
 		if _, err := tx.Exec(`UPDATE asks SET settled_at = ? WHERE id = ? AND settled_at IS NULL`, formatTime(at), id); err != nil {
 			return err
 		}
@@ -125,9 +125,15 @@ func (s *Store) Reconcile(id, by string, at time.Time) error {
 // through this store are counted here. A gateway looks for approvals of
 // earlier sessions at every call only when it has moved, so a call pays
 // one pragma, not a query over the asks.
+//
+// On PostgreSQL, notifications take the place of data_version (see
+// answersVersionPG).
 func (s *Store) AnswersVersion() (string, error) {
+	if s.pg != nil {
+		return s.answersVersionPG(), nil
+	}
 	var v int64
-	if err := s.db.QueryRow("PRAGMA data_version").Scan(&v); err != nil {
+	if err := s.run().QueryRow("PRAGMA data_version").Scan(&v); err != nil {
 		return "", s.explain("reading the data version", err)
 	}
 	return fmt.Sprintf("%d/%d", v, s.answered.Load()), nil

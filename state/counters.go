@@ -12,13 +12,24 @@ import (
 type Counter struct {
 	Tenant, Counter, WindowStart string
 	WindowSecs, Used             int64
+	// Add says Used is added to what the row holds (never going below
+	// zero), not written over it: a change saved late, after a failed
+	// save, then adds to what other processes saved meanwhile.
+	Add bool
 }
 
 // LockCounters takes the counters for one step across processes: every
 // gateway sharing this database takes its steps on them one at a time,
 // each after the last, so the counts each decision sees are the ones
 // the logs rebuild. It blocks until the lock is free.
+//
+// On PostgreSQL the lock is a row lock in a transaction that the step's
+// reads and its save run in, so a replica that dies mid-step, or whose
+// connection drops, holds nothing and keeps nothing.
 func (s *Store) LockCounters() (unlock func(), err error) {
+	if s.pg != nil {
+		return s.lockCountersPG()
+	}
 	f, err := os.OpenFile(s.path+"-counters", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, s.explain("locking the tenant counters", err)
@@ -74,7 +85,11 @@ type querierRows interface {
 }
 
 func (s *Store) readCounters(fn func(querierRows) error) error {
-	if err := fn(s.db); err != nil {
+	r := s.run()
+	if s.pg != nil && s.pg.ctr != nil {
+		r = runner{s.pg.ctr, true}
+	}
+	if err := fn(r); err != nil {
 		return s.explain("reading the tenant counters", err)
 	}
 	return nil
@@ -82,10 +97,12 @@ func (s *Store) readCounters(fn func(querierRows) error) error {
 
 // SaveCounters writes one change: the rows each of prune names (tenant
 // and counter) from before its WindowStart are removed (a rate's slots
-// no one reads any more), then rows are written over what they name, and
-// the clock moves to last. It returns the change's version.
+// no one reads any more), then rows are written over what they name (or
+// added to it, see Counter.Add), and the clock moves to last. It returns
+// the change's version. The caller holds the counters' lock, so no other
+// process writes them between the update and the insert of a new row.
 func (s *Store) SaveCounters(prune []Counter, rows []Counter, last time.Time) (version int64, err error) {
-	err = s.write("saving the tenant counters", func(tx *sql.Tx) error {
+	save := func(tx runner) error {
 		if err := tx.QueryRow("UPDATE counters_clock SET version = version + 1, last = ? WHERE id = 1 RETURNING version", formatTime(last)).Scan(&version); err != nil {
 			return err
 		}
@@ -95,6 +112,20 @@ func (s *Store) SaveCounters(prune []Counter, rows []Counter, last time.Time) (v
 			}
 		}
 		for _, c := range rows {
+			if c.Add {
+				res, err := tx.Exec(`UPDATE tenant_counters SET used = CASE WHEN used + ? < 0 THEN 0 ELSE used + ? END, changed = ?
+					WHERE tenant = ? AND counter = ? AND window_start = ?`, c.Used, c.Used, version, c.Tenant, c.Counter, c.WindowStart)
+				if err != nil {
+					return err
+				}
+				if n, err := res.RowsAffected(); err != nil || n == 1 {
+					if err != nil {
+						return err
+					}
+					continue
+				}
+				c.Used = max(c.Used, 0) // a new row: nothing to give back from
+			}
 			if _, err := tx.Exec(`INSERT INTO tenant_counters (tenant, counter, window_start, window_secs, used, changed)
 				VALUES (?, ?, ?, ?, ?, ?)
 				ON CONFLICT (tenant, counter, window_start) DO UPDATE SET used = excluded.used, window_secs = excluded.window_secs, changed = excluded.changed`,
@@ -103,6 +134,9 @@ func (s *Store) SaveCounters(prune []Counter, rows []Counter, last time.Time) (v
 			}
 		}
 		return nil
-	})
-	return version, err
+	}
+	if s.pg != nil {
+		return version, s.saveCountersPG(save)
+	}
+	return version, s.write("saving the tenant counters", save)
 }

@@ -28,7 +28,7 @@ type Grant struct {
 // the ask either still waiting with its answer, or settled with its
 // grant. Settling an ask twice is refused.
 func (s *Store) Settle(id string, at time.Time, g *Grant) error {
-	return s.write("settling ask "+id, func(tx *sql.Tx) error {
+	return s.write("settling ask "+id, func(tx runner) error {
 		res, err := tx.Exec(`UPDATE asks SET settled_at = ? WHERE id = ? AND settled_at IS NULL`, formatTime(at), id)
 		if err != nil {
 			return err
@@ -44,7 +44,7 @@ func (s *Store) Settle(id string, at time.Time, g *Grant) error {
 		}
 		_, err = tx.Exec(`INSERT INTO grants (id, server, tool, digest, principal, approver, approve, expires_at, granted_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, g.Server, g.Tool, g.Digest, g.Principal, g.Approver, g.Approve, formatTime(g.Expires), formatTime(g.Granted))
+			id, g.Server, g.Tool, g.Digest, g.Principal, g.Approver, boolInt(g.Approve), formatTime(g.Expires), formatTime(g.Granted))
 		return err
 	})
 }
@@ -57,7 +57,7 @@ var ErrUsed = errors.New("the grant was already used")
 // number of calls racing for a grant, in this process or in others on
 // the same file, exactly one is told yes; the others get ErrUsed.
 func (s *Store) UseGrant(id, by string, at time.Time) error {
-	return s.write("using grant "+id, func(tx *sql.Tx) error {
+	return s.write("using grant "+id, func(tx runner) error {
 		res, err := tx.Exec(`UPDATE grants SET used_at = ?, used_by = ? WHERE id = ? AND used_at IS NULL`, formatTime(at), by, id)
 		if err != nil {
 			return err
@@ -101,7 +101,7 @@ func getGrant(q rowQuerier, id string) (Grant, bool, error) {
 
 // GetGrant returns grant id, used or not.
 func (s *Store) GetGrant(id string) (Grant, bool, error) {
-	g, found, err := getGrant(s.db, id)
+	g, found, err := getGrant(s.run(), id)
 	if err != nil {
 		return g, false, s.explain("reading grant "+id, err)
 	}
@@ -111,7 +111,7 @@ func (s *Store) GetGrant(id string) (Grant, bool, error) {
 // Spent is the count of calls session made of tool on server.
 func (s *Store) Spent(session, server, tool string) (int, error) {
 	var used int
-	err := s.db.QueryRow(`SELECT used FROM budgets WHERE session = ? AND server = ? AND tool = ?`, session, server, tool).Scan(&used)
+	err := s.run().QueryRow(`SELECT used FROM budgets WHERE session = ? AND server = ? AND tool = ?`, session, server, tool).Scan(&used)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -135,7 +135,7 @@ func (s *Store) SaveBudgets(session string, used []Budget) error {
 	if len(used) == 0 {
 		return nil
 	}
-	return s.write("recording the budgets of session "+session, func(tx *sql.Tx) error {
+	return s.write("recording the budgets of session "+session, func(tx runner) error {
 		for _, b := range used {
 			_, err := tx.Exec(`INSERT INTO budgets (session, server, tool, used) VALUES (?, ?, ?, ?)
 				ON CONFLICT (session, server, tool) DO UPDATE SET used = excluded.used`, session, b.Server, b.Tool, max(b.Used, 0))

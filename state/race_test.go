@@ -3,7 +3,6 @@ package state_test
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -15,8 +14,9 @@ import (
 // its own on the same file (two connections, as two gateways or a
 // gateway and its restart would hold): exactly one is allowed, the other
 // is told the grant was used, and the grant names the winner. 1,000 runs.
-func TestGrantRace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+func TestGrantRace(t *testing.T) { backends(t, testGrantRace) }
+
+func testGrantRace(t *testing.T, path string) {
 	a, b := open(t, path), open(t, path)
 	runs := 1000
 	if testing.Short() {

@@ -91,12 +91,12 @@ var Version = len(migrations)
 // first reads the version again: two processes opening a new file at
 // once migrate it once.
 func (s *Store) migrate() error {
-	v, err := s.version(s.db)
+	v, err := s.version(s.run())
 	if err != nil {
 		return err
 	}
 	for v < Version {
-		err := s.write(fmt.Sprintf("migrating to schema version %d", v+1), func(tx *sql.Tx) error {
+		err := s.write(fmt.Sprintf("migrating to schema version %d", v+1), func(tx runner) error {
 			now, err := s.version(tx)
 			if err != nil || now != v {
 				return err
@@ -115,7 +115,7 @@ func (s *Store) migrate() error {
 		if err != nil {
 			return err
 		}
-		if v, err = s.version(s.db); err != nil {
+		if v, err = s.version(s.run()); err != nil {
 			return err
 		}
 	}

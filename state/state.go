@@ -42,6 +42,8 @@ type Store struct {
 	// answered counts the answers recorded through this store, which
 	// SQLite's data_version does not see (see AnswersVersion).
 	answered atomic.Int64
+	// pg is set on a PostgreSQL database (see openPostgres).
+	pg *pgStore
 }
 
 // The errors a caller tells apart.
@@ -66,7 +68,13 @@ const busyTimeout = 10 * time.Second
 // that is not a sound database, one from a newer bailiff, and one it
 // cannot write, each with an error that names the file and what to do;
 // it never rewrites or replaces a file it refused.
+//
+// A postgres:// or postgresql:// URL opens that PostgreSQL database
+// instead, with the same schema and the same guarantees (openPostgres).
 func Open(path string) (*Store, error) {
+	if IsPostgres(path) {
+		return openPostgres(path, true)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -137,7 +145,7 @@ func checkHeader(path string) error {
 // migrates it.
 func (s *Store) setUp() error {
 	var check string
-	if err := s.db.QueryRow("PRAGMA quick_check").Scan(&check); err != nil {
+	if err := s.run().QueryRow("PRAGMA quick_check").Scan(&check); err != nil {
 		return s.explain("checking", err)
 	}
 	if check != "ok" {
@@ -146,11 +154,11 @@ func (s *Store) setUp() error {
 	}
 	// Whose and which version, before anything is written: a file that
 	// is another program's, or a newer bailiff's, is left as it was.
-	if _, err := s.version(s.db); err != nil {
+	if _, err := s.version(s.run()); err != nil {
 		return err
 	}
 	var mode string
-	if err := s.db.QueryRow("PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+	if err := s.run().QueryRow("PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
 		return s.explain("opening", err)
 	}
 	if mode != "wal" {
@@ -159,15 +167,27 @@ func (s *Store) setUp() error {
 	return s.migrate()
 }
 
-// Path is the database file's absolute path.
+// Path is the database file's absolute path, or the PostgreSQL URL
+// without its password.
 func (s *Store) Path() string { return s.path }
 
+// Postgres tells whether the store is a PostgreSQL database.
+func (s *Store) Postgres() bool { return s.pg != nil }
+
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.pg != nil {
+		s.pg.close()
+	}
+	return s.db.Close()
+}
 
 // explain wraps a database error with what was being done and the file,
 // and with the sentinel that tells a caller what kind of failure it was.
 func (s *Store) explain(doing string, err error) error {
+	if s.pg != nil {
+		return s.explainPG(doing, err)
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
@@ -185,17 +205,32 @@ func (s *Store) explain(doing string, err error) error {
 	return fmt.Errorf("state database %s: %s: %w", s.path, doing, err)
 }
 
-// write runs fn in one immediate transaction, committed only if fn
-// returns nil: a change is all of it or none of it.
-func (s *Store) write(doing string, fn func(tx *sql.Tx) error) error {
+// write runs fn in one transaction, committed only if fn returns nil: a
+// change is all of it or none of it. On SQLite the transaction is
+// immediate (it takes the one write lock at its start); on PostgreSQL it
+// is serializable, and retried when another write ran at once, so the
+// two give every write the same answer.
+func (s *Store) write(doing string, fn func(tx runner) error) error {
 	if err := fault.Err(fault.StateWrite, doing); err != nil {
 		return s.explain(doing, err)
 	}
-	tx, err := s.db.BeginTx(context.Background(), nil)
+	if s.pg == nil {
+		return s.writeOnce(doing, sql.LevelDefault, fn)
+	}
+	for try := 1; ; try++ {
+		err := s.writeOnce(doing, sql.LevelSerializable, fn)
+		if try == pgRetryWrites || !retryable(err) {
+			return err
+		}
+	}
+}
+
+func (s *Store) writeOnce(doing string, level sql.IsolationLevel, fn func(tx runner) error) error {
+	tx, err := s.db.BeginTx(context.Background(), &sql.TxOptions{Isolation: level})
 	if err != nil {
 		return s.explain(doing, err)
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(runner{tx, s.pg != nil}); err != nil {
 		tx.Rollback()
 		var refused *Refusal
 		if errors.As(err, &refused) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"bailiff/internal/pgtest"
 	"bailiff/state"
 )
 
@@ -24,6 +25,14 @@ func open(t *testing.T, path string) *state.Store {
 	return s
 }
 
+// backends runs test on each kind of state database: an SQLite file, and
+// a PostgreSQL schema (skipped, and saying so, where no server is given;
+// see pgtest). where names the database as --state would.
+func backends(t *testing.T, test func(t *testing.T, where string)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, filepath.Join(t.TempDir(), "state.db")) })
+	t.Run("postgres", func(t *testing.T) { test(t, pgtest.Schema(t)) })
+}
+
 func ask(id string) state.Ask {
 	return state.Ask{ID: id, Kind: "call", Log: "/var/log/a.jsonl", Session: "s1", Server: "mail", Tool: "send",
 		Call: "c" + id, Digest: "sha256:" + id, Principal: "ana", Args: `{"to":"x@example.com"}`, Reason: "sends mail", Asked: t0}
@@ -37,8 +46,9 @@ func answer(a string) state.Answer {
 // answer is refused; a refused answer leaves it pending; settling takes it
 // out of the list and records the grant, which is used once; and all of
 // it is there again after the store is closed and opened.
-func TestAskAnswerGrantLifecycle(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+func TestAskAnswerGrantLifecycle(t *testing.T) { backends(t, testAskAnswerGrantLifecycle) }
+
+func testAskAnswerGrantLifecycle(t *testing.T, path string) {
 	s := open(t, path)
 	for _, id := range []string{"s1-b", "s1-a"} {
 		if err := s.AddAsk(ask(id)); err != nil {
@@ -140,8 +150,9 @@ func pendingIDs(t *testing.T, s *state.Store, log string, want ...string) {
 // TestSaveBudgets: a session's counts per tool, as the gateway saves
 // them when the session ends; saved again they replace the last, never
 // below zero, and kept across a reopen.
-func TestSaveBudgets(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+func TestSaveBudgets(t *testing.T) { backends(t, testSaveBudgets) }
+
+func testSaveBudgets(t *testing.T, path string) {
 	s := open(t, path)
 	if err := s.SaveBudgets("s1", []state.Budget{{"mail", "send", 2}, {"mail", "read", 1}, {"mail", "list", -1}}); err != nil {
 		t.Fatal(err)
@@ -181,50 +192,77 @@ func TestPrivateFile(t *testing.T) {
 }
 
 // TestAnswersVersion: the version moves when an answer is recorded,
-// through this store or another on the same file, and not otherwise; a
-// gateway skips looking for approvals of earlier sessions while it
-// stands.
-func TestAnswersVersion(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
+// through this store or another on the same database, and not
+// otherwise; a gateway skips looking for approvals of earlier sessions
+// while it stands. On PostgreSQL the other store's answer arrives as a
+// notification, so it is waited for (never longer than settle).
+func TestAnswersVersion(t *testing.T) { backends(t, testAnswersVersion) }
+
+func testAnswersVersion(t *testing.T, path string) {
 	gw, approver := open(t, path), open(t, path)
-	version := func() string {
-		t.Helper()
-		v, err := gw.AnswersVersion()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
 	for _, id := range []string{"a", "b", "c"} {
 		if err := gw.AddAsk(ask(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	v0 := version()
-	if v := version(); v != v0 {
+	v0 := steadyVersion(t, gw)
+	if v := version(t, gw); v != v0 {
 		t.Fatalf("the version moved with nothing done: %s, %s", v0, v)
 	}
 	if err := approver.AddAnswer("a", answer("approve")); err != nil {
 		t.Fatal(err)
 	}
-	v1 := version()
-	if v1 == v0 {
-		t.Fatal("an answer through another store did not move the version")
-	}
+	v1 := movedFrom(t, gw, v0, "an answer through another store")
 	if err := gw.AddAnswer("b", answer("approve")); err != nil {
 		t.Fatal(err)
 	}
-	if v2 := version(); v2 == v1 {
-		t.Fatal("an answer through this store did not move the version")
+	movedFrom(t, gw, v1, "an answer through this store")
+}
+
+const settle = 10 * time.Second
+
+func version(t *testing.T, s *state.Store) string {
+	t.Helper()
+	v, err := s.AnswersVersion()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return v
+}
+
+// steadyVersion waits for the version to stand still: on PostgreSQL it
+// moves at every read until the listener is connected (polling).
+func steadyVersion(t *testing.T, s *state.Store) string {
+	t.Helper()
+	for end := time.Now().Add(settle); ; time.Sleep(10 * time.Millisecond) {
+		if a, b := version(t, s), version(t, s); a == b {
+			return b
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the answers version never stood still in %v: no listener", settle)
+		}
+	}
+}
+
+// movedFrom waits for the version to move from v, and for it to stand.
+func movedFrom(t *testing.T, s *state.Store, v, what string) string {
+	t.Helper()
+	for end := time.Now().Add(settle); version(t, s) == v; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%s did not move the version in %v", what, settle)
+		}
+	}
+	return steadyVersion(t, s)
 }
 
 // TestCarryable: the approvals a later session of the same log and
 // principal may take up are the approved, unused ones of other sessions;
 // a row someone edited into nonsense is skipped and named, and the rest
 // are still listed.
-func TestCarryable(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "state.db"))
+func TestCarryable(t *testing.T) { backends(t, testCarryable) }
+
+func testCarryable(t *testing.T, path string) {
+	s := open(t, path)
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
 		if err := s.AddAsk(ask(id)); err != nil {
 			t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"bailiff/identity"
 	"bailiff/internal/clientconfig"
 	"bailiff/proxy"
+	"bailiff/state"
 )
 
 // gatewayConfig is gateway.yaml. Paths in it are relative to the file.
@@ -109,7 +110,10 @@ func loadGatewayConfig(stdin io.Reader, name string) (*gatewayConfig, error) {
 		}
 	}
 	rel := func(p string) string { return relTo(name, p) }
-	c.Policy, c.Audit, c.Secret, c.State = rel(c.Policy), rel(c.Audit), rel(c.Secret), rel(c.State)
+	c.Policy, c.Audit, c.Secret = rel(c.Policy), rel(c.Audit), rel(c.Secret)
+	if !state.IsPostgres(c.State) { // a URL is not a path beside the config
+		c.State = rel(c.State)
+	}
 	if c.Identity != nil {
 		c.Identity.JWKSFile = rel(c.Identity.JWKSFile)
 	}

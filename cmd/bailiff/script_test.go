@@ -11,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"bailiff/internal/golden"
+	"bailiff/internal/pgtest"
 )
 
 func TestMain(tm *testing.M) {
@@ -45,11 +46,17 @@ var peers, _ = filepath.Abs("../../proxy/testdata/peers/node_modules")
 // go test -update rewrites the expected output in place. Scripts that
 // need the real MCP servers start with [!peers] skip; CI sets
 // BAILIFF_PEERS_REQUIRED, and then missing peers fail the test instead.
+// Scripts that need PostgreSQL start with [!postgres] skip, and
+// BAILIFF_POSTGRES_REQUIRED makes a missing server fail (see pgtest).
 func TestScripts(t *testing.T) {
 	_, err := os.Stat(filepath.Join(peers, ".bin", "mcp-inspector"))
 	havePeers := err == nil
 	if !havePeers && os.Getenv("BAILIFF_PEERS_REQUIRED") != "" {
 		t.Fatalf("the test peers are not installed in %s", peers)
+	}
+	havePostgres := os.Getenv("BAILIFF_TEST_POSTGRES") != ""
+	if !havePostgres && os.Getenv("BAILIFF_POSTGRES_REQUIRED") != "" {
+		t.Fatal("BAILIFF_POSTGRES_REQUIRED is set but BAILIFF_TEST_POSTGRES is not")
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
@@ -64,6 +71,16 @@ func TestScripts(t *testing.T) {
 			e.Setenv("FIXTURES", fixtures)
 			// A session needs a principal; run and gateway take $USER.
 			e.Setenv("USER", "tester")
+			// Scripts that need PostgreSQL ([postgres]) get a schema of
+			// their own in $PGSTATE.
+			if server := os.Getenv("BAILIFF_TEST_POSTGRES"); server != "" {
+				dsn, drop, err := pgtest.NewSchema(server)
+				if err != nil {
+					return err
+				}
+				e.Defer(drop)
+				e.Setenv("PGSTATE", dsn)
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -72,8 +89,11 @@ func TestScripts(t *testing.T) {
 			"state-sql":     stateSQL,
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "peers" {
+			switch cond {
+			case "peers":
 				return havePeers, nil
+			case "postgres":
+				return havePostgres, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

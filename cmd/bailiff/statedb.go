@@ -18,10 +18,13 @@ const stateFlagHelp = "the state database, where asks wait for an answer (defaul
 // statePath is the state database named (by --state or state:), else
 // $BAILIFF_STATE, else state.db in the user's state directory, made
 // absolute: the gateway and approve, run from anywhere, must name the
-// same file.
+// same file. A postgres:// URL names a PostgreSQL database, as it is.
 func statePath(named string) (path string, isDefault bool, err error) {
 	if named == "" {
 		named = os.Getenv("BAILIFF_STATE")
+	}
+	if state.IsPostgres(named) {
+		return named, false, nil
 	}
 	if named == "" {
 		named, isDefault = filepath.Join(stateDir(), "state.db"), true
@@ -37,6 +40,9 @@ func statePath(named string) (path string, isDefault bool, err error) {
 // them can record an answer (which still needs a trusted signature to
 // count) or destroy the asks waiting there.
 func stateDBGuarded(path string) []guarded {
+	if state.IsPostgres(path) {
+		return nil // no file of it is on this machine
+	}
 	what, harm := "the state database "+path, "an agent could destroy the asks waiting there and the record of which approvals were used"
 	// The counters' lock file too: one removed while held would let two
 	// gateways spend a tenant's ceiling at once.
@@ -68,7 +74,7 @@ func openGatewayState(stderr io.Writer, named, audit string, roots []clientconfi
 	}
 	a := &proxy.Approvals{Store: st, Log: log}
 	if !isDefault {
-		a.StateArg = path
+		a.StateArg = st.Path() // a PostgreSQL URL without its password: it is shown to the agent
 	}
 	if err := reconcileState(stderr, a); err != nil {
 		st.Close()
@@ -86,6 +92,16 @@ func openStateForAnswers(named string) (*state.Store, error) {
 		return nil, err
 	}
 	hint := "name the one the gateway uses with --state (or $BAILIFF_STATE); the gateway says which at its start"
+	if state.IsPostgres(path) {
+		st, err := state.OpenExisting(path)
+		if errors.Is(err, state.ErrNoState) {
+			return nil, usageErr(err, hint)
+		}
+		if err != nil {
+			return nil, stateErr(err)
+		}
+		return st, nil
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("no state database at %s: %v", path, errors.Unwrap(err)), hint)

@@ -151,7 +151,8 @@ var owners = map[string]string{
 	"golang.org/x/text/unicode/norm":     "engine proxy",
 	"golang.org/x/term":                  "cmd/bailiff",
 	"golang.org/x/sync/semaphore":        "verify",
-	"modernc.org/sqlite":                 "state", // the operating state, one SQLite file
+	"modernc.org/sqlite":                 "state",                 // the operating state, one SQLite file
+	"github.com/jackc/pgx/v5":            "state internal/pgtest", // the same state in PostgreSQL, for replicas
 }
 
 // TestDependencyOwners: each dependency stays in the package whose job

@@ -97,6 +97,8 @@ var needs = []need{
 		[]string{"npm ci --prefix proxy/testdata/peers", "test peers are not installed", "node is not installed"}},
 	{"Chromium", "apt-get install chromium",
 		[]string{"chromium is not installed"}},
+	{"a PostgreSQL server", `eval "$(.ci/postgres start)" (it installs Debian's postgresql if need be)`,
+		[]string{"no PostgreSQL server"}},
 }
 
 // run follows one go test -json stream.
