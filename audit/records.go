@@ -24,6 +24,10 @@ type SessionBody struct {
 	// session (note verifier form): what verify checks out-of-band grants
 	// against, so the log stays self-contained.
 	Approvers []string `json:"approvers,omitempty"`
+	// Replica names the gateway process that wrote the session, when
+	// several share one state database: each keeps its own log, and
+	// verify reads them together.
+	Replica string `json:"replica,omitempty"`
 }
 
 // ToolsBody is a later tools/list answer (after list_changed). The pins of

@@ -87,7 +87,7 @@ func (p *Proxy) pin(ctx context.Context) {
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		body := &audit.SessionBody{Server: p.opt.Server, Principal: p.opt.Principal, Tools: defs, Approvers: p.opt.ApproverKeys}
+		body := &audit.SessionBody{Server: p.opt.Server, Principal: p.opt.Principal, Tools: defs, Approvers: p.opt.ApproverKeys, Replica: p.opt.Replica}
 		p.drv = &audit.Driver{Config: audit.Config{Policy: p.opt.Policy, Log: p.opt.Log, Ledger: p.opt.Ledger}, Observer: &p.obs}
 		if err := p.step(audit.Event{Start: &audit.StartStep{ID: p.opt.Session, Body: body}}); err != nil {
 			p.pinErr = fmt.Errorf("cannot write the audit log: %v", err)

@@ -73,8 +73,11 @@ type Options struct {
 	Ledger *audit.Ledger
 	// ApproverKeys: public keys (note form) whose signed answers count.
 	ApproverKeys []string
-	Stderr       io.Writer
-	Now          func() time.Time
+	// Replica names this gateway process in its session records, when
+	// replicas share the state database ("" for none).
+	Replica string
+	Stderr  io.Writer
+	Now     func() time.Time
 	// CallTimeout bounds how long the upstream may take to answer a call;
 	// AskTimeout how long a human may take to answer an elicitation.
 	CallTimeout time.Duration

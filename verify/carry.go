@@ -123,3 +123,37 @@ func crossCheck(sets []*sessionSet, file string) []Finding {
 	}
 	return out
 }
+
+// crossLogUses reports a signed grant used in more than one of the logs
+// read together: replicas sharing a state database keep a log each, and
+// an approval is used once across all of them. The first use in time
+// stands; each use in another log is that log's finding. (Uses within
+// one log are crossCheck's.)
+func crossLogUses(p *pool, reps []*Report) {
+	if len(reps) < 2 {
+		return
+	}
+	type use struct {
+		useFact
+		log int
+	}
+	first := map[string]use{}
+	var all []use
+	for i := range reps {
+		for w := range p.results {
+			for _, u := range p.results[w][i].ledger.uses {
+				all = append(all, use{u, i})
+				if f, seen := first[u.grant]; !seen || u.rec.TS.Before(f.rec.TS) {
+					first[u.grant] = use{u, i}
+				}
+			}
+		}
+	}
+	for _, u := range all {
+		if f := first[u.grant]; f.log != u.log {
+			reps[u.log].Findings = append(reps[u.log].Findings, Finding{File: reps[u.log].File, Seq: u.rec.Seq, Session: u.rec.Session,
+				Call: u.call, Kind: FindGrant, Reason: fmt.Sprintf("grant %s was already used by call %s of session %s in %s: an approval is used once, across every log that shares it",
+					u.grant, f.call, f.rec.Session, reps[f.log].File)})
+		}
+	}
+}

@@ -88,6 +88,7 @@ func Logs(inputs []Input, opt Options) ([]*Report, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
+	crossLogUses(p, reps)
 	for i, rep := range reps {
 		if err := finish(rep, rds[i], vs[i], p, i, opt.Checkpoint); err != nil {
 			return nil, &LogError{Log: i, Err: err}

@@ -38,6 +38,9 @@ type gatewayConfig struct {
 	// directory).
 	State  string `yaml:"state"`
 	Secret string `yaml:"secret"`
+	// Replica names this gateway in its session records when replicas
+	// share a PostgreSQL state database (default HOST:PID there).
+	Replica string `yaml:"replica"`
 	// ApproverKeys are public keys (or files holding them, relative to the
 	// config) whose signed answers to asks count.
 	ApproverKeys []string                  `yaml:"approver_keys"`
@@ -223,6 +226,10 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		return err
 	}
 	defer closeState()
+	replica, err := replicaName(c.Replica, approvals.Store)
+	if err != nil {
+		return usageErr(fmt.Errorf("%s: %v", config, err), "")
+	}
 	names, ups := gatewayUpstreams(c)
 	if err := checkServed(stderr, pol, c.Policy, names, c.AllowDenyAll, servedHow{"its key under servers: in " + config, "set allow_deny_all: true in " + config, "allow_deny_all"}); err != nil {
 		return err
@@ -242,7 +249,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
 		Server: "gateway", Unprefixed: c.Unprefixed, Session: session, Principal: c.Principal, Secret: secret,
 		Approvals: approvals, ApproverKeys: approvers, Stderr: stderr,
-		Ledger:    newLedger(approvals),
+		Ledger: newLedger(approvals), Replica: replica,
 		Protected: protectedPaths(slices.Concat(stateGuarded(c.Audit), stateFiles, trust)),
 	}
 	if lp.authn == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"bailiff/internal/pgtest"
+	"bailiff/state"
 )
 
 // TestPostgresDownFailsClosed: a real `bailiff run` in front of the real
@@ -72,4 +73,26 @@ tenants:
 		t.Errorf("the gateway did not report the refusals on stderr:\n%s", r.stderr.String())
 	}
 	verifiesWithCalls(t, r.audit, 4)
+}
+
+// TestReplicaName: a configured replica name is kept; one holding a
+// control character (it would forge lines in whatever shows it) or too
+// long is refused; on SQLite none is written unless configured.
+func TestReplicaName(t *testing.T) {
+	st, err := state.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, c := range []struct{ named, want, err string }{
+		{"", "", ""},
+		{"eu-west-1a", "eu-west-1a", ""},
+		{"a\nb", "", "printable"},
+		{strings.Repeat("x", 129), "", "at most 128"},
+	} {
+		got, err := replicaName(c.named, st)
+		if got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("replicaName(%q) = %q, %v; want %q, %q", c.named, got, err, c.want, c.err)
+		}
+	}
 }

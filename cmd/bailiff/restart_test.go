@@ -343,6 +343,30 @@ func TestCarriedGrantForgeries(t *testing.T) {
 			}
 		})
 	}
+	// A replica's log that uses the approval again: the honest log and
+	// the other verified together, the second use is the other's finding.
+	t.Run("used in another log", func(t *testing.T) {
+		other := filepath.Join(r.dir, "replica-b.jsonl")
+		writeRecords(t, other, replayed(recs, second, "replica-b-session", ""))
+		var report strings.Builder
+		code := run([]string{"verify", r.audit, other}, nil, &report, &report)
+		want := "grant " + firstGrant(recs, second) + " was already used by call c1 of session " + second + " in " + r.audit + ": an approval is used once, across every log that shares it"
+		if code != 1 || !strings.Contains(report.String(), want) {
+			t.Fatalf("verify: exit %d, want 1 and a finding saying %q:\n%s", code, want, report.String())
+		}
+	})
+}
+
+// firstGrant is the id of the first grant session holds.
+func firstGrant(recs []chain.Record, session string) string {
+	for _, rec := range recs {
+		if rec.Kind == chain.KindGrant && rec.Session == session {
+			var b struct{ Grant string }
+			json.Unmarshal(rec.Body, &b)
+			return b.Grant
+		}
+	}
+	return ""
 }
 
 // replayed copies session from's start, carried grant and calls as a new

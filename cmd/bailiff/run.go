@@ -248,7 +248,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(audit)}, EvidenceSync: dur == chain.Sync,
 		Server: server, Session: session, Principal: principal, Secret: secret,
 		Approvals: approvals, ApproverKeys: approvers, Stderr: stderr, CallTimeout: p.callTimeout,
-		Ledger:    newLedger(approvals),
+		Ledger: newLedger(approvals), Replica: defaultReplica(approvals.Store),
 		Protected: protectedPaths(slices.Concat(stateGuarded(audit), stateFiles, trust)),
 	}
 	err = serveRun(ctx, stdin, stdout, stderr, opt, p, command, audit)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"unicode"
 
 	"bailiff/internal/clientconfig"
 	"bailiff/proxy"
@@ -126,4 +128,25 @@ func stateErr(err error) error {
 		hint = "nothing is lost from the evidence: the audit log holds every answer a gateway took"
 	}
 	return usageErr(err, hint)
+}
+
+// replicaName is the name a gateway writes in its session records: the
+// one configured, else, on a PostgreSQL state database that replicas may
+// share, HOST:PID; on SQLite none.
+func replicaName(named string, st *state.Store) (string, error) {
+	if named == "" {
+		return defaultReplica(st), nil
+	}
+	if len(named) > 128 || strings.IndexFunc(named, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return "", fmt.Errorf("replica %q: a name of at most 128 printable characters", named)
+	}
+	return named, nil
+}
+
+func defaultReplica(st *state.Store) string {
+	if !st.Postgres() {
+		return ""
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s:%d", host, os.Getpid())
 }
