@@ -218,7 +218,9 @@ func TestFollowedLogsFailClosed(t *testing.T) {
 	}
 	both := []Input{{Name: a, Together: verifyFollowing(a, b)}, {Name: b, Together: verifyFollowing(a, b)}}
 	err = compareEach(both, nil, []Candidate{Fixed(pol)}, nil, func(int, Pair) {})
-	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("is in both")) {
+	// The copy uses the log's signed approval a second time, which verify
+	// reports before shadow can see the session twice: refused either way.
+	if err == nil || (!bytes.Contains([]byte(err.Error()), []byte("is in both")) && !bytes.Contains([]byte(err.Error()), []byte("copy.jsonl: 1 findings"))) {
 		t.Errorf("one session in two logs: %v", err)
 	}
 	broken := func(*engine.Policy) (*engine.Policy, error) { return nil, fmt.Errorf("no such variant") }
