@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What replicas sharing PostgreSQL cost: the same bounded load from 64
 # clients at once straight to a server, through one gateway, and through
-# two replicas sharing one tenant budget; p50, p99 and throughput of each,
+# two replicas sharing one tenant budget (and the same two without tenant
+# limits, which take no shared counters); p50, p99 and throughput of each,
 # and what bailiff adds against the direct calls, in one run. Starts a
 # throwaway PostgreSQL cluster unless $BAILIFF_TEST_POSTGRES names one.
 # Timings are for reading, never for pass/fail.
