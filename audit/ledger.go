@@ -96,7 +96,7 @@ func (l *Ledger) hold(now time.Time, live, decides bool) (at time.Time, err erro
 		}
 	}()
 	if live && l.store != nil {
-		if err := l.load(); err != nil && decides {
+		if err := l.load(now); err != nil && decides {
 			l.mu.Unlock()
 			return now, err
 		}
@@ -110,7 +110,13 @@ func (l *Ledger) hold(now time.Time, live, decides bool) (at time.Time, err erro
 	return now, nil
 }
 
-func (l *Ledger) load() error {
+// maxAhead is how far the shared counters' last step may be ahead of
+// this process's clock: gateways' clocks differ a little, and a step is
+// then stamped just after the last; a clock far ahead would stamp every
+// gateway's steps in its future, where no window ever resets.
+const maxAhead = 10 * time.Second
+
+func (l *Ledger) load(now time.Time) error {
 	if l.err != nil {
 		return l.err
 	}
@@ -131,6 +137,10 @@ func (l *Ledger) load() error {
 	rows, version, last, err := l.store.CountersSince(l.version)
 	if err != nil {
 		return fail(err, false)
+	}
+	if last.After(now.Add(maxAhead)) {
+		return fail(fmt.Errorf("the last step on the shared counters was taken at %s, %s ahead of this machine's clock: a gateway sharing them has its clock ahead, or this one's is behind; calls that count are refused until the clocks agree (see docs/proxy.md, \"Tenant counters\")",
+			last.UTC().Format(chain.TimeFormat), last.Sub(now).Round(time.Second)), false)
 	}
 	ps, rs, err := decodeCounters(rows)
 	if err != nil {

@@ -47,9 +47,16 @@ type Approvals struct {
 // database's path absolute and shell-quoted when it is not the
 // default): a human copies it from the agent's chat, from whatever
 // directory they are in.
+//
+// A PostgreSQL database is not named: its URL (host, port, user,
+// database) is the operator's, not the agent's to read. The human gives
+// the one the gateway's banner names.
 func (a *Approvals) approveCommand(id string) string {
 	cmd := "bailiff approve " + id
-	if a.StateArg != "" {
+	switch {
+	case a.Store != nil && a.Store.Postgres():
+		cmd += " --state URL (the gateway's PostgreSQL state database, as its start-up line names it)"
+	case a.StateArg != "":
 		cmd += " --state " + shellQuote(a.StateArg)
 	}
 	return cmd

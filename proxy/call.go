@@ -97,7 +97,9 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		// the engine did not make.
 		p.logf("call %s refused: %v", c.ID, err)
 		p.malformed(req.ID, req.Params, "refused: "+err.Error(), 0)
-		p.toClient(refusal(req.ID, "bailiff denied this call: "+err.Error()))
+		// The agent is told what, not where: the details name the
+		// state database, which is the operator's.
+		p.toClient(refusal(req.ID, "bailiff denied this call: "+audit.ErrLedger.Error()+" (the gateway's stderr says why)"))
 		return
 	}
 	if err != nil {

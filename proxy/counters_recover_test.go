@@ -188,3 +188,29 @@ func testCountersRecover(t *testing.T, db string) {
 	}
 	h.verify()
 }
+
+// TestCountersClockAhead: a gateway whose clock runs years ahead saves
+// that time as the counters' last step; the others refuse their counting
+// calls, saying the clocks disagree, rather than stamp their records in
+// that future (where no window would reset). A small skew is taken.
+func TestCountersClockAhead(t *testing.T) {
+	pol, err := engine.Load("p.yaml", []byte(countersPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newRecoverHarness(t, filepath.Join(t.TempDir(), "state.db"), pol)
+	at := func(gw int, d time.Duration, id string) error {
+		e := replay.Event{Line: 100, At: recoverAt.Add(d), Call: &replay.Call{ID: id, Tool: "echo", Args: map[string]any{"message": id}}}
+		return h.gws[gw].rec.Step(fmt.Sprintf("gw%d", gw), &e, nil)
+	}
+	h.must(at(0, 5*time.Second, "c1"))      // a clock 3 s ahead of the other's
+	h.must(at(1, 2*time.Second, "c1"))      // taken: stamped just after
+	h.must(at(0, 4*365*24*time.Hour, "c2")) // a clock four years ahead
+	err = at(1, 10*time.Second, "c2")
+	if !errors.Is(err, audit.ErrLedger) || !strings.Contains(err.Error(), "ahead of this machine's clock") {
+		t.Fatalf("a step after a clock four years ahead: %v", err)
+	}
+	if strings.Contains(h.gws[1].buf.String(), `"call":"c2"`) {
+		t.Errorf("the refused call was decided:\n%s", h.gws[1].buf.String())
+	}
+}

@@ -18,7 +18,7 @@ func (p *Proxy) settle(c *engine.Call, asked engine.Decision, approve bool) engi
 		p.logf("call %s (%s) not forwarded: %v", c.ID, c.Tool, err)
 		p.record(c, audit.StatusFailed, nil, "", true)
 		d = engine.Decision{Verdict: engine.Deny, Check: engine.CheckApproval, Rule: asked.Rule,
-			Reason: "the tenant counters could not be saved: " + err.Error()}
+			Reason: audit.ErrUnsaved.Error()}
 	}
 	return d
 }
@@ -64,5 +64,5 @@ func (p *Proxy) unsaved(id jsonrpc.ID, c *engine.Call, d engine.Decision, err er
 	if d.Verdict == engine.Allow {
 		p.record(c, audit.StatusFailed, nil, "", true)
 	}
-	p.toClient(refusal(id, "bailiff denied this call: "+err.Error()))
+	p.toClient(refusal(id, "bailiff denied this call: "+audit.ErrUnsaved.Error()+" (the gateway's stderr says why)"))
 }

@@ -64,7 +64,12 @@ func openPostgres(dsn string, create bool) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state database: %q is not a PostgreSQL URL: %v", redactDSN(dsn), errors.Unwrap(err))
 	}
-	q := u.Query()
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		// pgx would read such a query its own way: what the URL means
+		// must not be guessed.
+		return nil, fmt.Errorf("state database %s: the URL's query does not parse: %v", redactDSN(dsn), err)
+	}
 	if q.Get("connect_timeout") == "" {
 		q.Set("connect_timeout", pgConnectTimeout)
 		u.RawQuery = q.Encode()
@@ -78,7 +83,7 @@ func openPostgres(dsn string, create bool) (*Store, error) {
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(4)
 	db.SetConnMaxIdleTime(time.Minute)
-	s := &Store{db: db, path: redactDSN(dsn), pg: &pgStore{dsn: u.String()}}
+	s := &Store{db: db, path: redactDSN(dsn), pg: &pgStore{dsn: u.String()}, ownSchema: q.Has("search_path")}
 	if !create {
 		if v, err := s.pgVersion(s.run()); err != nil || v == 0 {
 			db.Close()
@@ -95,17 +100,38 @@ func openPostgres(dsn string, create bool) (*Store, error) {
 	return s, nil
 }
 
-// redactDSN is dsn as it may be shown: without its password.
+// redactDSN is dsn as it may be shown: without its password, nor any
+// parameter that may hold one (sslpassword), nor a query that does not
+// parse (what it holds cannot be told apart).
 func redactDSN(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return "postgres://…"
 	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		u.RawQuery = "…"
+		return u.Redacted()
+	}
+	for k := range q {
+		if strings.Contains(strings.ToLower(k), "password") {
+			q.Set(k, "xxxxx")
+			u.RawQuery = q.Encode()
+		}
 	}
 	return u.Redacted()
+}
+
+// HasPassword tells whether a PostgreSQL URL holds a password, which
+// whoever reads the file or the process list it is in reads too.
+func HasPassword(dsn string) bool {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return false
+	}
+	_, inUser := u.User.Password()
+	q, _ := url.ParseQuery(u.RawQuery)
+	return inUser || q.Has("password") || q.Has("sslpassword")
 }
 
 // pgSchema is migration m as PostgreSQL reads it: every INTEGER a
@@ -159,16 +185,31 @@ func (s *Store) migratePG() error {
 // pgVersion is the schema version, refusing a newer one and a database
 // (schema) that holds tables but not bailiff's mark.
 func (s *Store) pgVersion(q runner) (int, error) {
-	// Read from pg_tables, not by resolving the name: a replica that
+	// Read from the catalogs, not by resolving the name: a replica that
 	// waited on the migration lock sees there what the other committed.
-	var marked, tables int
-	if err := q.QueryRow(`SELECT count(*) FILTER (WHERE tablename = 'bailiff_schema'), count(*)
-		FROM pg_tables WHERE schemaname = current_schema()`).Scan(&marked, &tables); err != nil {
+	var marked, objects int
+	if err := q.QueryRow(`SELECT
+		(SELECT count(*) FROM pg_class WHERE relnamespace = to_regnamespace(current_schema()) AND relname = 'bailiff_schema'),
+		(SELECT count(*) FROM pg_class WHERE relnamespace = to_regnamespace(current_schema()))
+		+ (SELECT count(*) FROM pg_proc WHERE pronamespace = to_regnamespace(current_schema()))
+		+ (SELECT count(*) FROM pg_type WHERE typnamespace = to_regnamespace(current_schema()) AND typrelid = 0 AND typcategory <> 'A')`).Scan(&marked, &objects); err != nil {
 		return 0, s.explain("reading the schema version", err)
 	}
 	if marked == 0 {
-		if tables > 0 {
-			return 0, fmt.Errorf("state database %s holds %d tables, but not bailiff's state; give bailiff a database of its own (or a schema: search_path=NAME in the URL)", s.path, tables)
+		if objects > 0 {
+			return 0, fmt.Errorf("state database %s holds %d objects (tables, views, sequences, functions or types) but not bailiff's state; give bailiff a database of its own (or a schema: search_path=NAME in the URL)", s.path, objects)
+		}
+		if !s.ownSchema {
+			// Named by its database alone, the database is bailiff's
+			// only if no other program keeps anything in it.
+			var others int
+			if err := q.QueryRow(`SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+				WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'`).Scan(&others); err != nil {
+				return 0, s.explain("reading the schema version", err)
+			}
+			if others > 0 {
+				return 0, fmt.Errorf("state database %s holds %d objects of other schemas, so it is another program's too; give bailiff a database of its own (or a schema: search_path=NAME in the URL)", s.path, others)
+			}
 		}
 		return 0, nil
 	}

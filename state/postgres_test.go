@@ -115,6 +115,26 @@ func TestPostgresNotOurs(t *testing.T) {
 		t.Fatalf("the refused schema now holds %d tables", n)
 	}
 
+	// A view, a function: another program's too.
+	for _, q := range []string{"CREATE VIEW v AS SELECT 1 AS one", "CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'", "CREATE SEQUENCE q"} {
+		dsn := pgtest.Schema(t)
+		pgExec(t, dsn, q)
+		if _, err := state.Open(dsn); err == nil || !strings.Contains(err.Error(), "not bailiff's state") {
+			t.Errorf("a schema holding only %q: %v", q, err)
+		}
+	}
+	// A database named alone (no search_path) whose other schemas hold
+	// another program's tables is refused too, not migrated into.
+	server := pgtest.Server(t)
+	db := fmt.Sprintf("other_%d", time.Now().UnixNano())
+	pgExec(t, server, "CREATE DATABASE "+db)
+	t.Cleanup(func() { pgExec(t, server, "DROP DATABASE "+db+" WITH (FORCE)") })
+	dbURL := strings.Replace(server, "/postgres?", "/"+db+"?", 1)
+	pgExec(t, dbURL, "CREATE SCHEMA app; CREATE TABLE app.customers (id int)")
+	if _, err := state.Open(dbURL); err == nil || !strings.Contains(err.Error(), "objects of other schemas") {
+		t.Fatalf("a database holding app.customers: %v", err)
+	}
+
 	newer := pgtest.Schema(t)
 	open(t, newer).Close()
 	pgExec(t, newer, fmt.Sprintf("UPDATE bailiff_schema SET version = %d", state.Version+1))
@@ -158,9 +178,18 @@ func TestPostgresDownIsClear(t *testing.T) {
 	if !errors.Is(err, state.ErrUnavailable) || strings.Contains(err.Error(), "s3cret-pw") || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("unreachable server: %v", err)
 	}
-	_, err = state.Open("postgres://bailiff@127.0.0.1:1/state?sslmode=disable&connect_timeout=2&password=s3cret-pw")
-	if err == nil || strings.Contains(err.Error(), "s3cret-pw") {
-		t.Fatalf("password in the query: %v", err)
+	for _, dsn := range []string{
+		"postgres://bailiff@127.0.0.1:1/state?sslmode=disable&connect_timeout=2&password=s3cret-pw",
+		"postgres://bailiff@127.0.0.1:1/state?sslmode=disable&connect_timeout=2&sslpassword=s3cret-pw",
+		"postgres://bailiff@127.0.0.1:1/state?connect_timeout=2;password=s3cret-pw", // a query Go does not parse
+	} {
+		_, err = state.Open(dsn)
+		if err == nil || strings.Contains(err.Error(), "s3cret-pw") {
+			t.Errorf("%s: %v", strings.ReplaceAll(dsn, "s3cret-pw", "…"), err)
+		}
+	}
+	if !state.HasPassword("postgres://a:b@h/d") || !state.HasPassword("postgres://a@h/d?password=b") || state.HasPassword("postgres://a@h/d") {
+		t.Error("HasPassword does not tell")
 	}
 }
 

@@ -35,6 +35,9 @@ env and cwd comes from the environment):
   audit: /var/lib/bailiff/gateway.audit.jsonl   # outside every served root
   approver_keys: [lee.pub]     # whose signed answers to asks count
   durability: sync             # sync, batch or none
+  state: state.db              # asks, approvals, tenant counters (default: the user's state dir);
+                               # postgres://USER@HOST/DB?search_path=NAME for replicas sharing it
+  replica: eu-1                # with PostgreSQL: this replica's name in its session records (default HOST:PID)
   allow_deny_all: false        # true: start though the policy serves a server not at all
   unprefixed: false            # true (one server only): its names without "<server>."
   principal: {subject: ana, scopes: [mail.send], email: ana@corp.example}

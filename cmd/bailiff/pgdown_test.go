@@ -54,6 +54,9 @@ tenants:
 		if !isErr || strings.Contains(text, "Echo:") || !strings.Contains(text, "bailiff denied this call: the tenant counters cannot be read or kept") {
 			t.Fatalf("a call while the database is down: %q (error %v)", text, isErr)
 		}
+		if strings.Contains(text, "127.0.0.1") || strings.Contains(text, "postgres") {
+			t.Fatalf("the agent was told where the state database is: %q", text)
+		}
 	}
 
 	pg.Start()

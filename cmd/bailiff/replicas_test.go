@@ -217,6 +217,9 @@ func askedSum(c int, call func(string, map[string]any) (string, bool, error), db
 	if err != nil || !isErr || m == nil {
 		return fmt.Errorf("the sum was not asked: %q %v", text, err)
 	}
+	if strings.Contains(text, "postgres://") {
+		return fmt.Errorf("the ask told the agent where the state database is: %s", text)
+	}
 	var out strings.Builder
 	if code := run([]string{"approve", m[1], "--state", db, "--key", key + ".key"}, nil, &out, &out); code != 0 {
 		return fmt.Errorf("approve %s: exit %d: %s", m[1], code, out.String())

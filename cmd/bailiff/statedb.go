@@ -61,6 +61,9 @@ func openGatewayState(stderr io.Writer, named, audit string, roots []clientconfi
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if state.IsPostgres(path) && state.HasPassword(path) {
+		fmt.Fprintln(stderr, "bailiff: warning: the state URL holds a password: whoever reads the config, or the process list for --state, reads it too; put it in PGPASSWORD or ~/.pgpass")
+	}
 	guard := stateDBGuarded(path)
 	if err := checkOutside(guard, roots); err != nil {
 		return nil, nil, nil, err
