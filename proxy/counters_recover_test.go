@@ -21,6 +21,7 @@ import (
 type downCounters struct {
 	Counters
 	down, saveFails bool
+	saves, failSave int // the save numbered failSave (from 1) fails
 }
 
 var errDown = errors.New("connection refused")
@@ -33,7 +34,8 @@ func (d *downCounters) LockCounters() (func(), error) {
 }
 
 func (d *downCounters) SaveCounters(prune, rows []audit.Counter, last time.Time) (int64, error) {
-	if d.down || d.saveFails {
+	d.saves++
+	if d.down || d.saveFails || d.saves == d.failSave {
 		d.saveFails = false
 		return 0, errDown
 	}

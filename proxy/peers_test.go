@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/verify"
@@ -103,6 +104,8 @@ type setup struct {
 	// version is the newest revision the client offers (default
 	// 2025-11-25).
 	version string
+	// ledger, when set, is the proxy's tenant ledger.
+	ledger *audit.Ledger
 }
 
 func start(t *testing.T, s setup) *session {
@@ -127,6 +130,7 @@ func start(t *testing.T, s setup) *session {
 	if s.timeout > 0 {
 		opt.CallTimeout = s.timeout
 	}
+	opt.Ledger = s.ledger
 	if s.approval {
 		opt.Approvals = testApprovals(t, logPath)
 		opt.ApproverKeys = s.approvers
