@@ -118,10 +118,11 @@ func (s *Store) SaveCounters(prune []Counter, rows []Counter, last time.Time) (v
 				if err != nil {
 					return err
 				}
-				if n, err := res.RowsAffected(); err != nil || n == 1 {
-					if err != nil {
-						return err
-					}
+				n, err := res.RowsAffected()
+				if err != nil {
+					return err
+				}
+				if n == 1 {
 					continue
 				}
 				c.Used = max(c.Used, 0) // a new row: nothing to give back from

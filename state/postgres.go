@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 )
@@ -30,6 +30,8 @@ func IsPostgres(name string) bool {
 // listener that hears of answers given through any process.
 type pgStore struct {
 	dsn string // as given, password and all: for the listener's connection
+	// ownSchema says the URL names the schema bailiff keeps (search_path).
+	ownSchema bool
 
 	ctrMu sync.Mutex // this process's step on the counters
 	ctr   *sql.Tx    // the counters' transaction, while a step holds it
@@ -83,7 +85,7 @@ func openPostgres(dsn string, create bool) (*Store, error) {
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(4)
 	db.SetConnMaxIdleTime(time.Minute)
-	s := &Store{db: db, path: redactDSN(dsn), pg: &pgStore{dsn: u.String()}, ownSchema: q.Has("search_path")}
+	s := &Store{db: db, path: redactDSN(dsn), pg: &pgStore{dsn: u.String(), ownSchema: q.Has("search_path")}}
 	if !create {
 		if v, err := s.pgVersion(s.run()); err != nil || v == 0 {
 			db.Close()
@@ -113,14 +115,22 @@ func redactDSN(dsn string) string {
 		u.RawQuery = "…"
 		return u.Redacted()
 	}
+	secret := false
 	for k := range q {
-		if strings.Contains(strings.ToLower(k), "password") {
+		if secretParam(k) {
 			q.Set(k, "xxxxx")
-			u.RawQuery = q.Encode()
+			secret = true
 		}
+	}
+	if secret {
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }
+
+// secretParam tells a URL parameter that may hold a password
+// (password, sslpassword).
+func secretParam(k string) bool { return strings.Contains(strings.ToLower(k), "password") }
 
 // HasPassword tells whether a PostgreSQL URL holds a password, which
 // whoever reads the file or the process list it is in reads too.
@@ -129,18 +139,30 @@ func HasPassword(dsn string) bool {
 	if err != nil {
 		return false
 	}
-	_, inUser := u.User.Password()
+	if _, ok := u.User.Password(); ok {
+		return true
+	}
 	q, _ := url.ParseQuery(u.RawQuery)
-	return inUser || q.Has("password") || q.Has("sslpassword")
+	for k := range q {
+		if secretParam(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // pgSchema is migration m as PostgreSQL reads it: every INTEGER a
 // 64-bit one (SQLite's are), and no STRICT (PostgreSQL's columns are).
 // The migrations themselves stay as released.
 func pgSchema(m string) string {
-	m = strings.ReplaceAll(m, " INTEGER ", " BIGINT ")
-	return strings.ReplaceAll(m, ") STRICT;", ");")
+	m = pgInteger.ReplaceAllString(m, "BIGINT")
+	return pgStrict.ReplaceAllString(m, ")")
 }
+
+var (
+	pgInteger = regexp.MustCompile(`\bINTEGER\b`)
+	pgStrict  = regexp.MustCompile(`\)\s*STRICT\b`)
+)
 
 // pgApplication marks a PostgreSQL database (or schema) as bailiff's.
 const pgApplication = "bailiff state"
@@ -199,7 +221,7 @@ func (s *Store) pgVersion(q runner) (int, error) {
 		if objects > 0 {
 			return 0, fmt.Errorf("state database %s holds %d objects (tables, views, sequences, functions or types) but not bailiff's state; give bailiff a database of its own (or a schema: search_path=NAME in the URL)", s.path, objects)
 		}
-		if !s.ownSchema {
+		if !s.pg.ownSchema {
 			// Named by its database alone, the database is bailiff's
 			// only if no other program keeps anything in it.
 			var others int
@@ -334,55 +356,4 @@ func (s *Store) saveCountersPG(save func(tx runner) error) error {
 		return s.explain("saving the tenant counters", err)
 	}
 	return nil
-}
-
-// answersVersionPG moves on every answer any process gives (they notify
-// answersChannel): a gateway then looks for it. While the listener is
-// not connected, it moves at every read, and the gateway looks every
-// time: polling, until the listener is back.
-func (s *Store) answersVersionPG() string {
-	p := s.pg
-	p.listenOnce.Do(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		p.stop, p.done = cancel, make(chan struct{})
-		go p.listen(ctx)
-	})
-	if !p.listening.Load() {
-		return fmt.Sprintf("poll %d", p.polls.Add(1))
-	}
-	return fmt.Sprintf("%d/%d", p.heard.Load(), s.answered.Load())
-}
-
-func (p *pgStore) listen(ctx context.Context) {
-	defer close(p.done)
-	for ctx.Err() == nil {
-		conn, err := pgx.Connect(ctx, p.dsn)
-		if err == nil {
-			if _, err = conn.Exec(ctx, "LISTEN "+answersChannel); err == nil {
-				// Whatever was given while no one listened is looked
-				// for once: the version moves.
-				p.heard.Add(1)
-				p.listening.Store(true)
-				for {
-					if _, err = conn.WaitForNotification(ctx); err != nil {
-						break
-					}
-					p.heard.Add(1)
-				}
-			}
-			p.listening.Store(false)
-			conn.Close(context.Background())
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(pgListenRetry):
-		}
-	}
-}
-
-func (p *pgStore) close() {
-	if p.stop != nil {
-		p.stop()
-		<-p.done
-	}
 }

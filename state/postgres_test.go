@@ -64,13 +64,17 @@ func testCountersSerialized(t *testing.T, path string) {
 
 // TestCountersUnsavedStepKeepsNothing: a step that takes the lock and
 // lets go without saving (its replica failed mid-step) leaves the
-// counters as they were, and the next step runs.
+// counters as the last save left them, and lets go of the lock: another
+// store's step runs next, and does not wait for ever.
 func TestCountersUnsavedStepKeepsNothing(t *testing.T) { backends(t, testCountersUnsaved) }
 
 func testCountersUnsaved(t *testing.T, path string) {
-	s := open(t, path)
+	s, other := open(t, path), open(t, path)
 	unlock, err := s.LockCounters()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SaveCounters(nil, []state.Counter{{Tenant: "acme", Counter: "cost 24h", WindowStart: "w", Used: 3}}, t0); err != nil {
 		t.Fatal(err)
 	}
 	unlock()
@@ -78,9 +82,28 @@ func testCountersUnsaved(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unlock()
-	if rows, version, _, err := s.CountersSince(0); err != nil || len(rows) != 0 || version != 0 {
-		t.Fatalf("rows %v, version %d, %v", rows, version, err)
+	unlock() // no save
+	done := make(chan error, 1)
+	go func() {
+		unlock, err := other.LockCounters()
+		if err == nil {
+			var rows []state.Counter
+			var version int64
+			rows, version, _, err = other.CountersSince(0)
+			if err == nil && (len(rows) != 1 || rows[0].Used != 3 || version != 1) {
+				err = fmt.Errorf("rows %+v, version %d: want the one saved, at version 1", rows, version)
+			}
+			unlock()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(settle):
+		t.Fatalf("a step that let go without saving still holds the lock after %v", settle)
 	}
 }
 

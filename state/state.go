@@ -42,10 +42,8 @@ type Store struct {
 	// answered counts the answers recorded through this store, which
 	// SQLite's data_version does not see (see AnswersVersion).
 	answered atomic.Int64
-	// pg is set on a PostgreSQL database (see openPostgres); ownSchema
-	// says its URL names the schema bailiff keeps (search_path).
-	pg        *pgStore
-	ownSchema bool
+	// pg is set on a PostgreSQL database (see openPostgres).
+	pg *pgStore
 }
 
 // The errors a caller tells apart.
