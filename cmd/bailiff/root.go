@@ -179,7 +179,7 @@ the package's, here "filesystem", never a directory the server is given.)`,
 		newRecord(stdout, stderr), newVerify(stdout, stderr), newKeygen(stderr), newCheckpoint(stdout, stderr),
 		newProve(stdout, stderr), newVerifyProof(stdout), newRepair(stderr), newPurge(stderr),
 		newRun(stdin, stdout, stderr), newGateway(stdin, stderr), newInit(stdin, stdout), newShadow(stdout, stderr), newAblate(stdout, stderr), newReport(stderr), newApprovals(stdout), newAnswer(stdout, "approve"), newAnswer(stdout, "decline"),
-		newCalls(stdout, stderr), newWhoami(stdin, stdout))
+		newCalls(stdout, stderr), newWhoami(stdin, stdout), newExport(stdout, stderr))
 	// cobra adds help and completion when the root runs; made here, they
 	// get examples like every other command.
 	root.InitDefaultHelpCmd()

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +23,7 @@ type verifyParams struct {
 	evidence      string
 	integrityOnly bool
 	format        formatFlag
+	export        string
 }
 
 func newVerify(stdout, stderr io.Writer) *cobra.Command {
@@ -58,12 +58,23 @@ warning, printed on stderr and, with --format json, as "warning" lines:
 they do not change the exit code. --integrity-only does not read times.
 
 --format json prints one object per line: a "log" line per log, then its
-"finding", "unevaluable" and "warning" lines, each with a "type" field.`,
+"finding", "unevaluable" and "warning" lines, each with a "type" field.
+
+--export FILE also checks a copy bailiff export wrote (or a SIEM's copy of
+it, one event per line) against the logs, as they were verified: each event
+must be its record's, every record must have one event, and none may claim
+"verified": "full" for a log with findings. Each event dropped, altered,
+invented, repeated or unreadable is named, the first in chain order first;
+a copy that differs is a finding (exit 1).`,
 		Example: `  bailiff verify audit.jsonl
   bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl
-  bailiff verify --integrity-only --format json logs/`,
+  bailiff verify --integrity-only --format json logs/
+  bailiff verify --export audit.events.jsonl audit.jsonl`,
 		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if p.export != "" && p.integrityOnly {
+				return usageErr(errors.New("--export checks the verified claim of each event, which --integrity-only does not establish"), "bailiff verify --export "+p.export+" LOG...")
+			}
 			if p.checkpoint != "" && p.key == "" {
 				return usageErr(errors.New("--checkpoint needs --key, the public key it was signed with"), "bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl")
 			}
@@ -79,82 +90,9 @@ they do not change the exit code. --integrity-only does not read times.
 	c.Flags().StringArrayVar(&p.approvers, "approver-key", nil, "trust only these approver public keys (or .pub files), whatever a session record lists (repeatable)")
 	c.Flags().StringVar(&p.evidence, "evidence", "", "evidence directory (default LOG.evidence; one log only)")
 	c.Flags().BoolVar(&p.integrityOnly, "integrity-only", false, "check hashes, links and seqs only, not verdicts")
+	c.Flags().StringVar(&p.export, "export", "", "also check this copy bailiff export wrote against the logs")
 	p.format.register(c)
 	return c
-}
-
-// logFiles expands directory arguments into the *.jsonl files in them.
-func logFiles(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		if a == "-" {
-			out = append(out, a) // standard input
-			continue
-		}
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, usageErr(fmt.Errorf("cannot read %s: %v", a, unwrapPath(err)), "")
-		}
-		if !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		found, _ := filepath.Glob(filepath.Join(a, "*.jsonl"))
-		if len(found) == 0 {
-			return nil, usageErr(fmt.Errorf("%s is a directory that holds no *.jsonl logs", a), "")
-		}
-		sort.Strings(found)
-		out = append(out, found...)
-	}
-	// One file named twice (a directory and a file in it, two spellings
-	// of a path, a link) would be read twice, and every count over it
-	// doubled.
-	for i, a := range out {
-		for _, b := range out[:i] {
-			if a == b || sameFile(a, b) {
-				if a == b {
-					return nil, usageErr(fmt.Errorf("%s is given twice: it would be read twice", a), "")
-				}
-				return nil, usageErr(fmt.Errorf("%s and %s are one file: it would be read twice", b, a), "")
-			}
-		}
-	}
-	return out, nil
-}
-
-// distinctLogs refuses two audit logs that begin with the same record:
-// one is a copy of the other, or a copy of its start, and a count over
-// both would count their sessions twice. The first record holds its
-// time, session and policy, so two logs that did not share a writer do
-// not share it. files maps each name as given to the file it is read
-// from (a log on standard input is read from its spooled copy).
-func distinctLogs(names []string, files map[string]string) error {
-	first := map[string]string{}
-	for _, name := range names {
-		file := name
-		if f, ok := files[name]; ok {
-			file = f
-		}
-		h, err := firstLineHash(file)
-		if err != nil || h == "" {
-			continue // not a log, or unreadable: its reader says so
-		}
-		if prev, ok := first[h]; ok {
-			return usageErr(fmt.Errorf("%s and %s begin with the same record: one is a copy of the other, and their sessions would be counted twice", prev, name), "")
-		}
-		first[h] = name
-	}
-	return nil
-}
-
-// firstLineHash is chain.FirstLineHash of the named file.
-func firstLineHash(name string) (string, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	return chain.FirstLineHash(f)
 }
 
 // readPrivateKey and readPublicKey read a key file and check its kind
@@ -228,6 +166,13 @@ func runVerify(stdin io.Reader, stdout, stderr io.Writer, p verifyParams, args [
 	if p.evidence != "" && len(files) != 1 {
 		return usageErr(errors.New("--evidence is for one log"), "")
 	}
+	var copied *os.File
+	if p.export != "" {
+		if copied, err = openExported(p.export, files); err != nil {
+			return err
+		}
+		defer copied.Close()
+	}
 	bar := newProgress(stderr, fileSizes(files), "verify")
 	defer bar.Done()
 	reports, err := verifyAll(stdin, stderr, files, p.evidence, opt, bar)
@@ -239,8 +184,22 @@ func runVerify(stdin io.Reader, stdout, stderr io.Writer, p verifyParams, args [
 	if err := report.Verify(&out, f, reports); err != nil {
 		return err
 	}
+	differs := false
+	if copied != nil {
+		res, err := checkExport(copied, files, reports)
+		if err != nil {
+			return err
+		}
+		if err := report.ExportCheck(&out, f, p.export, res); err != nil {
+			return err
+		}
+		differs = res.Differs()
+	}
 	if _, err := stdout.Write(out.Bytes()); err != nil {
 		return err
+	}
+	if differs {
+		return findings
 	}
 	for _, r := range reports {
 		if len(r.Findings) > 0 {

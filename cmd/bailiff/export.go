@@ -1,0 +1,222 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"bailiff/export"
+	"bailiff/verify"
+)
+
+type exportParams struct {
+	format          string
+	out             output
+	to              string
+	allowUnverified bool
+}
+
+func newExport(stdout, stderr io.Writer) *cobra.Command {
+	p := exportParams{out: output{stdout: stdout}}
+	c := &cobra.Command{
+		Use:   "export LOG...",
+		Short: "Write verified audit records for a SIEM: OpenTelemetry logs, JSON lines or Splunk HEC",
+		Long: `export verifies audit logs as verify does (the chain and every recorded
+verdict) and writes each record as one event per line:
+
+  otlp        an OTLP/JSON logs request per record, as the OpenTelemetry
+              collector's file exporter writes and its otlpjsonfile
+              receiver reads
+  jsonl       one flat JSON object per record (the default)
+  splunk-hec  a Splunk HTTP Event Collector event per record
+
+Every event carries its record's seq, hash and the hash before it, the log
+it belongs to (the hash of the log's first record), the record's exact
+line, and what was checked ("verified": "full"), with the fields a SIEM
+queries (server, tool, verdict, check, rule, …) beside it. Tool arguments
+appear only inside the line, as the log recorded them (after redaction).
+
+A log with findings is refused; --allow-unverified exports it anyway and
+marks every event "verified": "none". A broken chain is refused always.
+Records a gateway appends while export runs are left for the next run.
+
+bailiff verify --export FILE LOG... checks a copy against the logs: every
+event dropped, altered, invented or repeated is named.`,
+		Example: `  bailiff export audit.jsonl -o audit.events.jsonl
+  bailiff export --format otlp logs/ -o audit.otlp.jsonl
+  bailiff export --format splunk-hec audit.jsonl | curl -H "Authorization: Splunk $TOKEN" --data-binary @- https://splunk:8088/services/collector/event
+  bailiff verify --export audit.events.jsonl audit.jsonl`,
+		Args: minArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			_, err := exportFormat(p.format)
+			return err
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExport(cmd.InOrStdin(), stderr, p, args)
+		},
+	}
+	c.Flags().StringVar(&p.format, "format", "jsonl", "event format: otlp, jsonl or splunk-hec")
+	completeValues(c, "format", "otlp", "jsonl", "splunk-hec")
+	c.Flags().StringVarP(&p.to, "output", "o", "-", "file to write (- is standard output)")
+	c.Flags().BoolVar(&p.allowUnverified, "allow-unverified", false, `export logs with findings, every event marked "verified": "none"`)
+	p.out.register(c)
+	return c
+}
+
+func exportFormat(s string) (export.Format, error) {
+	f, err := export.ParseFormat(s)
+	if err != nil {
+		return "", usageErr(err, "otlp for an OpenTelemetry collector, splunk-hec for Splunk, jsonl for anything else")
+	}
+	return f, nil
+}
+
+func runExport(stdin io.Reader, stderr io.Writer, p exportParams, args []string) error {
+	defer offlineMemory()()
+	f, _ := exportFormat(p.format)
+	files, err := logFiles(args)
+	if err != nil {
+		return err
+	}
+	if err := exportable(files, p.to); err != nil {
+		return err
+	}
+	if err := distinctLogs(files, nil); err != nil {
+		return err
+	}
+	if err := p.out.free(p.to); err != nil {
+		return err
+	}
+	bar := newProgress(stderr, fileSizes(files), "verify")
+	defer bar.Done()
+	reports, err := verifyAll(stdin, stderr, files, "", verify.Options{}, bar)
+	if err != nil {
+		return err
+	}
+	logs, closeAll, err := verifiedLogs(files, reports, p.allowUnverified)
+	defer closeAll()
+	if err != nil {
+		return err
+	}
+	var n int64
+	err = p.out.writeFrom(p.to, func(w io.Writer) error {
+		var err error
+		n, err = export.Write(w, f, logs)
+		return err
+	})
+	if err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return usageErr(err, "nothing was kept; run export again")
+	}
+	if p.to != "-" {
+		fmt.Fprintf(stderr, "bailiff: exported %d records to %s (%s)\n", n, p.to, f)
+	}
+	return nil
+}
+
+// exportable refuses what export cannot read twice (a log on standard
+// input: it is read once to verify and once to export) and an output
+// that is one of the logs.
+func exportable(files []string, to string) error {
+	for _, name := range files {
+		if name == "-" {
+			return usageErr(errors.New("export reads a log twice, once to verify it and once to export it: give it a file, not standard input"), "")
+		}
+		if to != "-" && (name == to || sameFile(name, to)) {
+			return usageErr(fmt.Errorf("%s is a log export reads: the output must be another file", to), "")
+		}
+	}
+	return nil
+}
+
+// verifiedLogs opens the logs again, to be read as far as they were
+// verified. A log with findings is refused unless allow; then its events
+// say so. A broken chain is refused always: what follows the break is
+// not known to be the log at all.
+func verifiedLogs(files []string, reports []*verify.Report, allow bool) ([]export.Log, func(), error) {
+	var opened []*os.File
+	closeAll := func() {
+		for _, f := range opened {
+			f.Close()
+		}
+	}
+	logs := make([]export.Log, len(files))
+	for i, rep := range reports {
+		level := export.Full
+		for _, fd := range rep.Findings {
+			if fd.Kind == verify.FindIntegrity {
+				return nil, closeAll, findingErr(fmt.Errorf("%s fails integrity at seq %d: %s: export does not read a broken chain", files[i], fd.Seq, oneLine(fd.Reason)),
+					"bailiff verify "+files[i]+" says more; --allow-unverified does not read past an integrity failure")
+			}
+			level = export.None
+		}
+		if level != export.Full && !allow {
+			return nil, closeAll, findingErr(fmt.Errorf("%s has %s: export writes only verified records", files[i], countOf(len(rep.Findings), "finding")),
+				fmt.Sprintf(`bailiff verify %s names them; --allow-unverified exports it with every event marked "verified": "none"`, files[i]))
+		}
+		f, err := os.Open(files[i])
+		if err != nil {
+			return nil, closeAll, usageErr(fmt.Errorf("cannot read %s: %v", files[i], unwrapPath(err)), "")
+		}
+		opened = append(opened, f)
+		logs[i] = export.Log{Name: files[i], R: f, Level: level, Records: rep.Records, Root: rep.Root}
+	}
+	return logs, closeAll, nil
+}
+
+// openExported opens the copy verify --export checks: a file of its own,
+// read twice (indexed, then compared), and none of the logs.
+func openExported(name string, files []string) (*os.File, error) {
+	if name == "-" {
+		return nil, usageErr(errors.New("--export reads the copy twice: give it a file, not standard input"), "")
+	}
+	for _, log := range files {
+		if log == "-" {
+			return nil, usageErr(errors.New("--export reads each log again after verifying it: give the logs as files, not standard input"), "")
+		}
+		if log == name || sameFile(log, name) {
+			return nil, usageErr(fmt.Errorf("%s is one of the logs: --export names the exported copy", name), "")
+		}
+	}
+	if err := notDir(name); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+	}
+	return f, nil
+}
+
+// checkExport compares the copy with the logs as verify read them: a log
+// with findings supports no event's claim to be verified.
+func checkExport(copied *os.File, files []string, reports []*verify.Report) (*export.Result, error) {
+	st, err := copied.Stat()
+	if err != nil {
+		return nil, usageErr(err, "")
+	}
+	logs := make([]export.Log, len(files))
+	for i, rep := range reports {
+		level := export.Full
+		if len(rep.Findings) > 0 {
+			level = export.None
+		}
+		f, err := os.Open(files[i])
+		if err != nil {
+			return nil, usageErr(fmt.Errorf("cannot read %s: %v", files[i], unwrapPath(err)), "")
+		}
+		defer f.Close()
+		logs[i] = export.Log{Name: files[i], R: f, Level: level, Records: rep.Records, Root: rep.Root}
+	}
+	res, err := export.Check(copied, st.Size(), logs)
+	if err != nil {
+		return nil, usageErr(err, "")
+	}
+	return res, nil
+}
