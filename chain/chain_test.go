@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -469,5 +470,36 @@ func TestRepairKeepsAWholeLastRecord(t *testing.T) {
 	done, err = Repair(bytes.NewReader(data), &clean)
 	if err != nil || done.Kept != 3 || done.Cut != 0 || done.Newline || !bytes.Equal(clean.Bytes(), data) {
 		t.Errorf("repair of a clean log = %+v, %v", done, err)
+	}
+}
+
+// TestHeldByWriter: a log renamed away is still known to be held while
+// its writer has it open, and not after.
+func TestHeldByWriter(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock")
+	}
+	name := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := Open(name, Sync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(time.Unix(1, 0), "s", KindEnd, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := os.Rename(name, name+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if !HeldByWriter(f) {
+		t.Error("a held log renamed away: not held")
+	}
+	w.Close()
+	if HeldByWriter(f) {
+		t.Error("a log whose writer closed it: still held")
 	}
 }

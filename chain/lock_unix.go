@@ -4,6 +4,7 @@ package chain
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -28,6 +29,28 @@ func InUse(name string) bool {
 	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
 	if err == nil {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}
+	return errors.Is(err, syscall.EWOULDBLOCK)
+}
+
+// HeldByWriter tells whether a writer holds the log open as f open for
+// appending, whatever name it now has: a follower that saw the log
+// renamed away (rotated) reads it until its writer lets go.
+func HeldByWriter(f *os.File) bool {
+	// A lock taken through another open of the same file, since f's own
+	// open file description may already hold one. /proc reaches the file
+	// even renamed or removed; elsewhere its name is the best there is.
+	g, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	if err != nil {
+		g, err = os.Open(f.Name())
+		if err != nil {
+			return false
+		}
+	}
+	defer g.Close()
+	err = syscall.Flock(int(g.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if err == nil {
+		_ = syscall.Flock(int(g.Fd()), syscall.LOCK_UN)
 	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
 }

@@ -17,6 +17,7 @@ type exportParams struct {
 	out             output
 	to              string
 	allowUnverified bool
+	follow          bool
 }
 
 func newExport(stdout, stderr io.Writer) *cobra.Command {
@@ -43,11 +44,20 @@ A log with findings is refused; --allow-unverified exports it anyway and
 marks every event "verified": "none". A broken chain is refused always.
 Records a gateway appends while export runs are left for the next run.
 
+--follow exports one log and then, as tail -F does, each record appended to
+it, checked to be the next link of the chain ("verified": "chain": its
+verdict is not recomputed as it arrives; verify --export checks it later).
+When the log is renamed away (rotated), the old file is read until its
+writer lets go of it, and the new file at the name is verified and followed
+from its first record. A record that does not link stops it (exit 1).
+SIGINT or SIGTERM ends it after writing every whole record read (exit 0).
+
 bailiff verify --export FILE LOG... checks a copy against the logs: every
 event dropped, altered, invented or repeated is named.`,
 		Example: `  bailiff export audit.jsonl -o audit.events.jsonl
   bailiff export --format otlp logs/ -o audit.otlp.jsonl
   bailiff export --format splunk-hec audit.jsonl | curl -H "Authorization: Splunk $TOKEN" --data-binary @- https://splunk:8088/services/collector/event
+  bailiff export --follow --format otlp audit.jsonl | otel-shipper
   bailiff verify --export audit.events.jsonl audit.jsonl`,
 		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
@@ -55,13 +65,14 @@ event dropped, altered, invented or repeated is named.`,
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExport(cmd.InOrStdin(), stderr, p, args)
+			return runExport(cmd.InOrStdin(), stdout, stderr, p, args)
 		},
 	}
 	c.Flags().StringVar(&p.format, "format", "jsonl", "event format: otlp, jsonl or splunk-hec")
 	completeValues(c, "format", "otlp", "jsonl", "splunk-hec")
 	c.Flags().StringVarP(&p.to, "output", "o", "-", "file to write (- is standard output)")
 	c.Flags().BoolVar(&p.allowUnverified, "allow-unverified", false, `export logs with findings, every event marked "verified": "none"`)
+	c.Flags().BoolVar(&p.follow, "follow", false, "after exporting one log, keep writing what is appended to it, across rotation, until interrupted")
 	p.out.register(c)
 	return c
 }
@@ -74,7 +85,7 @@ func exportFormat(s string) (export.Format, error) {
 	return f, nil
 }
 
-func runExport(stdin io.Reader, stderr io.Writer, p exportParams, args []string) error {
+func runExport(stdin io.Reader, stdout, stderr io.Writer, p exportParams, args []string) error {
 	defer offlineMemory()()
 	f, _ := exportFormat(p.format)
 	files, err := logFiles(args)
@@ -83,6 +94,12 @@ func runExport(stdin io.Reader, stderr io.Writer, p exportParams, args []string)
 	}
 	if err := exportable(files, p.to); err != nil {
 		return err
+	}
+	if p.follow {
+		if len(files) != 1 {
+			return usageErr(errors.New("--follow follows one log"), "run one export --follow per log")
+		}
+		return runFollow(stdin, stdout, stderr, p, f, files[0])
 	}
 	if err := distinctLogs(files, nil); err != nil {
 		return err
@@ -103,8 +120,10 @@ func runExport(stdin io.Reader, stderr io.Writer, p exportParams, args []string)
 	}
 	var n int64
 	err = p.out.writeFrom(p.to, func(w io.Writer) error {
-		var err error
-		n, err = export.Write(w, f, logs)
+		_, err := export.Write(w, f, logs)
+		for _, l := range logs {
+			n += l.Records
+		}
 		return err
 	})
 	if err != nil {
@@ -148,17 +167,9 @@ func verifiedLogs(files []string, reports []*verify.Report, allow bool) ([]expor
 	}
 	logs := make([]export.Log, len(files))
 	for i, rep := range reports {
-		level := export.Full
-		for _, fd := range rep.Findings {
-			if fd.Kind == verify.FindIntegrity {
-				return nil, closeAll, findingErr(fmt.Errorf("%s fails integrity at seq %d: %s: export does not read a broken chain", files[i], fd.Seq, oneLine(fd.Reason)),
-					"bailiff verify "+files[i]+" says more; --allow-unverified does not read past an integrity failure")
-			}
-			level = export.None
-		}
-		if level != export.Full && !allow {
-			return nil, closeAll, findingErr(fmt.Errorf("%s has %s: export writes only verified records", files[i], countOf(len(rep.Findings), "finding")),
-				fmt.Sprintf(`bailiff verify %s names them; --allow-unverified exports it with every event marked "verified": "none"`, files[i]))
+		level, err := exportLevel(files[i], rep, allow)
+		if err != nil {
+			return nil, closeAll, err
 		}
 		f, err := os.Open(files[i])
 		if err != nil {
@@ -168,6 +179,24 @@ func verifiedLogs(files []string, reports []*verify.Report, allow bool) ([]expor
 		logs[i] = export.Log{Name: files[i], R: f, Level: level, Records: rep.Records, Root: rep.Root}
 	}
 	return logs, closeAll, nil
+}
+
+// exportLevel is what a log's verification lets its events claim: a log
+// with findings is refused unless allow, and a broken chain always.
+func exportLevel(name string, rep *verify.Report, allow bool) (export.Level, error) {
+	level := export.Full
+	for _, fd := range rep.Findings {
+		if fd.Kind == verify.FindIntegrity {
+			return "", findingErr(fmt.Errorf("%s fails integrity at seq %d: %s: export does not read a broken chain", name, fd.Seq, oneLine(fd.Reason)),
+				"bailiff verify "+name+" says more; --allow-unverified does not read past an integrity failure")
+		}
+		level = export.None
+	}
+	if level != export.Full && !allow {
+		return "", findingErr(fmt.Errorf("%s has %s: export writes only verified records", name, countOf(len(rep.Findings), "finding")),
+			fmt.Sprintf(`bailiff verify %s names them; --allow-unverified exports it with every event marked "verified": "none"`, name))
+	}
+	return level, nil
 }
 
 // openExported opens the copy verify --export checks: a file of its own,
