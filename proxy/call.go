@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -51,6 +52,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 	if !ok {
 		return
 	}
+	start := time.Now()
 	u, ref := p.route(name)
 	c := &engine.Call{ToolRef: ref, Args: args}
 	// A panic from here on is a bug, but one call's bug: that call is
@@ -108,22 +110,31 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		return
 	}
 	recorded = true
+	tel := p.telemetry()
+	tel.Decided(c.Server, c.Tool, d.Check != engine.CheckPinning, string(d.Verdict), string(d.Check))
 	switch d.Verdict {
 	case engine.Allow:
 		if err := p.spendGrant(c, d); err != nil {
 			p.toClient(refusal(req.ID, "bailiff denied this call: its approval cannot be used: "+err.Error()))
 			return
 		}
-		p.forward(ctx, u, req.ID, c, meta)
+		up := p.forward(ctx, u, req.ID, c, meta)
+		tel.Added(c.Server, string(d.Verdict), time.Since(start)-up)
 	case engine.Deny:
-		text := describe(d)
-		if d.Check == engine.CheckPinning {
-			text += p.askRepin(c)
-		}
-		p.toClient(refusal(req.ID, text))
+		p.denied(req.ID, c, d, start)
 	case engine.Ask:
 		p.ask(ctx, u, req, c, meta, written, d, canElicit, listening, badState)
 	}
+}
+
+// denied answers a denied call; start is when its request arrived.
+func (p *Proxy) denied(id jsonrpc.ID, c *engine.Call, d engine.Decision, start time.Time) {
+	text := describe(d)
+	if d.Check == engine.CheckPinning {
+		text += p.askRepin(c)
+	}
+	p.telemetry().Added(c.Server, string(d.Verdict), time.Since(start))
+	p.toClient(refusal(id, text))
 }
 
 // admit reads a tools/call's parameters and resolves its confined paths,

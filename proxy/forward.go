@@ -12,8 +12,9 @@ import (
 )
 
 // forward sends the call upstream, re-encoded from the checked arguments,
-// records what comes back, and answers the client.
-func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engine.Call, meta any) {
+// records what comes back, and answers the client. It returns how long
+// the upstream took, for what bailiff itself added.
+func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engine.Call, meta any) (upstream time.Duration) {
 	params := map[string]any{"name": c.Tool, "arguments": c.Args}
 	if p.gateway {
 		meta = p.gatewayCallMeta(u, meta)
@@ -31,6 +32,14 @@ func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engi
 	}
 	u.inflight[key(id)] = ch
 	p.mu.Unlock()
+	sent := time.Now()
+	answered := false
+	defer func() {
+		if upstream == 0 {
+			upstream = time.Since(sent)
+		}
+		p.telemetry().Upstream(c.Server, answered, upstream)
+	}()
 	if err := u.wire.send(&jsonrpc.Request{ID: id, Method: "tools/call", Params: raw}); err != nil {
 		p.mu.Lock()
 		delete(u.inflight, key(id))
@@ -46,6 +55,9 @@ func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engi
 			p.failed(id, c, "the server exited before answering")
 			return
 		}
+		// The round trip ends here: recording and relaying the answer
+		// is bailiff's own time.
+		answered, upstream = true, time.Since(sent)
 		p.result(id, c, r)
 	case <-t.C:
 		p.mu.Lock()
@@ -55,6 +67,7 @@ func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engi
 	case <-ctx.Done():
 		p.failed(id, c, "the session closed before the server answered")
 	}
+	return // upstream, set on the way out
 }
 
 // result records what the server answered and passes it on unchanged.

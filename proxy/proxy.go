@@ -87,6 +87,9 @@ type Options struct {
 	// takes a root that holds or lies in one out of the client's answer
 	// to the server's roots/list (roots.go).
 	Protected []string
+	// Telemetry is told each decision and round trip, for metrics; nil
+	// tells nobody.
+	Telemetry Telemetry
 }
 
 // Proxy is one session between one client and its upstream servers: one

@@ -165,6 +165,9 @@ func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 			if config == "-" {
 				return usageErr(errors.New("--config cannot be -: standard input and output carry the MCP session"), "")
 			}
+			if err := lp.metrics.check(lp.allowRemote); err != nil {
+				return err
+			}
 			if lp.addr != "" {
 				return checkListen(lp)
 			}
@@ -180,6 +183,7 @@ func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 	c.Flags().StringVar(&config, "config", os.Getenv("BAILIFF_CONFIG"), "gateway configuration (YAML; default $BAILIFF_CONFIG)")
 	c.Flags().StringVar(&tokenFile, "id-token-file", "", "with identity: in the config and on stdio, the file holding the token that says whom the agent acts for (default $BAILIFF_ID_TOKEN)")
 	lp.registerHTTP(c, 256, "the most HTTP sessions --listen keeps open at once")
+	lp.metrics.register(c)
 	c.Flags().IntVar(&lp.maxPrincipals, "max-principals", 64, "with identity: in the config, the most principals --listen serves at once")
 	c.Flags().IntVar(&lp.serverSessions, "max-server-sessions", 64, "the most sessions --listen runs servers for at once (each session that calls a tool has its own)")
 	c.Flags().IntVar(&lp.perPrincipal, "max-sessions-per-principal", 0, "with identity: in the config, the most sessions one principal holds open (default a quarter of --max-sessions)")
@@ -372,6 +376,11 @@ func gatewayUpstreams(c *gatewayConfig) ([]string, []proxy.Upstream) {
 }
 
 func serveGateway(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opt proxy.Options, ups []proxy.Upstream, lp listenParams) error {
+	stopMetrics, err := lp.metrics.start(ctx, stderr, &opt)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	if lp.addr != "" {
 		ln, err := net.Listen("tcp", lp.addr)
 		if err != nil {

@@ -35,6 +35,8 @@ type listenParams struct {
 	// as a token for resource issued by issuer.
 	authn            proxy.Authenticator
 	resource, issuer string
+	// metrics is --metrics, with or without --listen.
+	metrics metricsParams
 }
 
 // checkListen refuses an address off this machine unless asked for:

@@ -102,6 +102,9 @@ func newRun(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 			if err := checkRunFlags(cmd, p); err != nil {
 				return err
 			}
+			if err := p.listen.metrics.check(p.listen.allowRemote); err != nil {
+				return err
+			}
 			if p.listen.addr != "" {
 				return checkListen(p.listen)
 			}
@@ -138,6 +141,7 @@ func newRun(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	// server, so --max-sessions bounds the servers too.
 	p.listen.maxPrincipals, p.listen.serverSessions = 1, 1
 	p.listen.registerHTTP(c, 64, "the most HTTP sessions --listen keeps open at once, each with its own instance of the server")
+	p.listen.metrics.register(c)
 	return c
 }
 
@@ -272,13 +276,17 @@ func serveRun(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, op
 			return usageErr(fmt.Errorf("--listen: %v", err), "")
 		}
 	}
+	stopMetrics, err := p.listen.metrics.start(ctx, stderr, &opt)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	fmt.Fprintf(stderr, "bailiff: session %s: %s behind policy %s, for %s, audit log %s, state %s\n", opt.Session, what, shortVersion(opt.Policy.Version()), actingFor(opt.Principal), audit, opt.Approvals.Store.Path())
 	up := proxy.Upstream{Name: opt.Server, URL: p.url}
 	if p.url == "" {
 		up.Cmd = exec.Command(command[0], command[1:]...)
 		up.Cmd.Env = serverEnviron()
 	}
-	var err error
 	switch {
 	case ln != nil:
 		fmt.Fprintf(stderr, "bailiff: serving Streamable HTTP at http://%s/\n", ln.Addr())

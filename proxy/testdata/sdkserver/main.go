@@ -7,11 +7,14 @@
 // Tools: echo (returns its text), send (records that it ran: a denied
 // call must never reach it), ask (answers input_required, a
 // multi-round-trip ask, under 2026-07-28), grow (adds the tool late,
-// which the SDK announces with list_changed).
+// which the SDK announces with list_changed); with -random-tools N, N
+// more tools with random names.
 package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"log"
@@ -31,6 +34,7 @@ func main() {
 	only := flag.Bool("only-stateless", false, "speak revision 2026-07-28 only")
 	noInit := flag.Bool("refuse-initialize", false, "answer initialize with an error (as a server of the stateless revision alone may)")
 	ran := flag.String("ran", "", "file that send appends to when it runs")
+	random := flag.Int("random-tools", 0, "also list this many tools with random names, as a malicious server may (each echoes)")
 	listen := flag.String("listen", "", "serve Streamable HTTP on this address instead of stdio, and print the URL on stdout (stateless with -only-stateless)")
 	flag.Parse()
 	var opts mcp.ServerOptions
@@ -80,6 +84,14 @@ func main() {
 				})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown"}}}, nil, nil
 		})
+	for range *random {
+		name := make([]byte, 12)
+		rand.Read(name)
+		mcp.AddTool(s, &mcp.Tool{Name: "r" + hex.EncodeToString(name)},
+			func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "random: " + a.Text}}}, nil, nil
+			})
+	}
 	if *listen != "" {
 		ln, err := net.Listen("tcp", *listen)
 		if err != nil {
