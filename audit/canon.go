@@ -54,6 +54,9 @@ func appendCallBody(dst []byte, b *CallBody) ([]byte, bool) {
 	if b.Elicit {
 		dst = append(appendKey(dst, ',', "elicit"), "true"...)
 	}
+	if b.Trace != "" {
+		dst = appendJSONString(appendKey(dst, ',', "trace"), b.Trace)
+	}
 	return append(appendDecision(dst, &b.Decision), '}'), true
 }
 

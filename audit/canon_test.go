@@ -104,7 +104,7 @@ func FuzzDecodeFast(f *testing.F) {
 	for _, b := range fixtureBodies(f) {
 		f.Add(b)
 	}
-	f.Add([]byte(`{"call":"c1","tool":"t","args":{"a":[1,-0.5e+3,"\u2028<&>\u0001\b\f\"\\",true,false,null,{}],"b":{"z":1,"a":[]}},"redacted":["a"],"resolved":{"x":"2","y":"1"},"digest":"d","elicit":true,"verdict":"deny","check":"taint","reason":"r","tainted_by":{"seq":3,"server":"s","tool":"t"},"destination":"x","grant":"g"}`))
+	f.Add([]byte(`{"call":"c1","tool":"t","args":{"a":[1,-0.5e+3,"\u2028<&>\u0001\b\f\"\\",true,false,null,{}],"b":{"z":1,"a":[]}},"redacted":["a"],"resolved":{"x":"2","y":"1"},"digest":"d","elicit":true,"trace":"0af7651916cd43dd8448eb211c80319c","verdict":"deny","check":"taint","reason":"r","tainted_by":{"seq":3,"server":"s","tool":"t"},"destination":"x","grant":"g"}`))
 	f.Add([]byte(`{"call":"c1","server":"s","tool":"t","channel":"resources/read","status":"ok","content":"sha256:00","size":12}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, pair := range [][2]any{{&CallBody{}, &CallBody{}}, {&ResultBody{}, &ResultBody{}}} {

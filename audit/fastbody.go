@@ -71,6 +71,8 @@ func callField(p *parser, key string, b *CallBody) bool {
 		})
 	case "elicit":
 		b.Elicit, ok = p.literal("true", true)
+	case "trace":
+		b.Trace, ok = p.str()
 	case "tainted_by":
 		s := &Source{}
 		b.TaintedBy = s

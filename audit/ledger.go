@@ -263,3 +263,25 @@ func decodeCounters(rows []Counter) ([]engine.Spending, []engine.RateSlots, erro
 	}
 	return ps, rs, nil
 }
+
+// Headroom is each tenant's headroom under p at now: as this process
+// keeps the counts, or, with a store, as the store holds them (what every
+// process sharing it saved), read without taking the step lock.
+func (l *Ledger) Headroom(p *engine.Policy, now time.Time) ([]engine.Headroom, error) {
+	if l.store == nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return p.Headroom(l.l, now), nil
+	}
+	rows, _, _, err := l.store.CountersSince(0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	ps, rs, err := decodeCounters(rows)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	saved := engine.NewLedger()
+	saved.Restore(ps, rs)
+	return p.Headroom(saved, now), nil
+}

@@ -97,6 +97,10 @@ type CallBody struct {
 	// client (MCP elicitation): only such a call can be settled by an
 	// unsigned "elicitation" grant.
 	Elicit bool `json:"elicit,omitempty"`
+	// Trace is the id of the OpenTelemetry trace the call's span belongs
+	// to (32 hex digits), when the gateway traced it: from a log record
+	// to the trace, and back. It decides nothing.
+	Trace string `json:"trace,omitempty"`
 	Decision
 }
 

@@ -3,8 +3,8 @@ package export
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
-	"strconv"
 
 	"bailiff/internal/jsontext"
 	"encoding/hex"
@@ -106,6 +106,11 @@ func Check(exported io.ReaderAt, size int64, logs []Log) (*Result, error) {
 	add := func(d Difference, log int) {
 		res.Counts[d.What]++
 		found = append(found, sorted{d, log, len(found)})
+		if len(found) >= 4*MaxListed {
+			// Only the first are listed: a copy of millions of bad lines
+			// must not hold them all.
+			found = firstOf(found)
+		}
 	}
 	index, repeats, err := indexCopy(exported, size, res, add)
 	if err != nil {
@@ -140,6 +145,15 @@ func Check(exported io.ReaderAt, size int64, logs []Log) (*Result, error) {
 		}
 		add(d, i)
 	}
+	for _, s := range firstOf(found) {
+		res.Differences = append(res.Differences, s.d)
+	}
+	return res, nil
+}
+
+// firstOf is the first MaxListed of found in chain order: unreadable
+// lines by line, then by log, seq and line.
+func firstOf(found []sorted) []sorted {
 	slices.SortStableFunc(found, func(a, b sorted) int {
 		ra, rb := rank(a), rank(b)
 		if ra != rb {
@@ -149,14 +163,11 @@ func Check(exported io.ReaderAt, size int64, logs []Log) (*Result, error) {
 			return a.log - b.log
 		}
 		if a.d.Key.Seq != b.d.Key.Seq {
-			return int(a.d.Key.Seq - b.d.Key.Seq)
+			return cmp.Compare(a.d.Key.Seq, b.d.Key.Seq)
 		}
 		return a.d.Line - b.d.Line
 	})
-	for _, s := range found[:min(len(found), MaxListed)] {
-		res.Differences = append(res.Differences, s.d)
-	}
-	return res, nil
+	return found[:min(len(found), MaxListed)]
 }
 
 func rank(s sorted) int {
@@ -194,7 +205,11 @@ func indexCopy(exported io.ReaderAt, size int64, res *Result, add func(Differenc
 			continue
 		}
 		if first, dup := index[k]; dup {
-			repeats = append(repeats, Difference{What: Repeated, Line: line, Key: k, Detail: fmt.Sprintf("the event of line %d again", first.line)})
+			if len(repeats) < 4*MaxListed {
+				repeats = append(repeats, Difference{What: Repeated, Line: line, Key: k, Detail: fmt.Sprintf("the event of line %d again", first.line)})
+			} else {
+				res.Counts[Repeated]++ // counted, not listed
+			}
 			continue
 		}
 		index[k] = ref{line: line, off: at, n: len(text), level: lvl}
@@ -226,78 +241,6 @@ func readEvent(text []byte, format *Format) (Key, Level, string) {
 		return Key{}, "", err.Error()
 	}
 	return k, lvl, ""
-}
-
-// flat is what the index reads of a jsonl event, or of a HEC event's
-// event.
-type flat struct {
-	Log      *string          `json:"log"`
-	Seq      json.Number      `json:"seq"`
-	Verified string           `json:"verified"`
-	Line     *json.RawMessage `json:"line"`
-}
-
-// probe is what the index reads of a line of any format.
-type probe struct {
-	flat
-	ResourceLogs []struct {
-		ScopeLogs []struct {
-			LogRecords []struct {
-				Attributes []struct {
-					Key   string `json:"key"`
-					Value struct {
-						String *string `json:"stringValue"`
-						Int    any     `json:"intValue"`
-					} `json:"value"`
-				} `json:"attributes"`
-			} `json:"logRecords"`
-		} `json:"scopeLogs"`
-	} `json:"resourceLogs"`
-	Event      *flat   `json:"event"`
-	Sourcetype *string `json:"sourcetype"`
-}
-
-func (p *probe) format() (Format, bool) {
-	switch {
-	case p.ResourceLogs != nil:
-		return OTLP, true
-	case p.Event != nil && p.Sourcetype != nil:
-		return SplunkHEC, true
-	case p.Log != nil && p.Line != nil:
-		return JSONL, true
-	}
-	return "", false
-}
-
-func (p *probe) key(f Format) (Key, Level, error) {
-	switch f {
-	case SplunkHEC:
-		return p.Event.key()
-	case OTLP:
-		var fl flat
-		if rl := p.ResourceLogs; len(rl) == 1 && len(rl[0].ScopeLogs) == 1 && len(rl[0].ScopeLogs[0].LogRecords) == 1 {
-			for _, a := range rl[0].ScopeLogs[0].LogRecords[0].Attributes {
-				switch {
-				case a.Key == "bailiff.log" && a.Value.String != nil:
-					fl.Log = a.Value.String
-				case a.Key == "bailiff.verified" && a.Value.String != nil:
-					fl.Verified = *a.Value.String
-				case a.Key == "bailiff.seq":
-					fl.Seq = json.Number(fmt.Sprint(a.Value.Int)) // OTLP/JSON writes it as a string
-				}
-			}
-		}
-		return fl.key()
-	}
-	return p.flat.key()
-}
-
-func (fl *flat) key() (Key, Level, error) {
-	seq, err := strconv.ParseInt(string(fl.Seq), 10, 64)
-	if fl.Log == nil || *fl.Log == "" || err != nil || seq < 0 || Level(fl.Verified).rank() < 0 {
-		return Key{}, "", errNoKey
-	}
-	return Key{*fl.Log, seq}, Level(fl.Verified), nil
 }
 
 // readLine reads one line, however long up to maxEventLine.

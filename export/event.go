@@ -60,7 +60,7 @@ type Event struct {
 
 // attrKeys are the body fields copied beside the line, in the order
 // every format writes them.
-var attrKeys = []string{"server", "tool", "call", "verdict", "check", "rule", "grant", "status", "answer", "approver", "replica"}
+var attrKeys = []string{"server", "tool", "call", "verdict", "check", "rule", "grant", "status", "answer", "approver", "replica", "trace"}
 
 // FromRecord is the event of rec, a record of the log whose first record
 // has hash log.

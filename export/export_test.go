@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"bailiff/chain"
 )
@@ -401,4 +403,79 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("no difference found, but %d events for %d records", res.Events, l.Records)
 		}
 	})
+}
+
+// TestNoReplacementCharacters: a line whose text a decoder would change
+// (invalid UTF-8, a lone surrogate, both read as U+FFFD) is not taken for
+// an event whose record holds U+FFFD: its bytes would not hash to it.
+func TestNoReplacementCharacters(t *testing.T) {
+	var data bytes.Buffer
+	w := chain.NewWriter(&data, chain.None)
+	for i, body := range []any{map[string]string{"server": "s"}, map[string]string{"tool": "t\ufffd", "note": "a\ufffdb"}} {
+		if _, err := w.Append(time.Unix(int64(i+1), 0), "s1", chain.KindSession, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := Log{Name: "mem", R: bytes.NewReader(data.Bytes()), Level: Full, Records: 2, Root: rootOf(t, Log{R: bytes.NewReader(data.Bytes())}, 2)}
+	for _, f := range Formats {
+		out := exported(t, f, l)
+		if res := check(t, out, l); res.Differs() {
+			t.Fatalf("%s: the copy as written: %+v", f, res.Differences)
+		}
+		for _, bad := range []string{"\xff", `\udead`, "\xed\xa0\x80"} {
+			changed := bytes.ReplaceAll(out, []byte("\ufffd"), []byte(bad))
+			if res := check(t, changed, l); !res.Differs() {
+				t.Errorf("%s: U+FFFD written as %q matches", f, bad)
+			}
+		}
+	}
+}
+
+// TestManyDifferencesBounded: a copy of a hundred thousand bad lines is
+// counted in full and listed in part.
+func TestManyDifferencesBounded(t *testing.T) {
+	l, _ := logOf(t, fixture, Full)
+	out := exported(t, JSONL, l)
+	junk := bytes.Repeat([]byte("1\n"), 100_000)
+	copied := append(append([]byte(nil), out...), junk...)
+	res := check(t, copied, l)
+	if res.Counts[Unreadable] != 100_000 || len(res.Differences) != MaxListed || res.Differences[0].Line != int(l.Records)+1 {
+		t.Fatalf("100000 bad lines: %d counted, %d listed, the first at line %d", res.Counts[Unreadable], len(res.Differences), res.Differences[0].Line)
+	}
+	rep := append(append([]byte(nil), out...), bytes.Repeat([]byte(lines(out)[2]), 10_000)...)
+	res = check(t, rep, l)
+	if res.Counts[Repeated] != 10_000 || len(res.Differences) != MaxListed {
+		t.Fatalf("an event repeated 10000 times: %d counted, %d listed", res.Counts[Repeated], len(res.Differences))
+	}
+}
+
+// TestTailClaims: a tail claims Chain, or nothing after a prefix with
+// findings; a line that is not the next link gives no event.
+func TestTailClaims(t *testing.T) {
+	_, data := logOf(t, fixture, Full)
+	ls := lines(data)
+	for _, prefix := range []Level{Full, None} {
+		l := Log{Name: "prefix", R: bytes.NewReader([]byte(strings.Join(ls[:3], ""))), Level: prefix, Records: 3}
+		l.Root = rootOf(t, l, 3)
+		l.R.(*bytes.Reader).Seek(0, 0)
+		ends, err := Write(io.Discard, JSONL, []Log{l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail := ends[0]
+		if prefix == None {
+			tail.Level = None
+		}
+		if _, err := tail.Next(nil, []byte(strings.TrimSuffix(ls[4], "\n"))); err == nil {
+			t.Fatal("a record that skips one: no error")
+		}
+		ev, err := tail.Next(nil, []byte(strings.TrimSuffix(ls[3], "\n")))
+		want := `"verified":"chain"`
+		if prefix == None {
+			want = `"verified":"none"`
+		}
+		if err != nil || !strings.Contains(string(ev), want) {
+			t.Fatalf("after a %s prefix: %v %s", prefix, err, ev)
+		}
+	}
 }

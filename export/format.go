@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"bailiff/chain"
 )
@@ -96,7 +97,14 @@ func appendOTLP(b []byte, e Event) []byte {
 	if e.Attrs["verdict"] == "deny" || e.Kind == "malformed" {
 		sev, text = 13, "WARN"
 	}
-	b = fmt.Appendf(b, `","severityNumber":%d,"severityText":"%s","body":{"stringValue":`, sev, text)
+	b = fmt.Appendf(b, `","severityNumber":%d,"severityText":"%s",`, sev, text)
+	if t := e.Attrs["trace"]; validTraceID(t) {
+		// The log record joins its call's trace where a backend shows both.
+		b = append(b, `"traceId":"`...)
+		b = append(b, t...)
+		b = append(b, `",`...)
+	}
+	b = append(b, `"body":{"stringValue":`...)
 	b = appendString(b, e.Line)
 	b = append(b, `},"attributes":[`...)
 	b = appendAttr(b, "log", e.Log, false)
@@ -147,3 +155,17 @@ func appendString(b []byte, s string) []byte {
 
 // errNoKey is an event that does not say where it belongs.
 var errNoKey = errors.New("event does not name its log, seq and level")
+
+// validTraceID is a trace id OTLP takes: 32 lower-case hex digits, not
+// all zero. Anything else stays an attribute only.
+func validTraceID(s string) bool {
+	if len(s) != 32 || strings.Trim(s, "0") == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -15,10 +15,16 @@ import (
 	"bailiff/internal/jsontext"
 )
 
-// parse reads one exported line as a JSON value. A key given twice is
-// refused: a SIEM keeping the first would show another event than a
+// parse reads one exported line as a JSON value, exactly. A key given
+// twice is refused: a SIEM keeping the first would show another event than a
 // reader keeping the last, and only one of them could be compared.
 func parse(line []byte) (any, error) {
+	// Text a decoder would change (invalid UTF-8, a lone surrogate, both
+	// read as U+FFFD) could pass for an event whose line holds U+FFFD,
+	// and would not hash to its record.
+	if err := jsontext.CheckText(line); err != nil {
+		return nil, err
+	}
 	if err := jsontext.NoDuplicateKeys(line); err != nil {
 		return nil, err
 	}

@@ -51,6 +51,9 @@ func Write(w io.Writer, f Format, logs []Log) ([]*Tail, error) {
 // recomputed as records arrive.
 type Tail struct {
 	Format Format
+	// Level is what the tail's events claim: Chain, or None after a
+	// prefix with findings (set by the caller; "" is Chain).
+	Level Level
 	// Log is the log's id, the hash of its first record.
 	Log chain.Hash
 	// Seq and Hash are the last record's (Seq -1 before the first).
@@ -81,5 +84,9 @@ func (t *Tail) Next(b, line []byte) ([]byte, error) {
 		t.Log = rec.Hash
 	}
 	t.advance(rec, len(line))
-	return Append(b, t.Format, FromRecord(t.Log, rec, Chain)), nil
+	level := Chain
+	if t.Level == None {
+		level = None
+	}
+	return Append(b, t.Format, FromRecord(t.Log, rec, level)), nil
 }

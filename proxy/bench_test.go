@@ -3,6 +3,9 @@ package proxy
 import (
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,6 +18,7 @@ import (
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/state"
+	"bailiff/telemetry"
 )
 
 const benchPolicy = `version: 1
@@ -76,6 +80,17 @@ func BenchmarkCallDirect(b *testing.B) {
 
 func benchProxy(b *testing.B, dur chain.Durability) { benchProxyWith(b, dur, benchPolicy) }
 
+// benchTracer is the telemetry a traced gateway runs with: metrics and
+// spans, exported to an OTLP receiver that keeps nothing.
+type benchTracer struct{ *telemetry.Gateway }
+
+func (t benchTracer) StartCall(tool, parent, state string) CallSpan {
+	return t.Gateway.StartCall(tool, parent, state)
+}
+
+// telemetryHook, when set, gives benchProxyWith's gateway its telemetry.
+var telemetryHook func(b *testing.B, opt *Options)
+
 // benchTenantPolicy is benchPolicy with a tenant ceiling no bench reaches
 // and a rate: every call then takes the counters' lock and saves them.
 const benchTenantPolicy = benchPolicy + `tools:
@@ -106,6 +121,9 @@ func benchProxyWith(b *testing.B, dur chain.Durability, policy string) {
 		defer st.Close()
 		opt.Ledger = audit.NewStoredLedger(Counters{Store: st})
 	}
+	if telemetryHook != nil {
+		telemetryHook(b, &opt)
+	}
 	clientR, proxyW := io.Pipe()
 	proxyR, clientW := io.Pipe()
 	done := make(chan error, 1)
@@ -127,6 +145,31 @@ func BenchmarkCallProxyNone(b *testing.B) { benchProxy(b, chain.None) }
 // BenchmarkCallProxySync goes through the proxy, every call record (and
 // result) fsynced before the call goes on.
 func BenchmarkCallProxySync(b *testing.B) { benchProxy(b, chain.Sync) }
+
+// BenchmarkCallProxyTraced is BenchmarkCallProxyNone with every call
+// traced (a span and its upstream child, sampled, exported over OTLP/HTTP
+// to a receiver in the process) and counted in the metrics: what turning
+// telemetry on adds.
+func BenchmarkCallProxyTraced(b *testing.B) {
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer sink.Close()
+	b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.URL)
+	telemetryHook = func(b *testing.B, opt *Options) {
+		tr, err := telemetry.NewTracing(context.Background(), os.Getenv, "bench")
+		if err != nil || tr == nil {
+			b.Fatalf("tracing: %v", err)
+		}
+		b.Cleanup(func() { tr.Shutdown(context.Background()) })
+		g := &telemetry.Gateway{Tracing: tr, Metrics: telemetry.New(telemetry.Options{})}
+		opt.Telemetry = benchTracer{g}
+		opt.Log = g.Log(opt.Log)
+	}
+	defer func() { telemetryHook = nil }()
+	benchProxy(b, chain.None)
+}
 
 // BenchmarkCallProxyTenants is BenchmarkCallProxySync under a tenant
 // ceiling and a rate kept in the state database.

@@ -53,6 +53,8 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		return
 	}
 	start := time.Now()
+	ctx, span := p.startSpan(ctx, req.ID, name, meta)
+	defer span.End()
 	u, ref := p.route(name)
 	c := &engine.Call{ToolRef: ref, Args: args}
 	// A panic from here on is a bug, but one call's bug: that call is
@@ -85,7 +87,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		p.logf("a retry of %s carried a requestState that approves nothing: %v", name, err)
 		badState = err
 	}
-	d, written, canElicit, err := p.decide(c, resolved, httpAsk)
+	d, written, canElicit, err := p.decide(c, resolved, httpAsk, span.TraceID())
 	if errors.Is(err, audit.ErrUnsaved) {
 		// Decided and recorded, but the other gateways cannot see what
 		// it spent: nothing is forwarded, and the call is closed as
@@ -110,8 +112,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 		return
 	}
 	recorded = true
-	tel := p.telemetry()
-	tel.Decided(c.Server, c.Tool, d.Check != engine.CheckPinning, string(d.Verdict), string(d.Check))
+	p.told(span, c, d)
 	switch d.Verdict {
 	case engine.Allow:
 		if err := p.spendGrant(c, d); err != nil {
@@ -119,7 +120,7 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 			return
 		}
 		up := p.forward(ctx, u, req.ID, c, meta)
-		tel.Added(c.Server, string(d.Verdict), time.Since(start)-up)
+		p.telemetry().Added(c.Server, string(d.Verdict), time.Since(start)-up)
 	case engine.Deny:
 		p.denied(req.ID, c, d, start)
 	case engine.Ask:
@@ -205,14 +206,14 @@ func (p *Proxy) ask(ctx context.Context, u *upstream, req *jsonrpc.Request, c *e
 //
 // httpAsk says the HTTP client of this one request can put an ask to a
 // human (the pump's session, shared by every HTTP client, cannot say).
-func (p *Proxy) decide(c *engine.Call, resolved map[string]string, httpAsk bool) (d engine.Decision, written map[string]any, canElicit bool, err error) {
+func (p *Proxy) decide(c *engine.Call, resolved map[string]string, httpAsk bool, trace string) (d engine.Decision, written map[string]any, canElicit bool, err error) {
 	written, removed := p.digest(c)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls++
 	c.ID = "c" + strconv.Itoa(p.calls)
 	p.collectGrants()
-	body := &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest}
+	body := &audit.CallBody{Call: c.ID, Tool: c.Tool, Args: written, Digest: c.Digest, Trace: trace}
 	if p.gateway {
 		body.Server = c.Server
 	}

@@ -224,3 +224,40 @@ func TestCountersCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadroomFromTheStore: a gateway that has taken no step yet reports
+// a tenant's headroom as the shared counters hold it, what the others
+// saved, not as its own empty ledger would.
+func TestHeadroomFromTheStore(t *testing.T) {
+	pol, err := engine.Load("p.yaml", []byte(countersPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "state.db")
+	g := openGatewayLog(t, db, pol)
+	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	for i, e := range []replay.Event{
+		{Start: &replay.Start{Session: "a", Server: "everything", Principal: engine.Principal{Subject: "ana", Tenant: "acme"}, Tools: []engine.ToolDef{{Name: "echo"}}}},
+		{Call: &replay.Call{ID: "c1", Tool: "echo", Args: map[string]any{}}},
+		{Output: &replay.Output{Call: "c1", Text: "ok", Evidence: engine.OutputJSON("ok", nil, nil)}},
+	} {
+		e.Line, e.At = i+1, at.Add(time.Duration(i)*time.Second)
+		if err := g.rec.Step("gw", &e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := state.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fresh := audit.NewStoredLedger(Counters{Store: st})
+	got, err := fresh.Headroom(pol, at.Add(time.Minute))
+	if err != nil || len(got) != 1 || got[0] != (engine.Headroom{Tenant: "acme", Window: "day Europe/Berlin", Ceiling: 5, Spent: 2}) {
+		t.Fatalf("a fresh gateway's headroom: %+v, %v; want acme spent 2 of 5", got, err)
+	}
+	st.Close()
+	if _, err := fresh.Headroom(pol, at); !errors.Is(err, audit.ErrLedger) {
+		t.Fatalf("the store closed: %v, want ErrLedger", err)
+	}
+}

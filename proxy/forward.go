@@ -19,6 +19,10 @@ func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engi
 	if p.gateway {
 		meta = p.gatewayCallMeta(u, meta)
 	}
+	parent, state, endSpan := spanOf(ctx).Upstream(c.Server)
+	answered := false
+	defer func() { endSpan(answered) }()
+	meta = tracedMeta(meta, parent, state)
 	if meta != nil {
 		params["_meta"] = meta
 	}
@@ -33,7 +37,6 @@ func (p *Proxy) forward(ctx context.Context, u *upstream, id jsonrpc.ID, c *engi
 	u.inflight[key(id)] = ch
 	p.mu.Unlock()
 	sent := time.Now()
-	answered := false
 	defer func() {
 		if upstream == 0 {
 			upstream = time.Since(sent)

@@ -28,11 +28,14 @@ type muxStream struct {
 	// asking are the forwarded requests whose client can put an ask to a
 	// human, by the id the pump knows them by.
 	asking map[string]bool
+	// traces are the W3C trace context headers of the HTTP requests that
+	// carried calls, by forwarded id.
+	traces map[string][2]string
 }
 
 func newMuxStream() *muxStream {
 	return &muxStream{in: make(chan []byte, 64), done: make(chan struct{}),
-		waiting: map[string]chan *jsonrpc.Response{}, asking: map[string]bool{}}
+		waiting: map[string]chan *jsonrpc.Response{}, asking: map[string]bool{}, traces: map[string][2]string{}}
 }
 
 // canAsk reports whether the client of the pump's request id declared
@@ -41,6 +44,13 @@ func (m *muxStream) canAsk(id jsonrpc.ID) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.asking[key(id)]
+}
+
+func (m *muxStream) traceHeaders(id jsonrpc.ID) (string, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tc := m.traces[key(id)]
+	return tc[0], tc[1]
 }
 
 func (m *muxStream) close() { m.once.Do(func() { close(m.done) }) }
@@ -105,11 +115,15 @@ func (m *muxStream) forward(ctx context.Context, method string, params mcp.Param
 	if canAsk {
 		m.asking[key(id)] = true
 	}
+	if tc, ok := ctx.Value(headerTrace{}).([2]string); ok {
+		m.traces[key(id)] = tc
+	}
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
 		delete(m.waiting, key(id))
 		delete(m.asking, key(id))
+		delete(m.traces, key(id))
 		m.mu.Unlock()
 	}()
 	b, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: method, Params: raw})
@@ -185,6 +199,9 @@ func forwardParams(params mcp.Params) (json.RawMessage, error) {
 func (m *muxStream) call(ctx context.Context, req mcp.Request) (mcp.Result, error) {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	multi, canAsk := clientAsks(ss, req.GetParams())
+	if x := req.GetExtra(); x != nil && x.Header != nil && x.Header.Get("traceparent") != "" {
+		ctx = context.WithValue(ctx, headerTrace{}, [2]string{x.Header.Get("traceparent"), x.Header.Get("tracestate")})
+	}
 	res, err := m.forward(ctx, "tools/call", req.GetParams(), canAsk)
 	if err != nil || multi {
 		return res, err
@@ -196,6 +213,9 @@ func (m *muxStream) call(ctx context.Context, req mcp.Request) (mcp.Result, erro
 	}
 	return res, nil
 }
+
+// headerTrace carries a call's HTTP trace context headers to forward.
+type headerTrace struct{}
 
 // clientAsks reports whether the client of one request speaks the
 // multi-round trip (2026-07-28 or later), and whether it declared

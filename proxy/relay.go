@@ -34,6 +34,9 @@ type relayStream struct {
 	mu     sync.Mutex
 	open   []jsonrpc.ID          // the client's requests not yet answered, oldest first
 	tokens map[string]jsonrpc.ID // progress token -> the request that gave it
+	// traces are the W3C trace context headers of the HTTP requests that
+	// carried the open calls.
+	traces map[string][2]string
 }
 
 // maxOpen bounds what a client that never waits can make the stream
@@ -42,7 +45,7 @@ type relayStream struct {
 const maxOpen = 1024
 
 func newRelayStream(ctx context.Context, conn mcp.Connection) *relayStream {
-	return &relayStream{conn: conn, ctx: ctx, tokens: map[string]jsonrpc.ID{}}
+	return &relayStream{conn: conn, ctx: ctx, tokens: map[string]jsonrpc.ID{}, traces: map[string][2]string{}}
 }
 
 func (s *relayStream) read() ([]byte, error) {
@@ -66,6 +69,16 @@ func (s *relayStream) opened(req *jsonrpc.Request) {
 	if tok, ok := progressToken(req.Params); ok {
 		s.tokens[tok] = req.ID
 	}
+	if x, ok := req.Extra.(*mcp.RequestExtra); ok && x != nil && x.Header != nil && x.Header.Get("traceparent") != "" {
+		s.traces[key(req.ID)] = [2]string{x.Header.Get("traceparent"), x.Header.Get("tracestate")}
+	}
+}
+
+func (s *relayStream) traceHeaders(id jsonrpc.ID) (string, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tc := s.traces[key(id)]
+	return tc[0], tc[1]
 }
 
 // forget drops id from what is open. Called with s.mu held.
@@ -81,6 +94,7 @@ func (s *relayStream) forget(id jsonrpc.ID) {
 			delete(s.tokens, tok)
 		}
 	}
+	delete(s.traces, key(id))
 }
 
 // failOpen answers every request of the client still open with an error

@@ -10,6 +10,7 @@ import (
 
 	"bailiff/audit"
 	"bailiff/chain"
+	"bailiff/engine"
 )
 
 // The caps on label values, per dimension.
@@ -40,6 +41,8 @@ var latencyBuckets = prometheus.ExponentialBucketsRange(0.0001, 10, 16)
 type Options struct {
 	// Pending, when set, is how many asks wait for a human now.
 	Pending func() (int, error)
+	// Headroom, when set, is each tenant's budget headroom now.
+	Headroom func() ([]engine.Headroom, error)
 }
 
 // New makes the metrics.
@@ -75,6 +78,9 @@ func New(opt Options) *Metrics {
 	}
 	m.reg.MustRegister(m.decisions, m.added, m.upstream, m.auditWrite, m.auditErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if opt.Headroom != nil {
+		m.reg.MustRegister(newHeadroom(opt.Headroom))
+	}
 	if opt.Pending != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "bailiff_pending_asks",

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"bailiff/chain"
+	"bailiff/engine"
 )
 
 // TestLabelsBounded: names past a dimension's cap, too long, or not UTF-8
@@ -80,5 +82,86 @@ func TestMetricsText(t *testing.T) {
 		if !strings.Contains(string(body), want+"\n") {
 			t.Errorf("the scrape lacks %s", want)
 		}
+	}
+}
+
+// TestTracingFromEnvironment: tracing is off unless the OTEL_* variables
+// ask for it, and a setting bailiff cannot honour is an error, never
+// traces silently lost.
+func TestTracingFromEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		on   bool
+		fail string
+	}{
+		{env: nil},
+		{env: map[string]string{"OTEL_SERVICE_NAME": "x"}},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, on: true},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, on: true},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, on: true},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"}},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"}},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, fail: "OTLP only"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, fail: "http/protobuf"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, fail: "http/protobuf"},
+	} {
+		for k, v := range tc.env {
+			t.Setenv(k, v) // the exporter reads the endpoint itself
+		}
+		tr, err := NewTracing(t.Context(), func(k string) string { return tc.env[k] }, "test")
+		switch {
+		case tc.fail != "":
+			if err == nil || !strings.Contains(err.Error(), tc.fail) {
+				t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.fail)
+			}
+		case err != nil || (tr != nil) != tc.on:
+			t.Errorf("%v: tracing %v, error %v; want on %v", tc.env, tr != nil, err, tc.on)
+		}
+		if tr != nil {
+			tr.Shutdown(t.Context())
+		}
+		for k := range tc.env {
+			os.Unsetenv(k)
+		}
+	}
+}
+
+func scrapeText(t *testing.T, m *Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	return string(body)
+}
+
+// TestHeadroomMetrics: each tenant's headroom and ceiling, never below
+// zero; past 64 tenants the rest are counted, not listed; counters that
+// cannot be read show no headroom and say so.
+func TestHeadroomMetrics(t *testing.T) {
+	rows := []engine.Headroom{{Tenant: "acme", Window: "24h", Ceiling: 10, Spent: 4}, {Tenant: "globex", Window: "day", Ceiling: 5, Spent: 7}}
+	for i := range 70 {
+		rows = append(rows, engine.Headroom{Tenant: fmt.Sprintf("t%03d", i), Window: "24h", Ceiling: 1})
+	}
+	var fail error
+	m := New(Options{Headroom: func() ([]engine.Headroom, error) { return rows, fail }})
+	text := scrapeText(t, m)
+	for _, want := range []string{
+		`bailiff_tenant_budget_headroom{tenant="acme",window="24h"} 6`,
+		`bailiff_tenant_budget_ceiling{tenant="acme",window="24h"} 10`,
+		`bailiff_tenant_budget_headroom{tenant="globex",window="day"} 0`,
+		`bailiff_tenant_budget_unlisted 8`,
+		`bailiff_tenant_budget_readable 1`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("the scrape lacks %s", want)
+		}
+	}
+	if n := strings.Count(text, "\nbailiff_tenant_budget_headroom{"); n != MaxTenants {
+		t.Errorf("%d tenants listed, want %d", n, MaxTenants)
+	}
+	fail = errors.New("database down")
+	text = scrapeText(t, m)
+	if !strings.Contains(text, "bailiff_tenant_budget_readable 0\n") || strings.Contains(text, "bailiff_tenant_budget_headroom{") {
+		t.Errorf("counters unreadable:\n%s", text)
 	}
 }

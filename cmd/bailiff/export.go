@@ -18,6 +18,9 @@ type exportParams struct {
 	to              string
 	allowUnverified bool
 	follow          bool
+	// verify holds what the logs are verified against, as for verify:
+	// --checkpoint, --key, --approver-key.
+	verify verifyParams
 }
 
 func newExport(stdout, stderr io.Writer) *cobra.Command {
@@ -40,7 +43,9 @@ line, and what was checked ("verified": "full"), with the fields a SIEM
 queries (server, tool, verdict, check, rule, …) beside it. Tool arguments
 appear only inside the line, as the log recorded them (after redaction).
 
-A log with findings is refused; --allow-unverified exports it anyway and
+A log is verified as bailiff verify does, against --checkpoint and --key and
+with only the --approver-key keys trusted when they are given. A log with
+findings is refused; --allow-unverified exports it anyway and
 marks every event "verified": "none". A broken chain is refused always.
 Records a gateway appends while export runs are left for the next run.
 
@@ -61,6 +66,9 @@ event dropped, altered, invented or repeated is named.`,
   bailiff verify --export audit.events.jsonl audit.jsonl`,
 		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if p.verify.checkpoint != "" && p.verify.key == "" {
+				return usageErr(errors.New("--checkpoint needs --key, the public key it was signed with"), "bailiff export --checkpoint audit.ckpt --key audit.pub audit.jsonl")
+			}
 			_, err := exportFormat(p.format)
 			return err
 		},
@@ -72,6 +80,9 @@ event dropped, altered, invented or repeated is named.`,
 	completeValues(c, "format", "otlp", "jsonl", "splunk-hec")
 	c.Flags().StringVarP(&p.to, "output", "o", "-", "file to write (- is standard output)")
 	c.Flags().BoolVar(&p.allowUnverified, "allow-unverified", false, `export logs with findings, every event marked "verified": "none"`)
+	c.Flags().StringVar(&p.verify.checkpoint, "checkpoint", "", "verify the log against this signed checkpoint, kept elsewhere (one log)")
+	c.Flags().StringVar(&p.verify.key, "key", "", "public key file the checkpoints are signed with")
+	c.Flags().StringArrayVar(&p.verify.approvers, "approver-key", nil, "trust only these approver public keys (or .pub files), whatever a session record lists (repeatable)")
 	c.Flags().BoolVar(&p.follow, "follow", false, "after exporting one log, keep writing what is appended to it, across rotation, until interrupted")
 	p.out.register(c)
 	return c
@@ -95,11 +106,18 @@ func runExport(stdin io.Reader, stdout, stderr io.Writer, p exportParams, args [
 	if err := exportable(files, p.to); err != nil {
 		return err
 	}
+	opt, err := verifyOptions(stdin, p.verify, files)
+	if err != nil {
+		return err
+	}
 	if p.follow {
+		if p.verify.checkpoint != "" {
+			return usageErr(errors.New("--checkpoint is of one log, and --follow follows whatever log is at the name, across rotation"), "export the checkpointed log without --follow")
+		}
 		if len(files) != 1 {
 			return usageErr(errors.New("--follow follows one log"), "run one export --follow per log")
 		}
-		return runFollow(stdin, stdout, stderr, p, f, files[0])
+		return runFollow(stdin, stdout, stderr, p, opt, f, files[0])
 	}
 	if err := distinctLogs(files, nil); err != nil {
 		return err
@@ -109,7 +127,7 @@ func runExport(stdin io.Reader, stdout, stderr io.Writer, p exportParams, args [
 	}
 	bar := newProgress(stderr, fileSizes(files), "verify")
 	defer bar.Done()
-	reports, err := verifyAll(stdin, stderr, files, "", verify.Options{}, bar)
+	reports, err := verifyAll(stdin, stderr, files, "", opt, bar)
 	if err != nil {
 		return err
 	}
@@ -120,11 +138,13 @@ func runExport(stdin io.Reader, stdout, stderr io.Writer, p exportParams, args [
 	}
 	var n int64
 	err = p.out.writeFrom(p.to, func(w io.Writer) error {
-		_, err := export.Write(w, f, logs)
-		for _, l := range logs {
-			n += l.Records
-		}
-		return err
+		return staged(w, p.to == "-", func(w io.Writer) error {
+			_, err := export.Write(w, f, logs)
+			for _, l := range logs {
+				n += l.Records
+			}
+			return err
+		})
 	})
 	if err != nil {
 		var ee *ExitError
@@ -137,6 +157,29 @@ func runExport(stdin io.Reader, stdout, stderr io.Writer, p exportParams, args [
 		fmt.Fprintf(stderr, "bailiff: exported %d records to %s (%s)\n", n, p.to, f)
 	}
 	return nil
+}
+
+// staged runs fill into w, through a temporary file first when w is a
+// stream (stage): the check that the log read is the log verified comes
+// at its end, and a stream cannot take back what it was given.
+func staged(w io.Writer, stage bool, fill func(io.Writer) error) error {
+	if !stage {
+		return fill(w)
+	}
+	tmp, err := os.CreateTemp("", "bailiff-export-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err = io.Copy(w, tmp)
+	return err
 }
 
 // exportable refuses what export cannot read twice (a log on standard

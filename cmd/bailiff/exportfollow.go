@@ -20,6 +20,7 @@ const followPoll = 200 * time.Millisecond
 
 // follower exports one log and then what is appended to it.
 type follower struct {
+	opt    verify.Options
 	name   string
 	format export.Format
 	w      io.Writer
@@ -28,7 +29,7 @@ type follower struct {
 	allow  bool
 }
 
-func runFollow(stdin io.Reader, stdout, stderr io.Writer, p exportParams, f export.Format, name string) error {
+func runFollow(stdin io.Reader, stdout, stderr io.Writer, p exportParams, opt verify.Options, f export.Format, name string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	w := stdout
@@ -45,7 +46,7 @@ func runFollow(stdin io.Reader, stdout, stderr io.Writer, p exportParams, f expo
 		defer out.Close()
 		w = out
 	}
-	fl := &follower{name: name, format: f, w: w, stdin: stdin, stderr: stderr, allow: p.allowUnverified}
+	fl := &follower{opt: opt, name: name, format: f, w: w, stdin: stdin, stderr: stderr, allow: p.allowUnverified}
 	if _, err := os.Stat(name); err != nil {
 		return usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
 	}
@@ -92,7 +93,7 @@ func (fl *follower) try() (*os.File, *export.Tail, error) {
 		f.Close()
 		return nil, nil, nil // not one whole record yet
 	}
-	reports, err := verifyAll(fl.stdin, fl.stderr, []string{fl.name}, "", verify.Options{}, &progress{})
+	reports, err := verifyAll(fl.stdin, fl.stderr, []string{fl.name}, "", fl.opt, &progress{})
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -107,10 +108,17 @@ func (fl *follower) try() (*os.File, *export.Tail, error) {
 		return nil, nil, err
 	}
 	rep := reports[0]
-	ends, err := export.Write(fl.w, fl.format, []export.Log{{Name: fl.name, R: io.NewSectionReader(f, 0, 1<<62), Level: level, Records: rep.Records, Root: rep.Root}})
+	var ends []*export.Tail
+	err = staged(fl.w, true, func(w io.Writer) error {
+		ends, err = export.Write(w, fl.format, []export.Log{{Name: fl.name, R: io.NewSectionReader(f, 0, 1<<62), Level: level, Records: rep.Records, Root: rep.Root}})
+		return err
+	})
 	if err != nil {
 		f.Close()
 		return nil, nil, usageErr(err, "")
+	}
+	if level == export.None {
+		ends[0].Level = export.None // a tail on a prefix with findings claims nothing
 	}
 	return f, ends[0], nil
 }

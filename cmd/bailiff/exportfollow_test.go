@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -255,5 +256,22 @@ func TestExportFollowTruncated(t *testing.T) {
 	var vout, verr bytes.Buffer
 	if code := run([]string{"verify", "--export", out, a, live}, nil, &vout, &verr); code != 0 {
 		t.Fatalf("verify --export: exit %d\n%s%s", code, vout.String(), verr.String())
+	}
+}
+
+// TestStagedStreamGetsNothingOnError: export's events reach a stream only
+// once the log read is known to be the log verified; an error at the end
+// leaves the stream untouched.
+func TestStagedStreamGetsNothingOnError(t *testing.T) {
+	var out bytes.Buffer
+	err := staged(&out, true, func(w io.Writer) error {
+		w.Write([]byte("an event of a log rewritten after it was verified\n"))
+		return errors.New("changed since it was verified")
+	})
+	if err == nil || out.Len() != 0 {
+		t.Fatalf("a failed export: error %v, %d bytes on the stream", err, out.Len())
+	}
+	if err := staged(&out, true, func(w io.Writer) error { _, err := w.Write([]byte("ok\n")); return err }); err != nil || out.String() != "ok\n" {
+		t.Fatalf("a good export: %v %q", err, out.String())
 	}
 }

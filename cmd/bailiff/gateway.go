@@ -156,7 +156,8 @@ func newGateway(stdin io.Reader, stderr io.Writer) *cobra.Command {
 		Short: "Serve several MCP servers as one, behind bailiff, on stdio or HTTP",
 		Long:  gatewayLong,
 		Example: `  bailiff gateway --config gateway.yaml
-  bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931`,
+  bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931
+  OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 bailiff gateway --config gateway.yaml --listen 127.0.0.1:8931 --metrics 127.0.0.1:9464`,
 		Args: noArgs(),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if config == "" {

@@ -24,6 +24,11 @@ body over --max-request-bytes. A request that would open a session gets
 has opened more than --initialize-burst at --initialize-rate a second;
 the open sessions go on.
 
+--metrics ADDR serves Prometheus metrics on a listener of its own (never
+the MCP port), and the OTEL_* variables (OTEL_EXPORTER_OTLP_ENDPOINT) turn
+on a trace span per tools/call, sent over OTLP/HTTP; docs/operations.md
+says what they hold.
+
 With identity: in the config, --listen requires a bearer token on every
 request (401 and OAuth Protected Resource Metadata without a good one), and
 each principal gets a session, and servers, of its own (docs/identity.md).

@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"bailiff/engine"
 	"bailiff/proxy"
 	"bailiff/telemetry"
 )
@@ -41,11 +43,51 @@ func (m *metricsParams) check(allowRemote bool) error {
 	return nil
 }
 
-// start binds the metrics listener and serves it until ctx ends; the
-// gateway's options get the metrics' telemetry and their timed log. It
-// binds before the gateway says anything, so an address in use is the
-// whole story.
+// start turns on what the gateway tells: the metrics listener, bound
+// before the gateway says anything so an address in use is the whole
+// story, and traces when the OTEL_* variables ask for them. The
+// gateway's options get the telemetry and the timed log; stop sends the
+// spans still held.
 func (m *metricsParams) start(ctx context.Context, stderr io.Writer, opt *proxy.Options) (stop func(), err error) {
+	tr, err := telemetry.NewTracing(ctx, os.Getenv, version())
+	if err != nil {
+		return nil, usageErr(err, "unset OTEL_EXPORTER_OTLP_ENDPOINT to run without traces")
+	}
+	g := &telemetry.Gateway{Tracing: tr}
+	stopMetrics, err := m.serve(ctx, stderr, opt, g)
+	if err != nil {
+		return nil, err
+	}
+	if tr != nil {
+		fmt.Fprintln(stderr, "bailiff: tracing each tools/call to the OTLP endpoint the OTEL_* variables name")
+	}
+	if g.Metrics != nil || g.Tracing != nil {
+		opt.Telemetry = gatewayTelemetry{g}
+		opt.Log = g.Log(opt.Log)
+	}
+	return func() {
+		stopMetrics()
+		if tr != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tr.Shutdown(sctx); err != nil {
+				fmt.Fprintf(stderr, "bailiff: warning: spans not sent: %v\n", err)
+			}
+		}
+	}, nil
+}
+
+// gatewayTelemetry is the telemetry as the proxy takes it: its spans are
+// the proxy's CallSpans.
+type gatewayTelemetry struct{ *telemetry.Gateway }
+
+func (g gatewayTelemetry) StartCall(tool, parent, state string) proxy.CallSpan {
+	return g.Gateway.StartCall(tool, parent, state)
+}
+
+// serve binds the metrics listener, if asked for, and serves it until
+// ctx ends or stop.
+func (m *metricsParams) serve(ctx context.Context, stderr io.Writer, opt *proxy.Options, g *telemetry.Gateway) (stop func(), err error) {
 	if m.addr == "" {
 		return func() {}, nil
 	}
@@ -60,11 +102,13 @@ func (m *metricsParams) start(ctx context.Context, stderr io.Writer, opt *proxy.
 			return len(asks), err
 		}
 	}
-	met := telemetry.New(telemetry.Options{Pending: pending})
-	opt.Telemetry = met
-	opt.Log = met.Log(opt.Log)
+	var headroom func() ([]engine.Headroom, error)
+	if l, pol := opt.Ledger, opt.Policy; l != nil && pol != nil && pol.HasTenants() {
+		headroom = func() ([]engine.Headroom, error) { return l.Headroom(pol, time.Now()) }
+	}
+	g.Metrics = telemetry.New(telemetry.Options{Pending: pending, Headroom: headroom})
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", met.Handler())
+	mux.Handle("GET /metrics", g.Metrics.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -79,7 +79,11 @@ of this machine only, --max-request-bytes, --max-sessions (each runs a
 server; default 64) and the --initialize-rate of an address.
 
 stdout carries MCP messages only; bailiff's own messages and the server's
-stderr go to stderr.`
+stderr go to stderr.
+
+--metrics ADDR serves Prometheus metrics on a listener of its own, and the
+OTEL_* variables (OTEL_EXPORTER_OTLP_ENDPOINT) turn on a trace span per
+tools/call, sent over OTLP/HTTP; docs/operations.md says what they hold.`
 
 // denyAll is the policy without --policy: nothing is allowed until a
 // policy says so.

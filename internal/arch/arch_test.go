@@ -154,6 +154,7 @@ var owners = map[string]string{
 	"modernc.org/sqlite":                  "state",                 // the operating state, one SQLite file
 	"github.com/jackc/pgx/v5":             "state internal/pgtest", // the same state in PostgreSQL, for replicas
 	"github.com/prometheus/client_golang": "telemetry",             // the metrics a gateway serves
+	"go.opentelemetry.io/otel":            "telemetry",             // the traces it sends
 }
 
 // TestDependencyOwners: each dependency stays in the package whose job
