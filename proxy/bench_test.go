@@ -155,7 +155,7 @@ func BenchmarkCallProxyTraced(b *testing.B) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
-	defer sink.Close()
+	b.Cleanup(sink.Close) // after the tracer's own cleanup has sent what it held
 	b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.URL)
 	telemetryHook = func(b *testing.B, opt *Options) {
 		tr, err := telemetry.NewTracing(context.Background(), os.Getenv, "bench")
