@@ -154,7 +154,7 @@ func appendString(b []byte, s string) []byte {
 }
 
 // errNoKey is an event that does not say where it belongs.
-var errNoKey = errors.New("event does not name its log, seq and level")
+var errNoKey = errors.New(`not an event of this copy's format: it lacks its log id, its seq or its "verified" claim`)
 
 // validTraceID is a trace id OTLP takes: 32 lower-case hex digits, not
 // all zero. Anything else stays an attribute only.

@@ -158,7 +158,7 @@ func BenchmarkCallProxyTraced(b *testing.B) {
 	b.Cleanup(sink.Close) // after the tracer's own cleanup has sent what it held
 	b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.URL)
 	telemetryHook = func(b *testing.B, opt *Options) {
-		tr, err := telemetry.NewTracing(context.Background(), os.Getenv, "bench")
+		tr, err := telemetry.NewTracing(context.Background(), os.Getenv, "bench", io.Discard)
 		if err != nil || tr == nil {
 			b.Fatalf("tracing: %v", err)
 		}

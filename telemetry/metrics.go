@@ -34,8 +34,9 @@ type Metrics struct {
 }
 
 // latencyBuckets run from 100 µs to 10 s: what bailiff adds is meant to
-// be well under a millisecond, and an upstream may take seconds.
-var latencyBuckets = prometheus.ExponentialBucketsRange(0.0001, 10, 16)
+// be well under a millisecond, and an upstream may take seconds. Written
+// out, so each le label is the number a query names.
+var latencyBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
 // Options are what the metrics read when scraped.
 type Options struct {

@@ -104,11 +104,15 @@ func TestTracingFromEnvironment(t *testing.T) {
 		{env: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, fail: "OTLP only"},
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, fail: "http/protobuf"},
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, fail: "http/protobuf"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc", "OTEL_TRACES_EXPORTER": "otlp"}, fail: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:4318"}, fail: "is not an http:// or https:// URL"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "ftp://x"}, fail: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=ftp://x"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"}, fail: "OTEL_EXPORTER_OTLP_CERTIFICATE"},
 	} {
 		for k, v := range tc.env {
 			t.Setenv(k, v) // the exporter reads the endpoint itself
 		}
-		tr, err := NewTracing(t.Context(), func(k string) string { return tc.env[k] }, "test")
+		tr, err := NewTracing(t.Context(), func(k string) string { return tc.env[k] }, "test", io.Discard)
 		switch {
 		case tc.fail != "":
 			if err == nil || !strings.Contains(err.Error(), tc.fail) {
@@ -163,5 +167,41 @@ func TestHeadroomMetrics(t *testing.T) {
 	text = scrapeText(t, m)
 	if !strings.Contains(text, "bailiff_tenant_budget_readable 0\n") || strings.Contains(text, "bailiff_tenant_budget_headroom{") {
 		t.Errorf("counters unreadable:\n%s", text)
+	}
+}
+
+// TestWarnerRateLimited: a collector that cannot be reached is said once,
+// not at every batch.
+func TestWarnerRateLimited(t *testing.T) {
+	var b strings.Builder
+	h := &warner{w: &b}
+	for range 5 {
+		h.Handle(errors.New("connection refused"))
+	}
+	if got := b.String(); got != "bailiff: warning: traces: connection refused\n" || h.hidden != 4 {
+		t.Fatalf("five errors within a minute said as %q, %d hidden", got, h.hidden)
+	}
+	h.last = time.Now().Add(-2 * time.Minute)
+	h.Handle(errors.New("connection refused"))
+	if !strings.Contains(b.String(), "(and 4 more since the last warning)") {
+		t.Fatalf("the next warning: %q", b.String())
+	}
+}
+
+// TestTraceEndpoint: where spans go, as the OTLP specification reads the
+// variables.
+func TestTraceEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, "http://localhost:4318/v1/traces"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/"}, "http://c:4318/v1/traces"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://t:443/x"}, "https://t:443/x"},
+	} {
+		got, err := traceEndpoint(func(k string) string { return tc.env[k] })
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %q, %v; want %q", tc.env, got, err, tc.want)
+		}
 	}
 }

@@ -59,11 +59,11 @@ SIGINT or SIGTERM ends it after writing every whole record read (exit 0).
 
 bailiff verify --export FILE LOG... checks a copy against the logs: every
 event dropped, altered, invented or repeated is named.`,
-		Example: `  bailiff export audit.jsonl -o audit.events.jsonl
-  bailiff export --format otlp logs/ -o audit.otlp.jsonl
+		Example: `  bailiff export audit.jsonl -o audit.events.ndjson
+  bailiff export --format otlp logs/ -o audit.otlp.ndjson
   bailiff export --format splunk-hec audit.jsonl | curl -H "Authorization: Splunk $TOKEN" --data-binary @- https://splunk:8088/services/collector/event
   bailiff export --follow --format otlp audit.jsonl | otel-shipper
-  bailiff verify --export audit.events.jsonl audit.jsonl`,
+  bailiff verify --export audit.events.ndjson audit.jsonl`,
 		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if p.verify.checkpoint != "" && p.verify.key == "" {

@@ -48,7 +48,8 @@ func runFollow(stdin io.Reader, stdout, stderr io.Writer, p exportParams, opt ve
 	}
 	fl := &follower{opt: opt, name: name, format: f, w: w, stdin: stdin, stderr: stderr, allow: p.allowUnverified}
 	if _, err := os.Stat(name); err != nil {
-		return usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
+		// As after a rotation: the gateway may not have started yet.
+		fmt.Fprintf(stderr, "bailiff: waiting for %s (%v)\n", name, unwrapPath(err))
 	}
 	for {
 		f, tail, err := fl.start(ctx)

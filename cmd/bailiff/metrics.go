@@ -49,9 +49,9 @@ func (m *metricsParams) check(allowRemote bool) error {
 // gateway's options get the telemetry and the timed log; stop sends the
 // spans still held.
 func (m *metricsParams) start(ctx context.Context, stderr io.Writer, opt *proxy.Options) (stop func(), err error) {
-	tr, err := telemetry.NewTracing(ctx, os.Getenv, version())
+	tr, err := telemetry.NewTracing(ctx, os.Getenv, version(), stderr)
 	if err != nil {
-		return nil, usageErr(err, "unset OTEL_EXPORTER_OTLP_ENDPOINT to run without traces")
+		return nil, usageErr(err, "set OTEL_TRACES_EXPORTER=none to run without traces")
 	}
 	g := &telemetry.Gateway{Tracing: tr}
 	stopMetrics, err := m.serve(ctx, stderr, opt, g)
@@ -59,7 +59,7 @@ func (m *metricsParams) start(ctx context.Context, stderr io.Writer, opt *proxy.
 		return nil, err
 	}
 	if tr != nil {
-		fmt.Fprintln(stderr, "bailiff: tracing each tools/call to the OTLP endpoint the OTEL_* variables name")
+		fmt.Fprintf(stderr, "bailiff: tracing each tools/call to %s\n", tr.Endpoint)
 	}
 	if g.Metrics != nil || g.Tracing != nil {
 		opt.Telemetry = gatewayTelemetry{g}

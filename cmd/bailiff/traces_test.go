@@ -96,7 +96,7 @@ rules:
 		said = append(said, lines.Text())
 		_, url, _ = strings.Cut(lines.Text(), "serving Streamable HTTP at ")
 	}
-	if url == "" || !strings.Contains(strings.Join(said, "\n"), "tracing each tools/call") {
+	if url == "" || !strings.Contains(strings.Join(said, "\n"), "tracing each tools/call to "+collector.URL+"/v1/traces") {
 		t.Fatalf("gateway said:\n%s", strings.Join(said, "\n"))
 	}
 	go io.Copy(io.Discard, errPipe)

@@ -69,7 +69,7 @@ a copy that differs is a finding (exit 1).`,
 		Example: `  bailiff verify audit.jsonl
   bailiff verify --checkpoint audit.ckpt --key audit.pub audit.jsonl
   bailiff verify --integrity-only --format json logs/
-  bailiff verify --export audit.events.jsonl audit.jsonl`,
+  bailiff verify --export audit.events.ndjson audit.jsonl`,
 		Args: minArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if p.export != "" && p.integrityOnly {
