@@ -266,11 +266,14 @@ func decodeCounters(rows []Counter) ([]engine.Spending, []engine.RateSlots, erro
 
 // Headroom is each tenant's headroom under p at now: as this process
 // keeps the counts, or, with a store, as the store holds them (what every
-// process sharing it saved), read without taking the step lock.
+// process sharing it saved). It waits for this process's step, if one is
+// running: a step holds the store's connection, which no other read may
+// share; it does not take the store's lock, which would hold up the
+// other processes' steps.
 func (l *Ledger) Headroom(p *engine.Policy, now time.Time) ([]engine.Headroom, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.store == nil {
-		l.mu.Lock()
-		defer l.mu.Unlock()
 		return p.Headroom(l.l, now), nil
 	}
 	rows, _, _, err := l.store.CountersSince(0)

@@ -89,9 +89,9 @@ func (p *Proxy) call(ctx context.Context, req *jsonrpc.Request) {
 	}
 	d, written, canElicit, err := p.decide(c, resolved, httpAsk, span.TraceID())
 	if errors.Is(err, audit.ErrUnsaved) {
-		// Decided and recorded, but the other gateways cannot see what
-		// it spent: nothing is forwarded, and the call is closed as
-		// failed, so the log gives back what it spent.
+		// Recorded, but unseen by the other gateways: not forwarded,
+		// and closed as failed, so the log gives back what it spent.
+		p.told(span, c, d)
 		p.unsaved(req.ID, c, d, err)
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
+	"bailiff/internal/pgtest"
 	"bailiff/replay"
 	"bailiff/state"
 	"bailiff/verify"
@@ -259,5 +260,62 @@ func TestHeadroomFromTheStore(t *testing.T) {
 	st.Close()
 	if _, err := fresh.Headroom(pol, at); !errors.Is(err, audit.ErrLedger) {
 		t.Fatalf("the store closed: %v, want ErrLedger", err)
+	}
+}
+
+// TestHeadroomDuringSteps: reading the headroom while this process's
+// steps run (a scrape of the metrics during calls) neither fails a step
+// nor reads through the connection a step holds, on SQLite and
+// PostgreSQL.
+func TestHeadroomDuringSteps(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testHeadroomDuringSteps(t, filepath.Join(t.TempDir(), "state.db")) })
+	t.Run("postgres", func(t *testing.T) { testHeadroomDuringSteps(t, pgtest.Schema(t)) })
+}
+
+func testHeadroomDuringSteps(t *testing.T, db string) {
+	pol, err := engine.Load("p.yaml", []byte(countersPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := openGatewayLog(t, db, pol)
+	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	n := 0
+	step := func(e replay.Event) error {
+		n++
+		e.Line, e.At = n, at.Add(time.Duration(n)*time.Millisecond)
+		return g.rec.Step("gw", &e, nil)
+	}
+	if err := step(replay.Event{Start: &replay.Start{Session: "a", Server: "everything", Principal: engine.Principal{Subject: "ana", Tenant: "acme"}, Tools: []engine.ToolDef{{Name: "echo"}, {Name: "add"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := g.rec.Ledger.Headroom(pol, at); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 100 {
+		id := fmt.Sprint("c", i)
+		if err := step(replay.Event{Call: &replay.Call{ID: id, Tool: "add", Args: map[string]any{}}}); err != nil {
+			t.Fatalf("call %s while the headroom was read: %v", id, err)
+		}
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatalf("headroom read during steps: %v", err)
+		}
 	}
 }

@@ -28,7 +28,8 @@ type bounded struct {
 func newBounded(max int) *bounded { return &bounded{max: max, seen: map[string]bool{}} }
 
 func (b *bounded) value(name string) string {
-	if name == "" || len(name) > maxLabel || !utf8.ValidString(name) {
+	if name == "" || len(name) > maxLabel || !utf8.ValidString(name) || name == Other || name == Unpinned {
+		// A name spelled as one of the stand-ins would read as one.
 		return Other
 	}
 	b.mu.Lock()

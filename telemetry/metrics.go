@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,14 +81,15 @@ func New(opt Options) *Metrics {
 	m.reg.MustRegister(m.decisions, m.added, m.upstream, m.auditWrite, m.auditErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if opt.Headroom != nil {
-		m.reg.MustRegister(newHeadroom(opt.Headroom))
+		m.reg.MustRegister(newHeadroom(cached(opt.Headroom)))
 	}
 	if opt.Pending != nil {
+		pending := cached(opt.Pending)
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "bailiff_pending_asks",
 			Help: "Asks waiting for a human's answer in the state database (-1 when it cannot be read).",
 		}, func() float64 {
-			n, err := opt.Pending()
+			n, err := pending()
 			if err != nil {
 				return -1
 			}
@@ -99,7 +101,8 @@ func New(opt Options) *Metrics {
 
 // Handler serves the metrics in Prometheus's text format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	// A few scrapes at once, then 503: each reads the state database.
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, MaxRequestsInFlight: 4})
 }
 
 // verdicts are the engine's verdicts; anything else is a bug, counted
@@ -163,4 +166,26 @@ func (t *timedLog) observe(write func() (chain.Record, error)) (chain.Record, er
 		t.m.auditErrors.Inc()
 	}
 	return rec, err
+}
+
+// readEvery is how often the gauges read from the state database are
+// read at most: scrapes, however many, wait for one read a second, which
+// waits for a call's step and holds up the next.
+var readEvery = time.Second
+
+// cached is read, read again at most once per readEvery.
+func cached[T any](read func() (T, error)) func() (T, error) {
+	var mu sync.Mutex
+	var at time.Time
+	var v T
+	var err error
+	return func() (T, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if at.IsZero() || time.Since(at) >= readEvery {
+			v, err = read()
+			at = time.Now()
+		}
+		return v, err
+	}
 }

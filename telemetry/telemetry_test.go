@@ -164,6 +164,19 @@ func TestHeadroomMetrics(t *testing.T) {
 		t.Errorf("%d tenants listed, want %d", n, MaxTenants)
 	}
 	fail = errors.New("database down")
+	budget := func(text string) (out []string) {
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "bailiff_tenant_budget") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	if fmt.Sprint(budget(scrapeText(t, m))) != fmt.Sprint(budget(text)) {
+		t.Error("a second scrape within a second read the counters again")
+	}
+	readEvery = 0
+	defer func() { readEvery = time.Second }()
 	text = scrapeText(t, m)
 	if !strings.Contains(text, "bailiff_tenant_budget_readable 0\n") || strings.Contains(text, "bailiff_tenant_budget_headroom{") {
 		t.Errorf("counters unreadable:\n%s", text)
