@@ -26,7 +26,13 @@ func InUse(name string) bool {
 		return false
 	}
 	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	return writerHolds(f)
+}
+
+// writerHolds tries a shared lock through f, an open of its own: it is
+// refused while a writer holds the exclusive one.
+func writerHolds(f *os.File) bool {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
 	if err == nil {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	}
@@ -48,9 +54,5 @@ func HeldByWriter(f *os.File) bool {
 		}
 	}
 	defer g.Close()
-	err = syscall.Flock(int(g.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	if err == nil {
-		_ = syscall.Flock(int(g.Fd()), syscall.LOCK_UN)
-	}
-	return errors.Is(err, syscall.EWOULDBLOCK)
+	return writerHolds(g)
 }

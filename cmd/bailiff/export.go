@@ -202,6 +202,12 @@ func exportable(files []string, to string) error {
 // say so. A broken chain is refused always: what follows the break is
 // not known to be the log at all.
 func verifiedLogs(files []string, reports []*verify.Report, allow bool) ([]export.Log, func(), error) {
+	return openVerified(files, reports, func(name string, rep *verify.Report) (export.Level, error) { return exportLevel(name, rep, allow) })
+}
+
+// openVerified opens the logs again, each to be read as far as it was
+// verified, with the level its report gives it.
+func openVerified(files []string, reports []*verify.Report, levelOf func(string, *verify.Report) (export.Level, error)) ([]export.Log, func(), error) {
 	var opened []*os.File
 	closeAll := func() {
 		for _, f := range opened {
@@ -210,7 +216,7 @@ func verifiedLogs(files []string, reports []*verify.Report, allow bool) ([]expor
 	}
 	logs := make([]export.Log, len(files))
 	for i, rep := range reports {
-		level, err := exportLevel(files[i], rep, allow)
+		level, err := levelOf(files[i], rep)
 		if err != nil {
 			return nil, closeAll, err
 		}
@@ -273,18 +279,16 @@ func checkExport(copied *os.File, files []string, reports []*verify.Report) (*ex
 	if err != nil {
 		return nil, usageErr(err, "")
 	}
-	logs := make([]export.Log, len(files))
-	for i, rep := range reports {
-		level := export.Full
+	// A log with findings supports no claim; the copy's are compared.
+	logs, closeAll, err := openVerified(files, reports, func(_ string, rep *verify.Report) (export.Level, error) {
 		if len(rep.Findings) > 0 {
-			level = export.None
+			return export.None, nil
 		}
-		f, err := os.Open(files[i])
-		if err != nil {
-			return nil, usageErr(fmt.Errorf("cannot read %s: %v", files[i], unwrapPath(err)), "")
-		}
-		defer f.Close()
-		logs[i] = export.Log{Name: files[i], R: f, Level: level, Records: rep.Records, Root: rep.Root}
+		return export.Full, nil
+	})
+	defer closeAll()
+	if err != nil {
+		return nil, err
 	}
 	res, err := export.Check(copied, st.Size(), logs)
 	if err != nil {

@@ -100,6 +100,21 @@ func verifiedOf(t *testing.T, line string) string {
 	return e.Verified
 }
 
+// startFollower starts `bailiff export --follow log -o out`; its stderr
+// is kept, and it is killed when the test ends.
+func startFollower(t *testing.T, log, out string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(os.Args[0], "export", "--follow", log, "-o", out)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, &stderr
+}
+
 // TestExportFollow: a follower exports a log, then each record a writer
 // appends (never half of one), keeps reading the log after it is renamed
 // away until its writer lets go, then verifies and follows the new log at
@@ -118,14 +133,7 @@ func TestExportFollow(t *testing.T) {
 	copyEvidence(t, b, live)
 
 	out := filepath.Join(dir, "out.jsonl")
-	var stderr bytes.Buffer
-	cmd := exec.Command(os.Args[0], "export", "--follow", live, "-o", out)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, stderr := startFollower(t, live, out)
 	lines := waitLines(t, out, len(ra))
 	if v := verifiedOf(t, lines[0]); v != "full" {
 		t.Fatalf("the verified part says %q", v)
@@ -194,14 +202,7 @@ func TestExportFollowStopsOnABrokenLink(t *testing.T) {
 	a := recordSession(t, dir, "s1", "2026-01-01T09:00:00Z")
 	b := recordSession(t, dir, "s2", "2026-01-01T10:00:00Z")
 	out := filepath.Join(dir, "out.jsonl")
-	var stderr bytes.Buffer
-	cmd := exec.Command(os.Args[0], "export", "--follow", a, "-o", out)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, stderr := startFollower(t, a, out)
 	n := len(records(t, a))
 	waitLines(t, out, n)
 	// b's second record, spliced on: its seq and link are b's.
@@ -231,14 +232,7 @@ func TestExportFollowTruncated(t *testing.T) {
 	copyEvidence(t, a, live)
 	copyEvidence(t, b, live)
 	out := filepath.Join(dir, "out.jsonl")
-	var stderr bytes.Buffer
-	cmd := exec.Command(os.Args[0], "export", "--follow", live, "-o", out)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, stderr := startFollower(t, live, out)
 	na, nb := len(records(t, a)), len(records(t, b))
 	waitLines(t, out, na)
 	second, _ := os.ReadFile(b)

@@ -21,12 +21,14 @@ import (
 	"bailiff/telemetry"
 )
 
-// startMetered starts `bailiff gateway --listen --metrics` on config and
-// returns the MCP URL and the metrics URL; it is stopped with SIGINT.
-func startMetered(t *testing.T, config string) (mcpURL, metricsURL string, stop func()) {
+// startGateway starts `bailiff gateway --config config --listen
+// 127.0.0.1:0` with args and env added, and reads its stderr until each
+// of markers has been said: it returns what follows each on its line,
+// every line said until then, and what stops it with SIGINT.
+func startGateway(t *testing.T, config string, env, args []string, markers ...string) (found map[string]string, said []string, stop func()) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "gateway", "--config", config, "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "USER=tester")
+	cmd := exec.Command(os.Args[0], append([]string{"gateway", "--config", config, "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(append(os.Environ(), childEnv+"=1", "USER=tester"), env...)
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -35,27 +37,34 @@ func startMetered(t *testing.T, config string) (mcpURL, metricsURL string, stop 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
+	found = map[string]string{}
 	lines := bufio.NewScanner(errPipe)
-	var said []string
-	for (mcpURL == "" || metricsURL == "") && lines.Scan() {
+	for len(found) < len(markers) && lines.Scan() {
 		said = append(said, lines.Text())
-		if _, after, ok := strings.Cut(lines.Text(), "serving Streamable HTTP at "); ok {
-			mcpURL = after
-		}
-		if _, after, ok := strings.Cut(lines.Text(), "metrics at "); ok {
-			metricsURL = after
+		for _, m := range markers {
+			if _, after, ok := strings.Cut(lines.Text(), m); ok {
+				found[m] = after
+			}
 		}
 	}
-	if mcpURL == "" || metricsURL == "" {
-		t.Fatalf("gateway said no URLs:\n%s", strings.Join(said, "\n"))
+	if len(found) < len(markers) {
+		t.Fatalf("gateway did not say %q:\n%s", markers, strings.Join(said, "\n"))
 	}
 	go io.Copy(io.Discard, errPipe)
-	return mcpURL, metricsURL, func() {
+	return found, said, func() {
 		cmd.Process.Signal(os.Interrupt)
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("gateway after SIGINT: %v", err)
 		}
 	}
+}
+
+// startMetered starts `bailiff gateway --listen --metrics` on config and
+// returns the MCP URL and the metrics URL.
+func startMetered(t *testing.T, config string) (mcpURL, metricsURL string, stop func()) {
+	t.Helper()
+	found, _, stop := startGateway(t, config, nil, []string{"--metrics", "127.0.0.1:0"}, "serving Streamable HTTP at ", "metrics at ")
+	return found["serving Streamable HTTP at "], found["metrics at "], stop
 }
 
 func meteredConfig(t *testing.T, dir, policy string, serverArgs ...string) (config, audit string) {

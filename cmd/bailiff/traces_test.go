@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -82,24 +79,11 @@ rules:
 	rcv := &receiver{}
 	collector := httptest.NewServer(rcv)
 	defer collector.Close()
-	cmd := exec.Command(os.Args[0], "gateway", "--config", config, "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "USER=tester", "OTEL_EXPORTER_OTLP_ENDPOINT="+collector.URL, "OTEL_BSP_SCHEDULE_DELAY=50")
-	errPipe, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(errPipe)
-	var url string
-	var said []string
-	for url == "" && lines.Scan() {
-		said = append(said, lines.Text())
-		_, url, _ = strings.Cut(lines.Text(), "serving Streamable HTTP at ")
-	}
-	if url == "" || !strings.Contains(strings.Join(said, "\n"), "tracing each tools/call to "+collector.URL+"/v1/traces") {
+	found, said, stop := startGateway(t, config, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL, "OTEL_BSP_SCHEDULE_DELAY=50"}, nil, "serving Streamable HTTP at ")
+	url := found["serving Streamable HTTP at "]
+	if !strings.Contains(strings.Join(said, "\n"), "tracing each tools/call to "+collector.URL+"/v1/traces") {
 		t.Fatalf("gateway said:\n%s", strings.Join(said, "\n"))
 	}
-	go io.Copy(io.Discard, errPipe)
 
 	const (
 		metaTrace      = "0af7651916cd43dd8448eb211c80319c"
@@ -141,10 +125,7 @@ rules:
 	cs.Close()
 	hs.Close()
 	sl.Close()
-	cmd.Process.Signal(os.Interrupt) // the spans still held are sent on the way out
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("gateway after SIGINT: %v", err)
-	}
+	stop() // the spans still held are sent on the way out
 
 	byName := map[string]*tracepb.Span{}
 	rcv.mu.Lock()
