@@ -18,7 +18,7 @@ func addLog(t *testing.T, s *Summary, name, file string) (LogRead, error) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	return s.Add(name, f, chain.Evidence{Dir: chain.EvidenceDir(file)})
+	return s.Add(name, f, chain.OpenEvidence(chain.EvidenceDir(file)))
 }
 
 // TestSummary: an answered ask counts by its answer, each tool keeps its

@@ -397,10 +397,7 @@ func TestEvidence(t *testing.T) {
 	if got, err := e.Get(d); err != nil || string(got) != `{"text":"hello"}` {
 		t.Fatalf("Get = %q, %v", got, err)
 	}
-	p, _ := e.path(d)
-	if err := os.WriteFile(p, []byte(`{"text":"hellO"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	alter(t, e, d)
 	var ee *EvidenceError
 	if _, err := e.Get(d); !errors.As(err, &ee) {
 		t.Errorf("altered evidence: %v, want *EvidenceError", err)

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,9 +26,43 @@ type EvidenceStore interface {
 // Evidence is the content-addressed store beside a log that holds the
 // content of tool results. The log holds only each content's digest, so
 // content can be purged (for privacy or retention) without breaking the
-// chain. A file is named by the hex SHA-256 of its bytes.
+// chain. Content is kept in packs (pack.go); a store written before packs,
+// one file per content named by the hex SHA-256 of its bytes, is still
+// read, and `bailiff repair --pack` converts it.
+//
+// Open one with OpenEvidence and use it for the whole of a read or a
+// write: it keeps what it learned of the packs, and a writer appends to
+// one segment of its own. An Evidence made as a literal works, but reads
+// the packs anew on every call.
 type Evidence struct {
 	Dir string
+	s   *store
+}
+
+// OpenEvidence is the store in dir. Nothing is read until it is used.
+func OpenEvidence(dir string) Evidence {
+	return Evidence{Dir: dir, s: newStore(dir)}
+}
+
+func (e Evidence) store() *store {
+	if e.s != nil {
+		return e.s
+	}
+	return newStore(e.Dir)
+}
+
+// Close syncs and closes what this store wrote. It may be used after,
+// and writes to a new segment then.
+func (e Evidence) Close() error {
+	if e.s == nil {
+		return nil
+	}
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	if e.s.w == nil {
+		return nil
+	}
+	return e.s.closeWriter()
 }
 
 // Absent says the store is not there at all (no directory): a log copied
@@ -78,58 +111,14 @@ func (e Evidence) path(digest string) (string, error) {
 	return filepath.Join(e.Dir, hexd), nil
 }
 
-// Put stores data and returns its digest. The file is written to a temp
-// name, synced when sync is set, and renamed, so a reader never sees part
-// of it.
+// Put stores data and returns its digest. With sync, its entry is on
+// disk when Put returns, and so are the names that lead to it.
 func (e Evidence) Put(data []byte, sync bool) (string, error) {
-	d := Digest(data)
-	p, _ := e.path(d)
-	if _, err := os.Stat(p); err == nil {
-		return d, nil
-	}
-	_, statErr := os.Stat(e.Dir)
-	if err := os.MkdirAll(e.Dir, 0o700); err != nil {
+	key := sha256.Sum256(data)
+	if err := e.store().put(key, data, sync); err != nil {
 		return "", err
 	}
-	if sync && statErr != nil {
-		// A store made now is itself a new name, in the log's directory.
-		if err := syncDir(filepath.Dir(e.Dir)); err != nil {
-			return "", err
-		}
-	}
-	tmp, err := os.CreateTemp(e.Dir, ".put-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if sync {
-		if err := tmp.Sync(); err != nil {
-			tmp.Close()
-			return "", err
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		return "", err
-	}
-	if sync {
-		// The file's bytes are on disk, but its name is an entry in the
-		// directory: without syncing that too, a crash can keep a later
-		// synced record that names the content and lose the file.
-		if err := syncDir(e.Dir); err != nil {
-			// Left in place, the file would make the next Put of the
-			// same content return at once, unsynced.
-			os.Remove(p)
-			return "", err
-		}
-	}
-	return d, nil
+	return "sha256:" + hex.EncodeToString(key[:]), nil
 }
 
 // syncDir syncs a directory's entries; a variable so a test can see it
@@ -150,31 +139,73 @@ var syncDir = func(dir string) error {
 // removed it, ErrMissing when it is not there otherwise (or the store
 // itself is absent), an *EvidenceError when its bytes do not match.
 func (e Evidence) Get(digest string) ([]byte, error) {
-	p, err := e.path(digest)
+	key, ok := parseDigest(digest)
+	if !ok {
+		return nil, fmt.Errorf("%q is not a sha256 digest", digest)
+	}
+	s := e.store()
+	data, found, err := s.get(key)
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, err := os.Stat(p + purgedSuffix); err == nil {
-			return nil, ErrPurged
+	if !found {
+		data, found, err = e.getFile(digest)
+		if err != nil {
+			return nil, err
 		}
-		return nil, ErrMissing
 	}
-	if err != nil {
-		return nil, err
+	switch {
+	case found && sha256.Sum256(data) == key:
+		// Even if marked purged: stored again after its purge, or a
+		// purge that did not finish.
+		return data, nil
+	case e.purged(s, key, digest):
+		return nil, ErrPurged
+	case found:
+		return data, &EvidenceError{Digest: digest, Got: Digest(data)}
 	}
-	if got := Digest(data); got != digest {
-		return data, &EvidenceError{Digest: digest, Got: got}
+	if err := s.problem(); err != nil {
+		return nil, fmt.Errorf("evidence %s is not in the packs that can be read: %v", digest, err)
 	}
-	return data, nil
+	return nil, ErrMissing
 }
 
-// Remove purges the content stored under digest, leaving the mark that
-// tells purged content from lost content. Removing what is not there is
-// not an error.
+// getFile reads the content from a store written before packs.
+func (e Evidence) getFile(digest string) ([]byte, bool, error) {
+	p, _ := e.path(digest)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return data, err == nil, err
+}
+
+func (e Evidence) purged(s *store, key [sha256.Size]byte, digest string) bool {
+	s.mu.RLock()
+	marked := s.purged[key]
+	s.mu.RUnlock()
+	if marked {
+		return true
+	}
+	p, _ := e.path(digest)
+	_, err := os.Stat(p + purgedSuffix)
+	return err == nil
+}
+
+// Remove purges the content stored under digest: the purge mark first,
+// then the bytes, so a crash between leaves content marked purged whose
+// bytes a second purge removes. Removing what is not there is not an
+// error.
 func (e Evidence) Remove(digest string) error {
-	if err := e.MarkPurged(digest); err != nil {
+	key, ok := parseDigest(digest)
+	if !ok {
+		return fmt.Errorf("%q is not a sha256 digest", digest)
+	}
+	s := e.store()
+	if err := s.markPurged(key); err != nil {
+		return err
+	}
+	if err := s.wipe(key); err != nil {
 		return err
 	}
 	p, _ := e.path(digest)
@@ -187,71 +218,57 @@ func (e Evidence) Remove(digest string) error {
 // MarkPurged records that the content under digest was purged, without
 // touching the content itself.
 func (e Evidence) MarkPurged(digest string) error {
-	p, err := e.path(digest)
-	if err != nil {
-		return err
+	key, ok := parseDigest(digest)
+	if !ok {
+		return fmt.Errorf("%q is not a sha256 digest", digest)
 	}
-	if err := os.MkdirAll(e.Dir, 0o700); err != nil {
-		return err
-	}
-	return os.WriteFile(p+purgedSuffix, nil, 0o600)
+	return e.store().markPurged(key)
 }
 
-// Has reports whether the store holds the content under digest.
+// Has reports whether the store holds the content under digest, not
+// purged.
 func (e Evidence) Has(digest string) bool {
-	p, err := e.path(digest)
-	if err != nil {
+	key, ok := parseDigest(digest)
+	if !ok {
 		return false
 	}
-	_, err = os.Stat(p)
+	s := e.store()
+	if _, found, _ := s.lookup(key); found && !e.purged(s, key, digest) {
+		return true
+	}
+	p, _ := e.path(digest)
+	_, err := os.Stat(p)
 	return err == nil
 }
 
 // Purged reports whether the store holds the purge mark for digest.
 func (e Evidence) Purged(digest string) bool {
-	p, err := e.path(digest)
-	if err != nil {
+	key, ok := parseDigest(digest)
+	if !ok {
 		return false
 	}
-	_, err = os.Stat(p + purgedSuffix)
-	return err == nil
+	s := e.store()
+	s.mu.Lock()
+	err := s.refresh()
+	s.mu.Unlock()
+	return err == nil && e.purged(s, key, digest)
 }
 
-// CopyTo copies the content stored under digest into another store,
-// linking the file where the filesystem allows. Content that was purged
-// is copied as its purge mark; content not present otherwise is skipped.
+// CopyTo copies the content stored under digest into another store.
+// Content that was purged is copied as its purge mark, altered content as
+// it is (under the digest it claims, so the copy shows the alteration
+// too); content not present otherwise is skipped.
 func (e Evidence) CopyTo(dst Evidence, digest string) error {
-	src, err := e.path(digest)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) && e.Purged(digest) {
+	data, err := e.Get(digest)
+	var ee *EvidenceError
+	switch {
+	case errors.Is(err, ErrPurged):
 		return dst.MarkPurged(digest)
-	}
-	to, _ := dst.path(digest)
-	if err := os.MkdirAll(dst.Dir, 0o700); err != nil {
-		return err
-	}
-	if err := os.Link(src, to); err == nil || errors.Is(err, fs.ErrExist) {
+	case errors.Is(err, ErrMissing):
 		return nil
-	} else if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	case errors.As(err, &ee), err == nil:
+		key, _ := parseDigest(digest)
+		return dst.store().put(key, data, false)
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return err
 }

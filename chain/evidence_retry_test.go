@@ -2,41 +2,44 @@ package chain
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 )
 
-// TestAttackPutAfterFailedDirSyncIsNotDurable: a synced Put whose
-// directory sync fails has already renamed the file into place and
-// returns an error. The next synced Put of the same content finds the
-// file by os.Stat and returns success without syncing the directory, so
-// a caller is told the content is durable when its name was never synced
-// (the same hole a concurrent Put of equal content has, between another
-// Put's rename and its directory sync).
-func TestAttackPutAfterFailedDirSyncIsNotDurable(t *testing.T) {
-	e := Evidence{Dir: filepath.Join(t.TempDir(), "log.jsonl.evidence")}
+// TestAttackPutAfterFailedSyncIsNotDurable: a synced Put whose sync
+// fails has already written its entry and returns an error. The next
+// synced Put of the same content must not find the entry and return
+// success without a sync that worked (after a failed fsync, a second one
+// of the same file can succeed with the pages gone): it writes the
+// content again, to a new segment, and syncs that.
+func TestAttackPutAfterFailedSyncIsNotDurable(t *testing.T) {
+	e := OpenEvidence(filepath.Join(t.TempDir(), "log.jsonl.evidence"))
 	if _, err := e.Put([]byte("make the store"), true); err != nil {
 		t.Fatal(err)
 	}
-	old := syncDir
-	defer func() { syncDir = old }()
-	calls, fail := 0, true
-	syncDir = func(dir string) error {
-		calls++
+	old := syncFile
+	defer func() { syncFile = old }()
+	var synced []*os.File
+	fail := true
+	syncFile = func(f *os.File) error {
+		synced = append(synced, f)
 		if fail {
 			return errors.New("injected EIO")
 		}
-		return old(dir)
+		return old(f)
 	}
 	if _, err := e.Put([]byte("output"), true); err == nil {
-		t.Fatal("the first Put should report the failed directory sync")
+		t.Fatal("the first Put should report the failed sync")
 	}
 	fail = false
-	before := calls
 	if _, err := e.Put([]byte("output"), true); err != nil {
 		t.Fatal(err)
 	}
-	if calls == before {
-		t.Fatalf("a synced Put returned success for content whose directory entry was never synced (directory syncs: %d before, %d after)", before, calls)
+	if len(synced) != 2 || synced[0] == synced[1] {
+		t.Fatalf("after a failed sync, the same content was put again with %d syncs (want one more, of a new segment)", len(synced)-1)
+	}
+	if got, err := OpenEvidence(e.Dir).Get(Digest([]byte("output"))); err != nil || string(got) != "output" {
+		t.Fatalf("Get = %q, %v", got, err)
 	}
 }

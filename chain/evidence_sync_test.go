@@ -6,31 +6,23 @@ import (
 	"testing"
 )
 
-// TestSyncedEvidenceSyncsItsName: a synced Put syncs the directory after
-// the rename, when the file is there under its name; without it a crash
-// could keep the record naming the content and lose the file. An unsynced
-// Put syncs nothing.
+// TestSyncedEvidenceSyncsItsName: the first synced Put syncs the
+// directory once the segment is there under its name; without it a crash
+// could keep the record naming the content and lose the segment. An
+// unsynced Put syncs nothing, and a later synced Put no directory again.
 func TestSyncedEvidenceSyncsItsName(t *testing.T) {
-	e := Evidence{Dir: filepath.Join(t.TempDir(), "log.jsonl.evidence")}
-	if _, err := e.Put([]byte("unsynced"), false); err != nil {
-		t.Fatal(err)
-	}
+	e := OpenEvidence(filepath.Join(t.TempDir(), "log.jsonl.evidence"))
 	var synced []bool
 	old := syncDir
 	syncDir = func(dir string) error {
-		if dir != e.Dir {
-			t.Errorf("synced %s, want %s", dir, e.Dir)
+		if dir == e.Dir {
+			_, err := os.Stat(segName(e.Dir, 1, segData))
+			synced = append(synced, err == nil)
 		}
-		entries, _ := os.ReadDir(dir)
-		named := false
-		for _, f := range entries {
-			named = named || f.Name() == Digest([]byte("synced"))[len("sha256:"):]
-		}
-		synced = append(synced, named)
 		return old(dir)
 	}
 	defer func() { syncDir = old }()
-	if _, err := e.Put([]byte("unsynced 2"), false); err != nil {
+	if _, err := e.Put([]byte("unsynced"), false); err != nil {
 		t.Fatal(err)
 	}
 	if len(synced) != 0 {
@@ -39,16 +31,19 @@ func TestSyncedEvidenceSyncsItsName(t *testing.T) {
 	if _, err := e.Put([]byte("synced"), true); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := e.Put([]byte("synced 2"), true); err != nil {
+		t.Fatal(err)
+	}
 	if len(synced) != 1 || !synced[0] {
-		t.Fatalf("a synced Put synced the directory %d times, after the rename: %v", len(synced), synced)
+		t.Fatalf("two synced Puts synced the directory %d times (with the segment there: %v), want once", len(synced), synced)
 	}
 }
 
 // TestNewStoreSyncsItsParent: the first synced Put, which makes the store,
-// syncs the directory the store's own name is in.
+// syncs the directory the store's own name is in, then the store.
 func TestNewStoreSyncsItsParent(t *testing.T) {
 	parent := t.TempDir()
-	e := Evidence{Dir: filepath.Join(parent, "log.jsonl.evidence")}
+	e := OpenEvidence(filepath.Join(parent, "log.jsonl.evidence"))
 	var dirs []string
 	old := syncDir
 	syncDir = func(dir string) error { dirs = append(dirs, dir); return old(dir) }

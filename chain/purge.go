@@ -111,5 +111,5 @@ func (p *PurgePlan) Fill(src, dst Evidence) error {
 			return fmt.Errorf("cannot purge %s: %v", d, err)
 		}
 	}
-	return nil
+	return dst.Close()
 }

@@ -74,7 +74,7 @@ func BenchmarkHTTPGateway(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer log.Close()
-	opt := Options{Policy: pol, Log: log, Evidence: chain.Evidence{Dir: filepath.Join(dir, "audit.jsonl.evidence")},
+	opt := Options{Policy: pol, Log: log, Evidence: chain.OpenEvidence(filepath.Join(dir, "audit.jsonl.evidence")),
 		Server: "gateway", Session: "bench", Stderr: io.Discard}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -111,7 +111,7 @@ func benchProxyWith(b *testing.B, dur chain.Durability, policy string) {
 		b.Fatal(err)
 	}
 	defer log.Close()
-	opt := Options{Policy: pol, Log: log, Evidence: chain.Evidence{Dir: filepath.Join(dir, "audit.jsonl.evidence")},
+	opt := Options{Policy: pol, Log: log, Evidence: chain.OpenEvidence(filepath.Join(dir, "audit.jsonl.evidence")),
 		EvidenceSync: dur == chain.Sync, Server: "bench", Session: "bench", Stderr: io.Discard}
 	if pol.HasLimits() {
 		st, err := state.Open(filepath.Join(dir, "state.db"))

@@ -335,6 +335,6 @@ func TestConformanceClient(t *testing.T) {
 		if st, err := os.Stat(log); err == nil && st.Size() == 0 {
 			continue // the suite's server refused before a session began
 		}
-		verifyClean(t, log, chain.Evidence{Dir: chain.EvidenceDir(log)})
+		verifyClean(t, log, chain.OpenEvidence(chain.EvidenceDir(log)))
 	}
 }

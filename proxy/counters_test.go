@@ -44,7 +44,7 @@ func openGatewayLog(t *testing.T, db string, pol *engine.Policy) *gatewayLog {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	g := &gatewayLog{buf: &bytes.Buffer{}, ev: chain.Evidence{Dir: t.TempDir()}, st: st}
+	g := &gatewayLog{buf: &bytes.Buffer{}, ev: chain.OpenEvidence(t.TempDir()), st: st}
 	g.rec = &audit.Recorder{Policy: pol, Log: chain.NewWriter(g.buf, chain.None), Evidence: g.ev,
 		Ledger: audit.NewStoredLedger(Counters{Store: st})}
 	return g
@@ -147,7 +147,7 @@ func TestCountersDown(t *testing.T) {
 	defer st.Close()
 	var buf bytes.Buffer
 	fc := &failingCounters{Counters: Counters{Store: st}, reads: 1}
-	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.Evidence{Dir: t.TempDir()},
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.OpenEvidence(t.TempDir()),
 		Ledger: audit.NewStoredLedger(fc)}
 	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	events := []replay.Event{

@@ -57,7 +57,7 @@ func (d *diffRun) live() (recorded, string) {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
+	ev := chain.OpenEvidence(chain.EvidenceDir(logPath))
 	clock := &diffClock{}
 	elicit := false
 	for i := range d.events {

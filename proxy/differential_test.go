@@ -352,7 +352,7 @@ func (d *diffRun) record() recorded {
 	d.events = events
 	dir := d.t.TempDir()
 	var buf bytes.Buffer
-	ev := chain.Evidence{Dir: filepath.Join(dir, "evidence")}
+	ev := chain.OpenEvidence(filepath.Join(dir, "evidence"))
 	r := &audit.Recorder{Policy: d.pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev,
 		Secret: diffSecret, Approvers: map[string]string{"lee": d.skey}}
 	if err := r.Record("shaped.jsonl", events); err != nil {
@@ -369,10 +369,11 @@ func readLog(t *testing.T, b []byte, evDir string) recorded {
 	for l := range bytes.SplitSeq(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
 		r.lines = append(r.lines, decodeLine(t, l))
 	}
-	files, _ := os.ReadDir(evDir)
-	for _, f := range files {
-		r.evidence = append(r.evidence, f.Name())
+	ds, err := chain.OpenEvidence(evDir).Digests()
+	if err != nil {
+		t.Fatal(err)
 	}
+	r.evidence = ds
 	return r
 }
 

@@ -88,7 +88,7 @@ func startFake(t *testing.T, policy, approver string) *session {
 		t.Fatal(err)
 	}
 	stderr := &lockedBuffer{}
-	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: "fake",
+	opt := Options{Policy: pol, Log: w, Evidence: chain.OpenEvidence(chain.EvidenceDir(logPath)), Server: "fake",
 		Session: "test-session", Principal: engine.Principal{Subject: "ana"}, Stderr: stderr,
 		CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second,
 		Approvals: testApprovals(t, logPath), ApproverKeys: []string{approver}}

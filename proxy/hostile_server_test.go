@@ -126,7 +126,7 @@ func TestStringIDAnswerIsDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	stderr := &lockedBuffer{}
-	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: "mail",
+	opt := Options{Policy: pol, Log: w, Evidence: chain.OpenEvidence(chain.EvidenceDir(logPath)), Server: "mail",
 		Session: "test-session", Principal: engine.Principal{Subject: "ana"}, Secret: []byte("0123456789abcdef0123456789abcdef"),
 		Stderr: stderr, CallTimeout: time.Second, AskTimeout: time.Second}
 	clientR, proxyW := io.Pipe()

@@ -47,7 +47,7 @@ func startServing(t *testing.T, policy string, serve func(context.Context, Optio
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
+	ev := chain.OpenEvidence(chain.EvidenceDir(logPath))
 	opt := Options{Policy: pol, Log: w, Evidence: ev, Server: "gateway", Session: "test-session",
 		Principal: engine.Principal{Subject: "ana"}, Secret: []byte("0123456789abcdef0123456789abcdef"),
 		Stderr: &lockedBuffer{}, CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second}

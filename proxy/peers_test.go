@@ -124,7 +124,7 @@ func start(t *testing.T, s setup) *session {
 		t.Fatal(err)
 	}
 	stderr := &lockedBuffer{}
-	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: s.server,
+	opt := Options{Policy: pol, Log: w, Evidence: chain.OpenEvidence(chain.EvidenceDir(logPath)), Server: s.server,
 		Session: "test-session", Principal: engine.Principal{Subject: s.subject, Scopes: s.scopes, Email: s.email}, Secret: []byte("0123456789abcdef0123456789abcdef"),
 		Stderr: stderr, CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second}
 	if s.timeout > 0 {

@@ -36,7 +36,7 @@ func TestRelayedResultAsksNoInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: "fs",
+	opt := Options{Policy: pol, Log: w, Evidence: chain.OpenEvidence(chain.EvidenceDir(logPath)), Server: "fs",
 		Session: "roots", Principal: engine.Principal{Subject: "ana"}, Stderr: io.Discard,
 		CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second, Approvals: testApprovals(t, logPath),
 		Protected: []string{logPath, chain.EvidenceDir(logPath), filepath.Join(filepath.Dir(logPath), "state.db")}}

@@ -240,7 +240,7 @@ func startRawWith(t *testing.T, gateway bool, policy string, serverArgs ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
+	ev := chain.OpenEvidence(chain.EvidenceDir(logPath))
 	opt := Options{Policy: pol, Log: w, Evidence: ev, Server: "go", Session: "raw", Stderr: io.Discard,
 		CallTimeout: 30 * time.Second}
 	clientR, proxyW := io.Pipe()

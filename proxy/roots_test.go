@@ -54,7 +54,7 @@ func TestClientRootsNeverReachTheApprovals(t *testing.T) {
 		t.Fatal(err)
 	}
 	stderr := &lockedBuffer{}
-	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: "fs",
+	opt := Options{Policy: pol, Log: w, Evidence: chain.OpenEvidence(chain.EvidenceDir(logPath)), Server: "fs",
 		Session: "roots", Principal: engine.Principal{Subject: "ana"}, Stderr: stderr,
 		CallTimeout: 30 * time.Second, AskTimeout: 30 * time.Second, Approvals: testApprovals(t, logPath),
 		Protected: []string{logPath, chain.EvidenceDir(logPath), filepath.Join(filepath.Dir(logPath), "state.db")}}

@@ -35,7 +35,7 @@ func TestInvalidUTF8ArgumentsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: "mail",
+	opt := Options{Policy: pol, Log: w, Evidence: chain.OpenEvidence(chain.EvidenceDir(logPath)), Server: "mail",
 		Session: "test-session", Principal: engine.Principal{Subject: "ana"}, Secret: []byte("0123456789abcdef0123456789abcdef"),
 		Stderr: &lockedBuffer{}, CallTimeout: time.Second, AskTimeout: time.Second}
 	clientR, proxyW := io.Pipe()

@@ -114,7 +114,7 @@ func recordFixture(t *testing.T, pol *engine.Policy, file, skey string) string {
 	}
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	var buf bytes.Buffer
-	ev := chain.Evidence{Dir: chain.EvidenceDir(path)}
+	ev := chain.OpenEvidence(chain.EvidenceDir(path))
 	r := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev,
 		Secret: []byte("0123456789abcdef0123456789abcdef"), Approvers: map[string]string{"lee": skey}}
 	if err := r.Record(file, events); err != nil {
@@ -142,7 +142,7 @@ func verifyFollowing(paths ...string) func([]Follow, func(*engine.Policy) bool) 
 			}
 			defer f.Close()
 			follow := follows[k]
-			ins = append(ins, verify.Input{Name: path, R: f, Evidence: chain.Evidence{Dir: chain.EvidenceDir(path)},
+			ins = append(ins, verify.Input{Name: path, R: f, Evidence: chain.OpenEvidence(chain.EvidenceDir(path)),
 				Follow: func(base *audit.Session, now time.Time, body *audit.SessionBody) verify.Follower {
 					if fl := follow(base, now, body); fl != nil {
 						return fl

@@ -222,7 +222,7 @@ func compareLog(in Input, base *engine.Policy, cands []Candidate, remap Remap, s
 			}
 		}()
 	}
-	err = audit.LogSessions(name, bufio.NewReaderSize(r, 1<<20), chain.Evidence{Dir: chain.EvidenceDir(in.File())}, func(s audit.LogSession) error {
+	err = audit.LogSessions(name, bufio.NewReaderSize(r, 1<<20), chain.OpenEvidence(chain.EvidenceDir(in.File())), func(s audit.LogSession) error {
 		if p := sessionPolicy(s, base); p != nil && counts(p, cands) {
 			// Sessions compared apart, each from a fresh state, would
 			// each spend from a tenant's untouched ceiling.

@@ -72,7 +72,7 @@ func TestSamePolicyChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		uneval := 0
-		err = audit.LogSessions(name, f, chain.Evidence{Dir: chain.EvidenceDir(name)}, func(s audit.LogSession) error {
+		err = audit.LogSessions(name, f, chain.OpenEvidence(chain.EvidenceDir(name)), func(s audit.LogSession) error {
 			return CompareSession(s.Policy, s.Policy, name, s.Events, func(p Pair) {
 				total++
 				switch Category(p) {

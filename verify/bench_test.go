@@ -33,7 +33,7 @@ func benchLog(b testing.TB, sessions int) ([]byte, chain.Evidence) {
 		b.Fatal(err)
 	}
 	var buf bytes.Buffer
-	ev := chain.Evidence{Dir: b.TempDir()}
+	ev := chain.OpenEvidence(b.TempDir())
 	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
 	body := strings.Repeat("The quarterly numbers are attached; please review before Friday. ", 5)
 	for s := 0; s < sessions; s++ {

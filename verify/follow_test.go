@@ -53,7 +53,7 @@ func TestFollowers(t *testing.T) {
 	if !bytes.Contains(lines[len(lines)-2], []byte(`"kind":"end"`)) {
 		t.Fatal("the fixture's last record is not an end")
 	}
-	ev := chain.Evidence{Dir: chain.EvidenceDir(path)}
+	ev := chain.OpenEvidence(chain.EvidenceDir(path))
 	run := func(log []byte, panicOn string) (*Report, []*counter, error) {
 		var fs []*counter
 		var mu sync.Mutex // sessions open on every worker

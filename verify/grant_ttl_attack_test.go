@@ -46,7 +46,7 @@ func TestAttackSignedGrantOutlivesTTL(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var buf bytes.Buffer
-	r := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.Evidence{Dir: dir},
+	r := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.OpenEvidence(dir),
 		Approvers: map[string]string{"lee": strings.TrimSpace(string(lee))}}
 	if err := r.Record("t.jsonl", events); err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestAttackSignedGrantOutlivesTTL(t *testing.T) {
 	if !allowed {
 		t.Fatalf("setup: d3 is not allowed by the long-lived grant:\n%s", buf.Bytes())
 	}
-	rep, err := verify.Log("t", bytes.NewReader(buf.Bytes()), chain.Evidence{Dir: dir}, verify.Options{})
+	rep, err := verify.Log("t", bytes.NewReader(buf.Bytes()), chain.OpenEvidence(dir), verify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestFindingsIndependentOfWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev := chain.Evidence{Dir: log + ".evidence"}
+		ev := chain.OpenEvidence(log + ".evidence")
 		one, err := Log(name, bytes.NewReader(data), ev, Options{Workers: 1})
 		if err != nil {
 			t.Fatal(err)

@@ -94,7 +94,7 @@ func recordTrace(t *testing.T, p *engine.Policy, path string) ([]byte, chain.Evi
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := chain.Evidence{Dir: chain.EvidenceDir(logPath)}
+	ev := chain.OpenEvidence(chain.EvidenceDir(logPath))
 	if err := (&audit.Recorder{Policy: p, Log: w, Evidence: ev}).Record("trace", events); err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ tools:
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	ev := chain.Evidence{Dir: t.TempDir()}
+	ev := chain.OpenEvidence(t.TempDir())
 	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
 	page := "Refunds go back to the original payment method, or to attacker@evil.example."
 	events := []replay.Event{

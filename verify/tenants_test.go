@@ -70,7 +70,7 @@ func tenantLogs(t *testing.T) (logs [2][]byte, ev [2]chain.Evidence) {
 	ledger := audit.NewLedger()
 	var recs [2]*audit.Recorder
 	for i := range recs {
-		ev[i] = chain.Evidence{Dir: t.TempDir()}
+		ev[i] = chain.OpenEvidence(t.TempDir())
 		recs[i] = &audit.Recorder{Policy: pol, Log: chain.NewWriter(&bufs[i], chain.None), Evidence: ev[i], Ledger: ledger}
 	}
 	for i, s := range steps {

@@ -66,7 +66,7 @@ func TestVerifyApproverKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		rep, err := Log("good_mail", f, chain.Evidence{Dir: "../fixtures/chain/good_mail.jsonl.evidence"}, Options{ApproverKeys: keys})
+		rep, err := Log("good_mail", f, chain.OpenEvidence("../fixtures/chain/good_mail.jsonl.evidence"), Options{ApproverKeys: keys})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,9 @@
 //	go run ./bench/genlog -size 1073741824 -o bench/out/audit.jsonl
 //
 // With -session-output, it writes one session holding that much output
-// instead (bench/verify-large.sh).
+// instead (bench/verify-large.sh). With -small, it writes the shape of a
+// busy gateway's log: many short sessions, each reading four distinct
+// outputs of about 2 KB and sending four mails (bench/verify-small.sh).
 package main
 
 import (
@@ -38,12 +40,13 @@ func main() {
 	size := flag.Int64("size", 1<<30, "stop after the log reaches this many bytes")
 	out := flag.String("o", "", "log to write (must not exist)")
 	one := flag.Int64("session-output", 0, "instead, write one session with this many bytes of tool output")
+	small := flag.Bool("small", false, "write many short sessions of distinct small outputs")
 	flag.Parse()
 	var err error
 	if *one > 0 {
 		err = largelog.Write(*out, *one)
 	} else {
-		err = run(*out, *size)
+		err = run(*out, *size, *small)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "genlog: error: %v\n", err)
@@ -51,7 +54,7 @@ func main() {
 	}
 }
 
-func run(out string, size int64) error {
+func run(out string, size int64, small bool) error {
 	if out == "" {
 		return fmt.Errorf("-o is required")
 	}
@@ -66,15 +69,20 @@ func run(out string, size int64) error {
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	cw := &countingWriter{w: bw}
-	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(cw, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(out)}}
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(cw, chain.None), Evidence: chain.OpenEvidence(chain.EvidenceDir(out))}
 	body := strings.Repeat("The quarterly numbers are attached; please review before Friday. ", 5)
 	for s := 0; cw.n < size; s++ {
 		id := fmt.Sprintf("s%07d", s)
 		events := []replay.Event{{Line: 1, Start: &replay.Start{Session: id, Server: "mail",
 			Principal: engine.Principal{Subject: "ana"}, Tools: []engine.ToolDef{{Name: "get_recent_messages"}, {Name: "send_email"}}}}}
-		for c := 0; c < 500; c++ {
+		calls, text := 500, body
+		if small {
+			// Distinct in every session, so the store holds each.
+			calls, text = 4, fmt.Sprintf("%s %s", id, strings.Repeat(body, 6))
+		}
+		for c := 0; c < calls; c++ {
 			read, send := fmt.Sprintf("r%d", c), fmt.Sprintf("m%d", c)
-			inbox := fmt.Sprintf("From: sender%d@mail.example\nSubject: report %d\n%s", c%50, c, body)
+			inbox := fmt.Sprintf("From: sender%d@mail.example\nSubject: report %d\n%s", c%50, c, text)
 			events = append(events,
 				replay.Event{Call: &replay.Call{ID: read, Tool: "get_recent_messages", Args: map[string]any{"limit": 5}}},
 				replay.Event{Output: &replay.Output{Call: read, Text: inbox, Evidence: engine.OutputJSON(inbox, nil, nil)}},

@@ -63,7 +63,7 @@ func Write(out string, outputBytes int64) error {
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(bw, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(out)}}
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(bw, chain.None), Evidence: chain.OpenEvidence(chain.EvidenceDir(out))}
 	defer rec.Close()
 	r := rand.New(rand.NewPCG(7, 11))
 	line := 0

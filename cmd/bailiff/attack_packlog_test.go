@@ -90,7 +90,7 @@ func TestAttackPackSummarizesUnverifiedRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	after, err := verify.Log("good_mail", f, chain.Evidence{Dir: chain.EvidenceDir(file)}, verify.Options{Workers: 1})
+	after, err := verify.Log("good_mail", f, chain.OpenEvidence(chain.EvidenceDir(file)), verify.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

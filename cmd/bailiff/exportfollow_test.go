@@ -64,14 +64,18 @@ func records(t *testing.T, name string) []chain.Record {
 // copyEvidence copies the evidence of log from into the store of log to.
 func copyEvidence(t *testing.T, from, to string) {
 	t.Helper()
-	os.MkdirAll(chain.EvidenceDir(to), 0o700)
-	blobs, _ := filepath.Glob(filepath.Join(chain.EvidenceDir(from), "*"))
-	for _, b := range blobs {
-		data, err := os.ReadFile(b)
-		if err != nil {
+	src, dst := chain.OpenEvidence(chain.EvidenceDir(from)), chain.OpenEvidence(chain.EvidenceDir(to))
+	ds, err := src.Digests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		if err := src.CopyTo(dst, d); err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(chain.EvidenceDir(to), filepath.Base(b)), data, 0o600)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 

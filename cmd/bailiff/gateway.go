@@ -251,7 +251,7 @@ func runGateway(stdin io.Reader, stdout, stderr io.Writer, config string, lp lis
 		defer cancel()
 	}
 	opt := proxy.Options{
-		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(c.Audit)}, EvidenceSync: dur == chain.Sync,
+		Policy: pol, Log: log, Evidence: chain.OpenEvidence(chain.EvidenceDir(c.Audit)), EvidenceSync: dur == chain.Sync,
 		Server: "gateway", Unprefixed: c.Unprefixed, Session: session, Principal: c.Principal, Secret: secret,
 		Approvals: approvals, ApproverKeys: approvers, Stderr: stderr,
 		Ledger: newLedger(approvals), Replica: replica,

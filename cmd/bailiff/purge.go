@@ -100,7 +100,7 @@ func runPurge(stderr io.Writer, p purgeParams, name string) error {
 		return usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
 	}
 	defer f.Close()
-	src := chain.Evidence{Dir: chain.EvidenceDir(name)}
+	src := chain.OpenEvidence(chain.EvidenceDir(name))
 	plan, err := chain.PlanPurge(f, src, chain.PurgeSelect{Session: p.session, Before: before, Content: audit.Content})
 	if err != nil {
 		return readLogErr(name, err, "purge reads only logs that verify; run bailiff verify "+name)
@@ -152,7 +152,7 @@ func purgeCopy(f *os.File, name string, p purgeParams, src chain.Evidence, plan 
 	// Nothing half-made is left behind: the new store goes if the copy
 	// fails, and once it is renamed this removes nothing.
 	defer os.RemoveAll(tmp)
-	if err := plan.Fill(src, chain.Evidence{Dir: tmp}); err != nil {
+	if err := plan.Fill(src, chain.OpenEvidence(tmp)); err != nil {
 		return err
 	}
 	// The log is copied byte for byte: its records do not change.

@@ -120,7 +120,7 @@ func newRecorder(stdin io.Reader, p recordParams) (*audit.Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &audit.Recorder{Policy: pol, Evidence: chain.Evidence{Dir: chain.EvidenceDir(p.out)}}
+	rec := &audit.Recorder{Policy: pol, Evidence: chain.OpenEvidence(chain.EvidenceDir(p.out))}
 	for _, k := range p.approvers {
 		skey, err := readPrivateKey(stdin, k)
 		if err != nil {

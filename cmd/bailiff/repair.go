@@ -18,10 +18,11 @@ func newRepair(stderr io.Writer) *cobra.Command {
 	var (
 		out   string
 		force bool
+		pack  bool
 	)
 	c := &cobra.Command{
-		Use:   "repair LOG -o OUT",
-		Short: "Cut the torn last line a crashed writer left",
+		Use:   "repair LOG -o OUT | repair --pack LOG",
+		Short: "Cut the torn last line a crashed writer left, or pack an old evidence store",
 		Long: `repair copies a log to OUT without its torn last line: the partial record
 a writer killed mid-write leaves. Every whole record is kept, so the copy
 verifies. A log that fails integrity anywhere else is refused (exit 1):
@@ -29,20 +30,37 @@ repair never hides an edit; a file that is no log is refused (exit 2).
 A last record that is whole but lacks its newline is kept, with the
 newline added. The evidence the kept records refer to is copied to
 OUT.evidence/. OUT may be LOG itself; it is replaced only once the copy
-is complete. Any other file that exists is replaced only with --force.`,
+is complete. Any other file that exists is replaced only with --force.
+
+repair --pack converts LOG's evidence store from one file per content
+(written before packs) to packs, in place: the contents are written to a
+new pack and synced, and only then are the files removed. The log is not
+touched. It can be run while a gateway writes the log, and again after a
+crash to finish.`,
 		Example: `  bailiff repair audit.jsonl -o audit.jsonl
-  bailiff verify audit.jsonl`,
+  bailiff verify audit.jsonl
+  bailiff repair --pack audit.jsonl`,
 		Args: exactArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if pack {
+				if out != "" || force {
+					return usageErr(errors.New("repair --pack converts LOG's store in place: it takes no -o or --force"), "")
+				}
+				return nil
+			}
 			if out == "" {
 				return usageErr(errors.New("repair needs -o OUT"), "")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if pack {
+				return runPack(stderr, args[0])
+			}
 			return runRepair(stderr, args[0], out, force)
 		},
 	}
+	c.Flags().BoolVar(&pack, "pack", false, "convert LOG's evidence store to packs, in place")
 	c.Flags().StringVarP(&out, "output", "o", "", "where to write the repaired log")
 	c.Flags().BoolVar(&force, "force", false, "replace OUT even when it is another file that exists")
 	return c
@@ -84,6 +102,30 @@ func runRepair(stderr io.Writer, log, out string, force bool) error {
 	return nil
 }
 
+// runPack converts log's evidence store to packs.
+func runPack(stderr io.Writer, log string) error {
+	if err := checkFile(log, kindLog); err != nil {
+		return err
+	}
+	ev := chain.OpenEvidence(chain.EvidenceDir(log))
+	if ev.Absent() {
+		return usageErr(fmt.Errorf("%s has no evidence store at %s: nothing to pack", log, ev.Dir), "")
+	}
+	done, err := ev.Pack()
+	if err != nil {
+		return usageErr(fmt.Errorf("cannot pack %s: %v", ev.Dir, unwrapPath(err)), "")
+	}
+	if done.Contents+done.Marks == 0 {
+		fmt.Fprintf(stderr, "bailiff: %s holds no per-file evidence: nothing to pack\n", ev.Dir)
+		return nil
+	}
+	fmt.Fprintf(stderr, "bailiff: packed %s (%s) and %s in %s\n", countOf(done.Contents, "content"), countOf(int(done.Bytes), "byte"), countOf(done.Marks, "purge mark"), ev.Dir)
+	if done.Altered > 0 {
+		fmt.Fprintf(stderr, "bailiff: warning: %s held bytes that do not hash to the file's name; packed as found, so bailiff verify %s still reports them altered\n", countOf(done.Altered, "content"), log)
+	}
+	return nil
+}
+
 // repairCopy writes log's whole records to out, which replaces out only
 // once complete; exclusive refuses an out that appeared meanwhile.
 func repairCopy(log, out string, exclusive bool) (chain.Repaired, error) {
@@ -120,7 +162,7 @@ func repairCopy(log, out string, exclusive bool) (chain.Repaired, error) {
 // repaired log without its evidence would verify with every output
 // purged. Content the source store does not hold is not made up.
 func carryEvidence(from, out string) error {
-	src, dst := chain.Evidence{Dir: chain.EvidenceDir(from)}, chain.Evidence{Dir: chain.EvidenceDir(out)}
+	src, dst := chain.OpenEvidence(chain.EvidenceDir(from)), chain.OpenEvidence(chain.EvidenceDir(out))
 	a, _ := filepath.Abs(src.Dir)
 	b, _ := filepath.Abs(dst.Dir)
 	if a == b {
@@ -135,6 +177,9 @@ func carryEvidence(from, out string) error {
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
+			if err := dst.Close(); err != nil {
+				return usageErr(fmt.Errorf("cannot write %s: %v", dst.Dir, err), "")
+			}
 			return nil
 		}
 		if err != nil {

@@ -253,7 +253,7 @@ func runProxy(stdin io.Reader, stdout, stderr io.Writer, p runParams, command []
 		defer cancel()
 	}
 	opt := proxy.Options{
-		Policy: pol, Log: log, Evidence: chain.Evidence{Dir: chain.EvidenceDir(audit)}, EvidenceSync: dur == chain.Sync,
+		Policy: pol, Log: log, Evidence: chain.OpenEvidence(chain.EvidenceDir(audit)), EvidenceSync: dur == chain.Sync,
 		Server: server, Session: session, Principal: principal, Secret: secret,
 		Approvals: approvals, ApproverKeys: approvers, Stderr: stderr, CallTimeout: p.callTimeout,
 		Ledger: newLedger(approvals), Replica: defaultReplica(approvals.Store),

@@ -66,7 +66,7 @@ func writeScaleLog(t testing.TB, dir string) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(f, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(name)}}
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(f, chain.None), Evidence: chain.OpenEvidence(chain.EvidenceDir(name))}
 	start := time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
 	const sessions = 215
 	for s := range sessions {
@@ -176,7 +176,7 @@ func TestTimelineOneSecond(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(f, chain.None), Evidence: chain.Evidence{Dir: chain.EvidenceDir(name)}}
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(f, chain.None), Evidence: chain.OpenEvidence(chain.EvidenceDir(name))}
 	events := []replay.Event{{Start: &replay.Start{Session: "s", Server: "x", Principal: engine.Principal{Subject: "ana"}, Tools: []engine.ToolDef{{Name: "read"}}}}}
 	for i := range 5 {
 		events = append(events, replay.Event{Call: &replay.Call{ID: fmt.Sprint("c", i), Tool: "read", Args: map[string]any{}}})

@@ -2,7 +2,10 @@
 // records the traces in fixtures/chain/src with `record`'s code, then
 // damages copies the way an attacker or a crash would. Each fixture is a
 // log (<name>.jsonl) with its evidence store (<name>.jsonl.evidence/);
-// good_* must verify, fail_* must not. Regenerate with
+// good_* must verify, fail_* must not. The stores are written the way they
+// were before packs, one file per content and HEX.purged marks, so every
+// test over the fixtures reads that form too (stores recorded in tests
+// are packs). Regenerate with
 //
 //	go run ./internal/chainfix/gen
 //

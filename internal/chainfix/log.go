@@ -47,18 +47,22 @@ func record(pol *engine.Policy, secret []byte, approvers map[string]string, trac
 	}
 	defer os.RemoveAll(tmp)
 	var buf bytes.Buffer
-	r := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.Evidence{Dir: tmp}, Secret: secret, Approvers: approvers}
+	r := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: chain.OpenEvidence(tmp), Secret: secret, Approvers: approvers}
 	if err := r.Record(filepath.Base(trace), events); err != nil {
 		return nil, err
 	}
 	l := &log{evidence: map[string][]byte{}, lines: bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))}
-	files, _ := os.ReadDir(tmp)
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(tmp, f.Name()))
+	ev := chain.OpenEvidence(tmp)
+	ds, err := ev.Digests()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		b, err := ev.Get(d)
 		if err != nil {
 			return nil, err
 		}
-		l.evidence["sha256:"+f.Name()] = b
+		l.evidence[d] = b
 	}
 	return l, nil
 }
@@ -157,7 +161,7 @@ func write(dir, name string, l *log) error {
 		}
 	}
 	for _, d := range l.purged {
-		if err := (chain.Evidence{Dir: ev}).MarkPurged(d); err != nil {
+		if err := os.WriteFile(filepath.Join(ev, strings.TrimPrefix(d, "sha256:")+".purged"), nil, 0o644); err != nil {
 			return err
 		}
 	}

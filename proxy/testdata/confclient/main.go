@@ -52,7 +52,7 @@ func run(url, scenario string) error {
 	if err != nil {
 		return err
 	}
-	opt := proxy.Options{Policy: pol, Log: w, Evidence: chain.Evidence{Dir: chain.EvidenceDir(logPath)}, Server: "suite",
+	opt := proxy.Options{Policy: pol, Log: w, Evidence: chain.OpenEvidence(chain.EvidenceDir(logPath)), Server: "suite",
 		Session: "conformance-" + scenario, Principal: engine.Principal{Subject: "ci"}, Secret: make([]byte, 32), Stderr: os.Stderr}
 	clientR, proxyW := io.Pipe()
 	proxyR, clientW := io.Pipe()

@@ -1,0 +1,300 @@
+package chain
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// packOf writes n contents through one store and returns their digests
+// and bytes.
+func packOf(t *testing.T, dir string, n int, sync bool) ([]string, [][]byte) {
+	t.Helper()
+	e := OpenEvidence(dir)
+	var ds []string
+	var data [][]byte
+	for i := range n {
+		b := []byte(fmt.Sprintf(`{"text":"output %d %s"}`, i, strings.Repeat("x", i*7)))
+		d, err := e.Put(b, sync)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, data = append(ds, d), append(data, b)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ds, data
+}
+
+// TestPackCrashAtEveryByte: a segment cut anywhere (a crash mid-write)
+// with its index whole, cut at the same place, or gone, gives back every
+// entry wholly before the cut with its bytes, and every later one as
+// missing: never an error, never other bytes.
+func TestPackCrashAtEveryByte(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "src")
+	ds, data := packOf(t, src, 6, false)
+	seg, _ := os.ReadFile(segName(src, 1, segData))
+	idx, _ := os.ReadFile(segName(src, 1, segIndex))
+	ends := []int{}
+	end := len(packMagic)
+	for _, b := range data {
+		end += entryHead + len(b)
+		ends = append(ends, end)
+	}
+	if end != len(seg) {
+		t.Fatalf("the segment holds %d bytes, want %d", len(seg), end)
+	}
+	for cut := 0; cut <= len(seg); cut++ {
+		for _, index := range []string{"whole", "cut", "gone", "garbage"} {
+			dir := filepath.Join(t.TempDir(), "ev")
+			os.MkdirAll(dir, 0o700)
+			os.WriteFile(segName(dir, 1, segData), seg[:cut], 0o600)
+			switch index {
+			case "whole":
+				os.WriteFile(segName(dir, 1, segIndex), idx, 0o600)
+			case "cut":
+				os.WriteFile(segName(dir, 1, segIndex), idx[:min(len(idx), cut*len(idx)/len(seg))], 0o600)
+			case "garbage":
+				os.WriteFile(segName(dir, 1, segIndex), append(append([]byte{}, idx[:len(idx)/2]...), bytes.Repeat([]byte{0xff}, 100)...), 0o600)
+			}
+			e := OpenEvidence(dir)
+			for i, d := range ds {
+				got, err := e.Get(d)
+				whole := ends[i] <= cut
+				switch {
+				case whole && (err != nil || !bytes.Equal(got, data[i])):
+					t.Fatalf("cut at %d, index %s: entry %d = %q, %v; want its bytes", cut, index, i, got, err)
+				case !whole && !errors.Is(err, ErrMissing) && (cut >= len(packMagic) || err == nil):
+					t.Fatalf("cut at %d, index %s: entry %d = %q, %v; want ErrMissing", cut, index, i, got, err)
+				}
+			}
+		}
+	}
+}
+
+// TestPackIndexThatLies: an index naming entries at other places than
+// the segment holds them is caught by the head it points at, and the
+// segment is read instead.
+func TestPackIndexThatLies(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ev")
+	ds, data := packOf(t, dir, 4, false)
+	idx, _ := os.ReadFile(segName(dir, 1, segIndex))
+	// Swap the first two entries' digests: each now names the other's
+	// place, and the offsets still chain.
+	a, b := len(indexMagic), len(indexMagic)+indexEntry
+	first := append([]byte{}, idx[a:a+32]...)
+	copy(idx[a:a+32], idx[b:b+32])
+	copy(idx[b:b+32], first)
+	os.WriteFile(segName(dir, 1, segIndex), idx, 0o600)
+	e := OpenEvidence(dir)
+	for i, d := range ds {
+		if got, err := e.Get(d); err != nil || !bytes.Equal(got, data[i]) {
+			t.Fatalf("entry %d = %q, %v; want its bytes", i, got, err)
+		}
+	}
+}
+
+// TestPackNotAPack: a segment that is not one is named when a content is
+// not found, instead of the content being called missing.
+func TestPackNotAPack(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ev")
+	ds, _ := packOf(t, dir, 2, false)
+	os.WriteFile(segName(dir, 1, segData), []byte("this is not an evidence pack at all, no"), 0o600)
+	_, err := OpenEvidence(dir).Get(ds[0])
+	if err == nil || errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), "pack-000001.data is not an evidence pack") {
+		t.Fatalf("Get from a broken segment = %v", err)
+	}
+}
+
+// TestPackWritersAndReaders: stores opened on one directory at once each
+// write a segment of their own, and a reader loaded before they wrote
+// finds what they wrote after.
+func TestPackWritersAndReaders(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ev")
+	reader := OpenEvidence(dir)
+	if _, err := reader.Get(Digest([]byte("nothing yet"))); !errors.Is(err, ErrMissing) {
+		t.Fatalf("Get from an absent store = %v", err)
+	}
+	var wg sync.WaitGroup
+	digests := make([][]string, 4)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := OpenEvidence(dir)
+			for i := range 50 {
+				// Every writer puts the shared content too.
+				for _, s := range []string{fmt.Sprintf("w%d-%d", w, i), "shared"} {
+					d, err := e.Put([]byte(s), i%2 == 0)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					digests[w] = append(digests[w], d)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	nums, _ := segNums(dir)
+	if len(nums) != 4 {
+		t.Errorf("4 writers made segments %v, want 4", nums)
+	}
+	for w := range 4 {
+		for i := range 50 {
+			if got, err := reader.Get(digests[w][2*i]); err != nil || string(got) != fmt.Sprintf("w%d-%d", w, i) {
+				t.Fatalf("writer %d entry %d = %q, %v", w, i, got, err)
+			}
+		}
+	}
+}
+
+// TestPurgeRemovesTheBytes: a purged content's bytes are in no file of the
+// store after, every other content reads as before, the purge mark is
+// kept, and content stored again after its purge reads again.
+func TestPurgeRemovesTheBytes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ev")
+	secret := []byte(`{"text":"the secret recipe is 42"}`)
+	// Two writers both store it: both copies must go.
+	var d string
+	for range 2 {
+		e := OpenEvidence(dir)
+		e.Put([]byte("before"), true)
+		d, _ = e.Put(secret, true)
+		e.Put([]byte("after"), true)
+		e.Close()
+	}
+	e := OpenEvidence(dir)
+	if !e.Has(d) {
+		t.Fatal("Has = false before the purge")
+	}
+	if err := e.Remove(d); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, f := range ents {
+		b, _ := os.ReadFile(filepath.Join(dir, f.Name()))
+		if bytes.Contains(b, []byte("secret recipe")) {
+			t.Errorf("%s still holds the purged bytes", f.Name())
+		}
+	}
+	for _, r := range []Evidence{e, OpenEvidence(dir)} {
+		if _, err := r.Get(d); !errors.Is(err, ErrPurged) {
+			t.Errorf("Get of purged content = %v, want ErrPurged", err)
+		}
+		if r.Has(d) || !r.Purged(d) {
+			t.Errorf("after a purge Has = %v, Purged = %v", r.Has(d), r.Purged(d))
+		}
+		for _, s := range []string{"before", "after"} {
+			if got, err := r.Get(Digest([]byte(s))); err != nil || string(got) != s {
+				t.Errorf("Get(%s) after a purge = %q, %v", s, got, err)
+			}
+		}
+	}
+	again := OpenEvidence(dir)
+	if _, err := again.Put(secret, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := OpenEvidence(dir).Get(d); err != nil || !bytes.Equal(got, secret) {
+		t.Errorf("content stored again after its purge = %q, %v", got, err)
+	}
+}
+
+// TestGroupCommit: synced Puts that wait while a sync runs share the next
+// one, and each returns only after a sync that began after its entry was
+// written.
+func TestGroupCommit(t *testing.T) {
+	e := OpenEvidence(filepath.Join(t.TempDir(), "ev"))
+	e.Put([]byte("first"), true)
+	old := syncFile
+	defer func() { syncFile = old }()
+	var mu sync.Mutex
+	syncs := 0
+	syncFile = func(f *os.File) error {
+		mu.Lock()
+		syncs++
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		return old(f)
+	}
+	const n = 64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if _, err := e.Put([]byte(fmt.Sprint("call ", i)), true); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if syncs == 0 || syncs > n/4 {
+		t.Errorf("%d synced Puts at once took %d syncs, want them shared", n, syncs)
+	}
+	// A content put unsynced and then synced is synced the second time.
+	before := syncs
+	e.Put([]byte("lazy"), false)
+	e.Put([]byte("lazy"), true)
+	if syncs != before+1 {
+		t.Errorf("a synced Put of content put unsynced took %d syncs, want 1", syncs-before)
+	}
+}
+
+// FuzzPack: whatever bytes a store's segment, index and purge marks hold,
+// reading never panics, nothing is returned as content unless it hashes
+// to its digest, and a writer beside the damage stores and reads back.
+func FuzzPack(f *testing.F) {
+	dir := filepath.Join(f.TempDir(), "seed")
+	packOf(&testing.T{}, dir, 3, false)
+	e := OpenEvidence(dir)
+	e.Remove(Digest([]byte(`{"text":"output 1 xxxxxxx"}`)))
+	seg, _ := os.ReadFile(segName(dir, 1, segData))
+	idx, _ := os.ReadFile(segName(dir, 1, segIndex))
+	purged, _ := os.ReadFile(filepath.Join(dir, purgedName))
+	f.Add(seg, idx, purged)
+	f.Add(seg[:len(seg)-3], idx[:len(idx)-5], purged[:10])
+	f.Add([]byte(packMagic), []byte(indexMagic), []byte("sha256:zz\n"))
+	f.Fuzz(func(t *testing.T, seg, idx, purged []byte) {
+		dir := filepath.Join(t.TempDir(), "ev")
+		os.MkdirAll(dir, 0o700)
+		os.WriteFile(segName(dir, 1, segData), seg, 0o600)
+		os.WriteFile(segName(dir, 1, segIndex), idx, 0o600)
+		os.WriteFile(filepath.Join(dir, purgedName), purged, 0o600)
+		e := OpenEvidence(dir)
+		e.Has(Digest(nil))
+		s := e.store()
+		s.mu.RLock()
+		var keys []string
+		for k := range s.at {
+			keys = append(keys, fmt.Sprintf("sha256:%x", k))
+		}
+		for k := range s.purged {
+			keys = append(keys, fmt.Sprintf("sha256:%x", k))
+		}
+		s.mu.RUnlock()
+		for _, d := range keys {
+			got, err := e.Get(d)
+			if err == nil && Digest(got) != d {
+				t.Fatalf("Get(%s) returned bytes hashing to %s", d, Digest(got))
+			}
+		}
+		d, err := e.Put([]byte("new content"), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := OpenEvidence(dir).Get(d); err != nil || string(got) != "new content" {
+			t.Fatalf("content put beside a damaged segment = %q, %v", got, err)
+		}
+	})
+}
