@@ -389,7 +389,7 @@ func TestParseDurability(t *testing.T) {
 }
 
 func TestEvidence(t *testing.T) {
-	e := Evidence{Dir: filepath.Join(t.TempDir(), "ev")}
+	e := OpenEvidence(filepath.Join(t.TempDir(), "ev"))
 	d, err := e.Put([]byte(`{"text":"hello"}`), true)
 	if err != nil {
 		t.Fatal(err)

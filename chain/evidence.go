@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,8 +33,8 @@ type EvidenceStore interface {
 //
 // Open one with OpenEvidence and use it for the whole of a read or a
 // write: it keeps what it learned of the packs, and a writer appends to
-// one segment of its own. An Evidence made as a literal works, but reads
-// the packs anew on every call.
+// one segment of its own. An Evidence made as a literal reads (the packs
+// anew on every call), and refuses Put.
 type Evidence struct {
 	Dir string
 	s   *store
@@ -112,10 +113,15 @@ func (e Evidence) path(digest string) (string, error) {
 }
 
 // Put stores data and returns its digest. With sync, its entry is on
-// disk when Put returns, and so are the names that lead to it.
+// disk when Put returns, and so are the names that lead to it. The store
+// must come from OpenEvidence: one made as a literal would start a
+// segment on every Put.
 func (e Evidence) Put(data []byte, sync bool) (string, error) {
+	if e.s == nil {
+		return "", errors.New("evidence: Put needs a store from OpenEvidence")
+	}
 	key := sha256.Sum256(data)
-	if err := e.store().put(key, data, sync); err != nil {
+	if err := e.s.put(key, data, sync); err != nil {
 		return "", err
 	}
 	return "sha256:" + hex.EncodeToString(key[:]), nil
@@ -144,21 +150,34 @@ func (e Evidence) Get(digest string) ([]byte, error) {
 		return nil, fmt.Errorf("%q is not a sha256 digest", digest)
 	}
 	s := e.store()
-	data, found, err := s.get(key)
+	// The packs as loaded, then a file of a store from before packs,
+	// then the packs again with what was added since: a store being
+	// converted, or one a writer appends to, is read with no refresh for
+	// each content in the files.
+	data, found, err := s.get(key, false)
+	if !found && err == nil {
+		data, found, err = e.getFile(digest)
+	}
+	if !found && err == nil {
+		data, found, err = s.get(key, true)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if !found {
-		data, found, err = e.getFile(digest)
-		if err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case found && sha256.Sum256(data) == key:
+	if found && sha256.Sum256(data) == key {
 		// Even if marked purged: stored again after its purge, or a
 		// purge that did not finish.
 		return data, nil
+	}
+	if found {
+		if good, ok := s.good(key); ok {
+			return good, nil
+		}
+		if good, ok, _ := e.getFile(digest); ok && sha256.Sum256(good) == key {
+			return good, nil
+		}
+	}
+	switch {
 	case e.purged(s, key, digest):
 		return nil, ErrPurged
 	case found:
@@ -173,18 +192,20 @@ func (e Evidence) Get(digest string) ([]byte, error) {
 // getFile reads the content from a store written before packs.
 func (e Evidence) getFile(digest string) ([]byte, bool, error) {
 	p, _ := e.path(digest)
-	data, err := os.ReadFile(p)
+	f, err := regular(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
 	return data, err == nil, err
 }
 
 func (e Evidence) purged(s *store, key [sha256.Size]byte, digest string) bool {
-	s.mu.RLock()
-	marked := s.purged[key]
-	s.mu.RUnlock()
-	if marked {
+	if s.isPurged(key) {
 		return true
 	}
 	p, _ := e.path(digest)
@@ -225,19 +246,10 @@ func (e Evidence) MarkPurged(digest string) error {
 	return e.store().markPurged(key)
 }
 
-// Has reports whether the store holds the content under digest, not
-// purged.
+// Has reports whether the store holds the content under digest, bytes
+// that hash to it.
 func (e Evidence) Has(digest string) bool {
-	key, ok := parseDigest(digest)
-	if !ok {
-		return false
-	}
-	s := e.store()
-	if _, found, _ := s.lookup(key); found && !e.purged(s, key, digest) {
-		return true
-	}
-	p, _ := e.path(digest)
-	_, err := os.Stat(p)
+	_, err := e.Get(digest)
 	return err == nil
 }
 

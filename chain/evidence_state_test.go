@@ -93,7 +93,7 @@ func alter(t *testing.T, e Evidence, d string) {
 	}
 	key, _ := parseDigest(d)
 	s := newStore(e.Dir)
-	l, ok, err := s.lookup(key)
+	l, ok, err := s.lookup(key, true)
 	if !ok || err != nil || l.n == 0 {
 		t.Fatalf("%s is not in the packs: %v", d, err)
 	}

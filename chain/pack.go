@@ -2,7 +2,6 @@ package chain
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -31,8 +30,8 @@ import (
 // entry only where it continues the entries before it, checks the header
 // it points at on every read, and scans the segment past the index's end
 // for entries a crash kept out of it. A writer only ever appends to a
-// segment it created, so a torn tail is always a segment's last bytes and
-// never has a later entry behind it.
+// segment it created (and holds it locked while it does), so a torn tail
+// is always a segment's last bytes and never has a later entry behind it.
 const (
 	packMagic  = "bailiff evidence pack 1\n"
 	indexMagic = "bailiff evidence index 1\n"
@@ -55,12 +54,15 @@ type loc struct {
 }
 
 type segment struct {
+	i    int32 // its index in store.segs
 	num  int
 	f    *os.File // open for reading (and, for the writer, appending)
 	end  int64    // entries are known up to here
+	size int64    // the file's size when last read: bytes past end are no whole entry
 	idx  int64    // bytes of the index read
-	bad  error    // why the segment cannot be read, if it cannot
+	bad  error    // why the segment can never be read, if it cannot
 	full bool     // rescanned from its start, its index ignored
+	mine bool     // this store wrote it, in this process
 
 	sync    sync.Mutex // held while the segment is synced
 	durable int64      // synced up to here
@@ -68,6 +70,8 @@ type segment struct {
 	syncErr error      // a sync failed: nothing more of it is durable
 	// syncFailed says so without waiting for the sync lock.
 	syncFailed atomic.Bool
+	// written is end, for syncTo, which must not take the store's lock.
+	written atomic.Int64
 }
 
 // store is the packs of one evidence directory as this process knows
@@ -79,16 +83,16 @@ type store struct {
 	mu     sync.RWMutex
 	loaded bool
 	segs   []*segment
-	at     map[[sha256.Size]byte]loc   // the latest entry of each content
-	extra  map[[sha256.Size]byte][]loc // earlier entries of the same content
+	idx    entries
 	purged map[[sha256.Size]byte]bool
 	pread  int64 // bytes of the purge marks read
 	w      *packWriter
+
+	refreshes int // how often the packs were read again: a test counts them
 }
 
 func newStore(dir string) *store {
-	return &store{dir: dir, at: map[[sha256.Size]byte]loc{}, extra: map[[sha256.Size]byte][]loc{},
-		purged: map[[sha256.Size]byte]bool{}}
+	return &store{dir: dir, idx: newEntries(), purged: map[[sha256.Size]byte]bool{}}
 }
 
 func segName(dir string, num int, suffix string) string {
@@ -111,7 +115,9 @@ func segNums(dir string) ([]int, error) {
 			continue
 		}
 		name, ok = strings.CutSuffix(name, segData)
-		if n, err := strconv.Atoi(name); ok && err == nil && n > 0 && len(name) >= segDigits {
+		// Only the name segName gives: another spelling of the same
+		// number (pack-0000007) would be opened as a file that is not.
+		if n, err := strconv.Atoi(name); ok && err == nil && n > 0 && fmt.Sprintf("%0*d", segDigits, n) == name {
 			nums = append(nums, n)
 		}
 	}
@@ -122,13 +128,14 @@ func segNums(dir string) ([]int, error) {
 // refresh brings the store up to what is on disk: new segments, index
 // entries and segment tails, and purge marks. Called with mu held.
 func (s *store) refresh() error {
+	s.refreshes++
 	if !s.loaded {
 		nums, err := segNums(s.dir)
 		if err != nil {
 			return err
 		}
 		for _, n := range nums {
-			s.segs = append(s.segs, &segment{num: n})
+			s.addSegment(&segment{num: n})
 		}
 		s.loaded = true
 	} else {
@@ -142,55 +149,90 @@ func (s *store) refresh() error {
 			if _, err := os.Stat(segName(s.dir, next, segData)); err != nil {
 				break
 			}
-			s.segs = append(s.segs, &segment{num: next})
+			s.addSegment(&segment{num: next})
 		}
 	}
+	var first error
 	for _, g := range s.segs {
-		if g.bad == nil && (s.w == nil || g != s.w.seg) {
-			g.bad = s.catchUp(g)
+		if g.bad != nil || (s.w != nil && g == s.w.seg) {
+			continue
+		}
+		err := s.catchUp(g)
+		var np *notPack
+		if errors.As(err, &np) {
+			g.bad = err
+		} else if err != nil && first == nil {
+			// Tried again on the next refresh: one EMFILE must not
+			// make a long-lived store give up on a segment.
+			first = err
 		}
 	}
-	return s.readPurged()
+	if err := s.readPurged(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// notPack is a segment that is no evidence pack, and never will be.
+type notPack struct{ name, why string }
+
+func (e *notPack) Error() string { return e.name + " " + e.why }
+
+// regular opens name for reading only if it is a regular file: a FIFO
+// would block the reader, a device or a symlink to one never ends.
+func regular(name string) (*os.File, error) {
+	st, err := os.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &notPack{filepath.Base(name), "is not a regular file"}
+	}
+	return os.Open(name)
 }
 
 // catchUp reads what was added to g since it was last read: index entries
 // that continue the known entries, then entries in the segment past them.
 func (s *store) catchUp(g *segment) error {
+	name := segName(s.dir, g.num, segData)
 	if g.f == nil {
-		f, err := os.Open(segName(s.dir, g.num, segData))
+		f, err := regular(name)
 		if err != nil {
 			return err
 		}
 		head := make([]byte, len(packMagic))
-		if _, err := io.ReadFull(f, head); err != nil || string(head) != packMagic {
+		n, err := io.ReadFull(f, head)
+		if err != nil || string(head) != packMagic {
 			f.Close()
-			if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				// Empty or short: a writer that just made it.
-				if st, serr := os.Stat(segName(s.dir, g.num, segData)); serr == nil && st.Size() < int64(len(packMagic)) && strings.HasPrefix(packMagic, string(head[:st.Size()])) {
-					return nil
-				}
-				return fmt.Errorf("%s is not an evidence pack", filepath.Base(segName(s.dir, g.num, segData)))
+			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				return err
 			}
-			return err
+			if err != nil && strings.HasPrefix(packMagic, string(head[:n])) {
+				return nil // empty or short: a writer that just made it
+			}
+			return &notPack{filepath.Base(name), "is not an evidence pack"}
 		}
-		g.f, g.end = f, int64(len(packMagic))
+		g.f, g.end, g.size = f, int64(len(packMagic)), -1
 	}
 	st, err := g.f.Stat()
 	if err != nil {
 		return err
 	}
-	size := st.Size()
-	if !g.full {
-		s.readIndex(g, size)
+	if st.Size() == g.size {
+		return nil // nothing added since
 	}
-	return s.scan(g, size)
+	g.size = st.Size()
+	if !g.full {
+		s.readIndex(g, g.size)
+	}
+	return s.scan(g, g.size)
 }
 
 // readIndex takes the index entries that start where the known entries
 // end and fit in the segment; the first that does not ends the index's
 // use (a crash can leave an index torn, or ahead of its segment).
 func (s *store) readIndex(g *segment, size int64) {
-	f, err := os.Open(segName(s.dir, g.num, segIndex))
+	f, err := regular(segName(s.dir, g.num, segIndex))
 	if err != nil {
 		return
 	}
@@ -201,10 +243,10 @@ func (s *store) readIndex(g *segment, size int64) {
 			return
 		}
 		g.idx = int64(len(indexMagic))
-		if st, err := f.Stat(); err == nil && len(s.at) == 0 {
-			// Sized once, so loading a large store does not grow
-			// (and copy) the map a step at a time.
-			s.at = make(map[[sha256.Size]byte]loc, (st.Size()-g.idx)/indexEntry)
+		if st, err := f.Stat(); err == nil {
+			// No more entries than the segment can hold, whatever
+			// size the index claims (a sparse one claims any).
+			s.idx.reserve(min((st.Size()-g.idx)/indexEntry, size/entryHead))
 		}
 	} else if _, err := f.Seek(g.idx, io.SeekStart); err != nil {
 		return
@@ -238,128 +280,16 @@ func (s *store) scan(g *segment, size int64) error {
 			return err
 		}
 		n := int64(binary.BigEndian.Uint64(head[sha256.Size:]))
-		if n < 0 || n > maxEntry || g.end+entryHead+n > size {
-			return nil
-		}
 		var key [sha256.Size]byte
 		copy(key[:], head)
+		// No content hashes to all zeroes: that head is a hole or a
+		// zeroed tail, not an entry (a sparse file would otherwise
+		// read as millions of them).
+		if n < 0 || n > maxEntry || g.end+entryHead+n > size || key == ([sha256.Size]byte{}) {
+			return nil
+		}
 		s.add(key, loc{seg: g, off: g.end + entryHead, n: n})
 		g.end += entryHead + n
 	}
 	return nil
-}
-
-func (s *store) add(key [sha256.Size]byte, l loc) {
-	if old, ok := s.at[key]; ok {
-		s.extra[key] = append(s.extra[key], old)
-	}
-	s.at[key] = l
-}
-
-// rebuild forgets g's entries and reads its segment from the start, its
-// index ignored: the index named an entry the segment does not hold.
-func (s *store) rebuild(g *segment) {
-	for k, l := range s.at {
-		if l.seg == g {
-			delete(s.at, k)
-		}
-	}
-	for k, ls := range s.extra {
-		kept := ls[:0]
-		for _, l := range ls {
-			if l.seg != g {
-				kept = append(kept, l)
-			}
-		}
-		s.extra[k] = kept
-	}
-	g.full, g.end = true, int64(len(packMagic))
-	if g.f == nil {
-		return
-	}
-	st, err := g.f.Stat()
-	if err == nil {
-		err = s.scan(g, st.Size())
-	}
-	g.bad = err
-}
-
-// readFrom reads name from off to its end ("" and no error when absent).
-func readFrom(name string, off int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(f)
-}
-
-// readPurged reads the purge marks added since the last read; a torn
-// last line waits for the rest of it.
-func (s *store) readPurged() error {
-	data, err := readFrom(filepath.Join(s.dir, purgedName), s.pread)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for {
-		line, rest, ok := bytes.Cut(data, []byte{'\n'})
-		if !ok {
-			return nil
-		}
-		s.pread += int64(len(line)) + 1
-		data = rest
-		if key, ok := parseDigest(string(line)); ok {
-			s.purged[key] = true
-		}
-	}
-}
-
-// parseDigest reads "sha256:<64 lower-case hex>".
-func parseDigest(d string) ([sha256.Size]byte, bool) {
-	var key [sha256.Size]byte
-	h, ok := strings.CutPrefix(d, "sha256:")
-	if !ok || len(h) != 2*sha256.Size || strings.Trim(h, "0123456789abcdef") != "" {
-		return key, false
-	}
-	for i := range key {
-		v, _ := strconv.ParseUint(h[2*i:2*i+2], 16, 8)
-		key[i] = byte(v)
-	}
-	return key, true
-}
-
-// lookup finds key, refreshing once from disk when it is not known.
-func (s *store) lookup(key [sha256.Size]byte) (loc, bool, error) {
-	s.mu.RLock()
-	l, ok := s.at[key]
-	loaded := s.loaded
-	s.mu.RUnlock()
-	if ok && loaded {
-		return l, true, nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err := s.refresh()
-	l, ok = s.at[key]
-	return l, ok, err
-}
-
-// read returns the bytes of the entry at l, and whether its head names
-// key: an index that points at another entry is rebuilt from its
-// segment, and the read tried again.
-func (s *store) read(key [sha256.Size]byte, l loc) ([]byte, bool, error) {
-	buf := make([]byte, entryHead+l.n)
-	if _, err := l.seg.f.ReadAt(buf, l.off-entryHead); err != nil {
-		return nil, false, err
-	}
-	if !bytes.Equal(buf[:sha256.Size], key[:]) || int64(binary.BigEndian.Uint64(buf[sha256.Size:])) != l.n {
-		return nil, false, nil
-	}
-	return buf[entryHead:], true, nil
 }

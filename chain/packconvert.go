@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -98,19 +99,25 @@ func isSegment(name string) bool {
 	return ok && (strings.HasSuffix(rest, segData) || strings.HasSuffix(rest, segIndex))
 }
 
-// Digests lists the contents the store holds and has not purged, sorted:
-// what a copy of the store must hold to read the same.
+// Digests lists the contents the store holds, bytes that hash to their
+// digest, sorted: what a copy of the store must hold to read the same.
 func (e Evidence) Digests() ([]string, error) {
 	s := e.store()
 	s.mu.Lock()
 	err := s.refresh()
 	var out []string
-	for k := range s.at {
-		if !s.purged[k] {
-			out = append(out, fmt.Sprintf("sha256:%x", k[:]))
+	var keys [][sha256.Size]byte
+	for _, p := range s.idx.latest() {
+		if k, ok := s.head(p); ok {
+			keys = append(keys, k)
 		}
 	}
 	s.mu.Unlock()
+	for _, k := range keys {
+		if d := fmt.Sprintf("sha256:%x", k[:]); e.Has(d) {
+			out = append(out, d)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +126,8 @@ func (e Evidence) Digests() ([]string, error) {
 		return nil, err
 	}
 	for _, f := range ents {
-		if d := "sha256:" + f.Name(); f.Type().IsRegular() && !e.Purged(d) {
-			if _, ok := parseDigest(d); ok {
+		if d := "sha256:" + f.Name(); f.Type().IsRegular() {
+			if _, ok := parseDigest(d); ok && e.Has(d) {
 				out = append(out, d)
 			}
 		}

@@ -16,39 +16,22 @@ type packWriter struct {
 	idx *os.File // nil once a write to it failed: the index stays a prefix
 }
 
-// get returns the bytes stored under key and whether the packs hold an
-// entry for it at all.
-func (s *store) get(key [sha256.Size]byte) ([]byte, bool, error) {
-	l, ok, err := s.lookup(key)
-	if !ok {
-		return nil, false, err
-	}
-	data, match, err := s.read(key, l)
-	if err != nil || match {
-		return data, true, err
-	}
-	s.mu.Lock()
-	s.rebuild(l.seg)
-	l, ok = s.at[key]
-	s.mu.Unlock()
-	if !ok {
-		return nil, false, nil
-	}
-	data, match, err = s.read(key, l)
-	if err == nil && !match {
-		err = fmt.Errorf("evidence pack %s changed while it was read", filepath.Base(segName(s.dir, l.seg.num, segData)))
-	}
-	return data, true, err
-}
-
-// problem is why some segment cannot be read, if one cannot: content not
-// found is then not known to be missing.
+// problem is why some content may be in the store and not be found: a
+// segment that cannot be read, or bytes past a segment's last whole
+// entry that no writer is adding to (a torn write, or damage). Content
+// not found is then not known to be missing.
 func (s *store) problem() error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, g := range s.segs {
 		if g.bad != nil {
 			return g.bad
+		}
+	}
+	for _, g := range s.segs {
+		name := segName(s.dir, g.num, segData)
+		if g != s.wseg() && g.f != nil && g.size > g.end && !InUse(name) {
+			return fmt.Errorf("%s has %d bytes past its last whole entry, at offset %d: a torn write, or damage", filepath.Base(name), g.size-g.end, g.end)
 		}
 	}
 	return nil
@@ -65,7 +48,11 @@ func (s *store) put(key [sha256.Size]byte, data []byte, sync bool) error {
 			return err
 		}
 	}
-	if l, ok := s.at[key]; ok && !s.purged[key] && !l.seg.failed() {
+	// Put once only into a segment this store wrote, whose bytes no crash
+	// came between, and whose syncs it knows; an entry anywhere else may
+	// be damaged or never synced, and costs a second copy. Another
+	// process may have purged it meanwhile: then it is stored again.
+	if l, ok := s.holds(key); ok && l.seg.mine && !l.seg.failed() && !(s.readPurged() == nil && s.purged[key]) {
 		s.mu.Unlock()
 		if sync {
 			return s.syncTo(l.seg, l.off+l.n)
@@ -96,8 +83,9 @@ func (s *store) append(key [sha256.Size]byte, data []byte) (*segment, error) {
 	binary.BigEndian.PutUint64(buf[sha256.Size:], uint64(len(data)))
 	buf = append(buf, data...)
 	if _, err := g.f.WriteAt(buf, g.end); err != nil {
-		// What was written is past the entries, and the next entry is
-		// written over it.
+		// Part of it may be there: cut it, so no head can be read
+		// there; the next entry is written over whatever is left.
+		g.f.Truncate(g.end)
 		return g, err
 	}
 	if s.w.idx != nil {
@@ -112,6 +100,7 @@ func (s *store) append(key [sha256.Size]byte, data []byte) (*segment, error) {
 	}
 	s.add(key, loc{seg: g, off: g.end + entryHead, n: int64(len(data))})
 	g.end += int64(len(buf))
+	g.written.Store(g.end)
 	return g, nil
 }
 
@@ -130,9 +119,9 @@ func (s *store) syncTo(g *segment, end int64) error {
 	if g.durable >= end {
 		return nil
 	}
-	s.mu.RLock()
-	target := g.end
-	s.mu.RUnlock()
+	// Not under mu: Close and newSegment hold mu while they wait for
+	// the sync lock, so taking mu here would deadlock with them.
+	target := g.written.Load()
 	err := syncFile(g.f)
 	if err == nil && !g.named {
 		// The segment's name, and the store's in its directory, must
@@ -189,6 +178,10 @@ func (s *store) newSegment() error {
 	if err != nil {
 		return err
 	}
+	// Held for the life of this store, so a purge tells a segment being
+	// written from one a crash left torn. Where locks are not offered,
+	// a purge leaves every tail alone.
+	_ = lockFile(f)
 	if _, err := f.Write([]byte(packMagic)); err != nil {
 		f.Close()
 		return err
@@ -202,8 +195,9 @@ func (s *store) newSegment() error {
 	} else {
 		idx = nil
 	}
-	g := &segment{num: next, f: f, end: int64(len(packMagic))}
-	s.segs = append(s.segs, g)
+	g := &segment{num: next, f: f, end: int64(len(packMagic)), size: -1, mine: true}
+	g.written.Store(g.end)
+	s.addSegment(g)
 	s.w = &packWriter{seg: g, idx: idx}
 	return nil
 }
@@ -213,9 +207,21 @@ func (s *store) newSegment() error {
 func (s *store) closeWriter() error {
 	w := s.w
 	s.w = nil
-	err := w.seg.f.Sync()
+	w.seg.sync.Lock()
+	defer w.seg.sync.Unlock()
+	if w.seg.syncErr != nil {
+		if w.idx != nil {
+			w.idx.Close()
+		}
+		return w.seg.syncErr
+	}
+	err := syncFile(w.seg.f)
 	if err == nil && !w.seg.named {
 		err = syncDir(s.dir)
+		w.seg.named = err == nil
+	}
+	if err == nil {
+		w.seg.durable = w.seg.end
 	}
 	if w.idx != nil {
 		if ierr := w.idx.Close(); err == nil {
@@ -229,10 +235,8 @@ func (s *store) closeWriter() error {
 func (s *store) markPurged(key [sha256.Size]byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.loaded {
-		if err := s.refresh(); err != nil {
-			return err
-		}
+	if err := s.readPurged(); err != nil {
+		return err
 	}
 	if s.purged[key] {
 		return nil
@@ -240,11 +244,24 @@ func (s *store) markPurged(key [sha256.Size]byte) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, purgedName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	name := filepath.Join(s.dir, purgedName)
+	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
+		return &notPack{purgedName, "is not a regular file"}
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(f, "sha256:%x\n", key[:])
+	line := fmt.Sprintf("sha256:%x\n", key[:])
+	// A last line without its newline (a torn append, or an edit) must
+	// not swallow this mark.
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			line = "\n" + line
+		}
+	}
+	_, err = f.WriteString(line)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -256,44 +273,4 @@ func (s *store) markPurged(key [sha256.Size]byte) error {
 	}
 	s.purged[key] = true
 	return nil
-}
-
-// wipe overwrites every entry of key with zeroes (punching a hole where
-// the filesystem can, so the space is freed too) and syncs: a purged
-// content's bytes are gone from the store, its entry's head stays.
-func (s *store) wipe(key [sha256.Size]byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.refresh(); err != nil {
-		return err
-	}
-	ls := append([]loc{}, s.extra[key]...)
-	if l, ok := s.at[key]; ok {
-		ls = append(ls, l)
-	}
-	for _, l := range ls {
-		if err := zero(segName(s.dir, l.seg.num, segData), l.off, l.n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func zero(name string, off, n int64) error {
-	f, err := os.OpenFile(name, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if n > 0 && punchHole(f, off, n) != nil {
-		z := make([]byte, min(n, 1<<20))
-		for done := int64(0); done < n; {
-			k := min(int64(len(z)), n-done)
-			if _, err := f.WriteAt(z[:k], off+done); err != nil {
-				return err
-			}
-			done += k
-		}
-	}
-	return f.Sync()
 }

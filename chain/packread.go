@@ -1,0 +1,203 @@
+package chain
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+func (s *store) addSegment(g *segment) {
+	g.i = int32(len(s.segs))
+	s.segs = append(s.segs, g)
+}
+
+func (s *store) add(key [sha256.Size]byte, l loc) {
+	s.idx.add(key, place{off: l.off, n: l.n, seg: l.seg.i}, s.head)
+}
+
+func (s *store) loc(p place) loc { return loc{seg: s.segs[p.seg], off: p.off, n: p.n} }
+
+// head reads the digest the head of the entry at p names.
+func (s *store) head(p place) ([sha256.Size]byte, bool) {
+	var key [sha256.Size]byte
+	g := s.segs[p.seg]
+	if g.f == nil {
+		return key, false
+	}
+	_, err := g.f.ReadAt(key[:], p.off-entryHead)
+	return key, err == nil
+}
+
+// holds reports where key's latest entry is, its head checked. Called
+// with mu held.
+func (s *store) holds(key [sha256.Size]byte) (loc, bool) {
+	p, ok := s.idx.find(key)
+	if !ok {
+		return loc{}, false
+	}
+	if h, ok := s.head(p); !ok || h != key {
+		return loc{}, false
+	}
+	return s.loc(p), true
+}
+
+// rebuild forgets g's entries and reads its segment from the start, its
+// index ignored: the index named an entry the segment does not hold, or a
+// purge must not trust it. Called with mu held.
+func (s *store) rebuild(g *segment) error {
+	s.idx.drop(g.i)
+	g.full, g.end, g.size = true, int64(len(packMagic)), -1
+	if g.f == nil {
+		return nil
+	}
+	st, err := g.f.Stat()
+	if err != nil {
+		return err
+	}
+	g.size = st.Size()
+	return s.scan(g, g.size)
+}
+
+// readPurged reads the purge marks added since the last read; a torn
+// last line waits for the rest of it. Called with mu held.
+func (s *store) readPurged() error {
+	f, err := regular(filepath.Join(s.dir, purgedName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || st.Size() <= s.pread {
+		return err
+	}
+	if _, err := f.Seek(s.pread, io.SeekStart); err != nil {
+		return err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return err
+	}
+	for {
+		line, rest, ok := bytes.Cut(data, []byte{'\n'})
+		if !ok {
+			return nil
+		}
+		s.pread += int64(len(line)) + 1
+		data = rest
+		if key, ok := parseDigest(string(line)); ok {
+			s.purged[key] = true
+		}
+	}
+}
+
+// isPurged reads the purge marks again and says whether key is marked:
+// another process may have purged it since this store last looked.
+func (s *store) isPurged(key [sha256.Size]byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.readPurged()
+	return s.purged[key]
+}
+
+// parseDigest reads "sha256:<64 lower-case hex>".
+func parseDigest(d string) ([sha256.Size]byte, bool) {
+	var key [sha256.Size]byte
+	h, ok := strings.CutPrefix(d, "sha256:")
+	if !ok || len(h) != 2*sha256.Size || strings.Trim(h, "0123456789abcdef") != "" {
+		return key, false
+	}
+	for i := range key {
+		v, _ := strconv.ParseUint(h[2*i:2*i+2], 16, 8)
+		key[i] = byte(v)
+	}
+	return key, true
+}
+
+// lookup finds where key's entry may be; with refresh, it reads what was
+// added on disk first when the index has no candidate.
+func (s *store) lookup(key [sha256.Size]byte, refresh bool) (loc, bool, error) {
+	s.mu.RLock()
+	p, ok := s.idx.find(key)
+	loaded := s.loaded
+	var l loc
+	if ok {
+		l = s.loc(p)
+	}
+	s.mu.RUnlock()
+	if (ok || !refresh) && loaded {
+		return l, ok, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.refresh()
+	p, ok = s.idx.find(key)
+	if ok {
+		l = s.loc(p)
+	}
+	return l, ok, err
+}
+
+// read returns the bytes of the entry at l, and whether its head names
+// key (an entry found by the first bytes of its digest may be another
+// content's, and an index may point at the wrong entry).
+func (s *store) read(key [sha256.Size]byte, l loc) ([]byte, bool, error) {
+	buf := make([]byte, entryHead+l.n)
+	if _, err := l.seg.f.ReadAt(buf, l.off-entryHead); err != nil {
+		return nil, false, err
+	}
+	if !bytes.Equal(buf[:sha256.Size], key[:]) || int64(binary.BigEndian.Uint64(buf[sha256.Size:])) != l.n {
+		return nil, false, nil
+	}
+	return buf[entryHead:], true, nil
+}
+
+// get returns the bytes of key's latest entry and whether the packs hold
+// one; with refresh, it reads what was added on disk when they do not.
+func (s *store) get(key [sha256.Size]byte, refresh bool) ([]byte, bool, error) {
+	l, ok, err := s.lookup(key, refresh)
+	if !ok {
+		return nil, false, err
+	}
+	data, match, err := s.read(key, l)
+	if err != nil || match {
+		return data, match, err
+	}
+	// Another content's entry, or an index that points at the wrong
+	// one: read the segment from its start (once), then look again.
+	s.mu.Lock()
+	if !l.seg.full {
+		err = s.rebuild(l.seg)
+	}
+	l, ok = s.holds(key)
+	s.mu.Unlock()
+	if !ok {
+		return nil, false, err
+	}
+	return s.read(key, l)
+}
+
+// good returns the bytes of an entry of key that hash to it, when the
+// latest does not: content stored twice, whose later copy a crash or an
+// edit damaged, is still there.
+func (s *store) good(key [sha256.Size]byte) ([]byte, bool) {
+	s.mu.RLock()
+	var ls []loc
+	for _, p := range s.idx.all(key, s.head) {
+		ls = append(ls, s.loc(p))
+	}
+	s.mu.RUnlock()
+	for _, l := range ls {
+		if data, match, err := s.read(key, l); err == nil && match && sha256.Sum256(data) == key {
+			return data, true
+		}
+	}
+	return nil, false
+}
