@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -189,18 +188,21 @@ func (e Evidence) Get(digest string) ([]byte, error) {
 	return nil, ErrMissing
 }
 
-// getFile reads the content from a store written before packs.
+// getFile reads the content from a store written before packs. Only a
+// regular file is read: a FIFO would block, a device never end.
 func (e Evidence) getFile(digest string) ([]byte, bool, error) {
 	p, _ := e.path(digest)
-	f, err := regular(p)
+	st, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
+	if !st.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("evidence %s is not a regular file", filepath.Base(p))
+	}
+	data, err := os.ReadFile(p)
 	return data, err == nil, err
 }
 

@@ -360,3 +360,40 @@ func sha256Of(b []byte) [32]byte {
 	key, _ := parseDigest(Digest(b))
 	return key
 }
+
+// TestPackContentOfEverySize: an entry is read with a guess of its
+// length, then the rest: contents shorter and longer than the guess read
+// back whole, and a head edited to claim more than the segment holds
+// gives no bytes and no huge allocation.
+func TestPackContentOfEverySize(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ev")
+	e := OpenEvidence(dir)
+	var ds []string
+	var data [][]byte
+	for _, n := range []int{0, 1, 4096 - entryHead - 1, 4096 - entryHead, 4096 - entryHead + 1, 5000, 1 << 20} {
+		b := bytes.Repeat([]byte{byte('a' + n%26)}, n)
+		d, err := e.Put(b, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, data = append(ds, d), append(data, b)
+	}
+	e.Close()
+	r := OpenEvidence(dir)
+	for i, d := range ds {
+		if got, err := r.Get(d); err != nil || !bytes.Equal(got, data[i]) {
+			t.Fatalf("content %d (%d bytes): %d bytes, %v", i, len(data[i]), len(got), err)
+		}
+	}
+	// The last entry's head now claims 1 TiB.
+	l, ok, _ := newStore(dir).lookup(sha256Of(data[len(data)-1]), true)
+	if !ok {
+		t.Fatal("the last content is not in the index")
+	}
+	f, _ := os.OpenFile(segName(dir, 1, segData), os.O_WRONLY, 0)
+	f.WriteAt([]byte{0, 0, 1, 0, 0, 0, 0, 0}, l.off-8)
+	f.Close()
+	if got, err := OpenEvidence(dir).Get(ds[len(ds)-1]); err == nil || len(got) > 0 {
+		t.Fatalf("an entry whose head claims 1 TiB gave %d bytes, %v", len(got), err)
+	}
+}

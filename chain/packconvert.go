@@ -108,7 +108,7 @@ func (e Evidence) Digests() ([]string, error) {
 	var out []string
 	var keys [][sha256.Size]byte
 	for _, p := range s.idx.latest() {
-		if k, ok := s.head(p); ok {
+		if k, ok := s.headKey(p); ok {
 			keys = append(keys, k)
 		}
 	}

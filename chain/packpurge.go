@@ -40,9 +40,13 @@ func (s *store) wipe(key [sha256.Size]byte) error {
 			}
 		}
 	}
-	for _, p := range s.idx.all(key, s.head) {
+	for _, p := range s.idx.all(key, s.headKey) {
 		l := s.loc(p)
-		if err := zero(segName(s.dir, l.seg.num, segData), l.off, l.n); err != nil {
+		k, n, ok := s.head(p)
+		if !ok || k != key || n < 0 || l.off+n > max(l.seg.size, l.seg.end) {
+			continue // not its entry: every segment was read from its start
+		}
+		if err := zero(segName(s.dir, l.seg.num, segData), l.off, n); err != nil {
 			return err
 		}
 	}

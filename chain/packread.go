@@ -18,20 +18,32 @@ func (s *store) addSegment(g *segment) {
 }
 
 func (s *store) add(key [sha256.Size]byte, l loc) {
-	s.idx.add(key, place{off: l.off, n: l.n, seg: l.seg.i}, s.head)
+	if l.off < maxPlaceOff && l.seg.i < maxSegs {
+		s.idx.add(key, mkplace(l.seg.i, l.off), s.headKey)
+	}
 }
 
-func (s *store) loc(p place) loc { return loc{seg: s.segs[p.seg], off: p.off, n: p.n} }
+// loc is where p is; its length is not known until its head is read.
+func (s *store) loc(p place) loc { return loc{seg: s.segs[p.seg()], off: p.off(), n: -1} }
 
-// head reads the digest the head of the entry at p names.
-func (s *store) head(p place) ([sha256.Size]byte, bool) {
+// head reads the digest and length the head of the entry at p names.
+func (s *store) head(p place) ([sha256.Size]byte, int64, bool) {
 	var key [sha256.Size]byte
-	g := s.segs[p.seg]
+	g := s.segs[p.seg()]
 	if g.f == nil {
-		return key, false
+		return key, 0, false
 	}
-	_, err := g.f.ReadAt(key[:], p.off-entryHead)
-	return key, err == nil
+	buf := make([]byte, entryHead)
+	if _, err := g.f.ReadAt(buf, p.off()-entryHead); err != nil {
+		return key, 0, false
+	}
+	copy(key[:], buf)
+	return key, int64(binary.BigEndian.Uint64(buf[sha256.Size:])), true
+}
+
+func (s *store) headKey(p place) ([sha256.Size]byte, bool) {
+	k, _, ok := s.head(p)
+	return k, ok
 }
 
 // holds reports where key's latest entry is, its head checked. Called
@@ -41,10 +53,13 @@ func (s *store) holds(key [sha256.Size]byte) (loc, bool) {
 	if !ok {
 		return loc{}, false
 	}
-	if h, ok := s.head(p); !ok || h != key {
+	h, n, ok := s.head(p)
+	if !ok || h != key || n < 0 || n > maxEntry {
 		return loc{}, false
 	}
-	return s.loc(p), true
+	l := s.loc(p)
+	l.n = n
+	return l, true
 }
 
 // rebuild forgets g's entries and reads its segment from the start, its
@@ -147,16 +162,37 @@ func (s *store) lookup(key [sha256.Size]byte, refresh bool) (loc, bool, error) {
 
 // read returns the bytes of the entry at l, and whether its head names
 // key (an entry found by the first bytes of its digest may be another
-// content's, and an index may point at the wrong entry).
+// content's, and an index may point at the wrong entry). An entry whose
+// length is not known yet is read with a guess, most outputs being
+// small, so one read is enough for them.
 func (s *store) read(key [sha256.Size]byte, l loc) ([]byte, bool, error) {
-	buf := make([]byte, entryHead+l.n)
-	if _, err := l.seg.f.ReadAt(buf, l.off-entryHead); err != nil {
+	want := l.n
+	if want < 0 {
+		want = 4096 - entryHead
+	}
+	buf := make([]byte, entryHead+want)
+	got, err := l.seg.f.ReadAt(buf, l.off-entryHead)
+	if err != nil && !(errors.Is(err, io.EOF) && got >= entryHead) {
 		return nil, false, err
 	}
-	if !bytes.Equal(buf[:sha256.Size], key[:]) || int64(binary.BigEndian.Uint64(buf[sha256.Size:])) != l.n {
+	n := int64(binary.BigEndian.Uint64(buf[sha256.Size:]))
+	if !bytes.Equal(buf[:sha256.Size], key[:]) || (l.n >= 0 && n != l.n) || n < 0 || n > maxEntry {
 		return nil, false, nil
 	}
-	return buf[entryHead:], true, nil
+	if entryHead+n <= int64(got) {
+		return buf[entryHead : entryHead+n], true, nil
+	}
+	// Longer than guessed: its length was checked to fit the segment
+	// when it was found, but the head may have been edited since.
+	if st, err := l.seg.f.Stat(); err != nil || l.off+n > st.Size() {
+		return nil, false, err
+	}
+	data := make([]byte, n)
+	copy(data, buf[entryHead:got])
+	if _, err := l.seg.f.ReadAt(data[got-entryHead:], l.off+int64(got-entryHead)); err != nil {
+		return nil, false, err
+	}
+	return data, true, nil
 }
 
 // get returns the bytes of key's latest entry and whether the packs hold
@@ -190,7 +226,7 @@ func (s *store) get(key [sha256.Size]byte, refresh bool) ([]byte, bool, error) {
 func (s *store) good(key [sha256.Size]byte) ([]byte, bool) {
 	s.mu.RLock()
 	var ls []loc
-	for _, p := range s.idx.all(key, s.head) {
+	for _, p := range s.idx.all(key, s.headKey) {
 		ls = append(ls, s.loc(p))
 	}
 	s.mu.RUnlock()
