@@ -67,6 +67,13 @@ type Writer struct {
 	unsynced int
 	err      error
 	close    func() error
+
+	// syncMu is held while the file is synced, without mu, so records
+	// are written while a sync runs; durable is how many records are on
+	// disk (only under syncMu). Appends waiting while a sync runs share
+	// the next one (group commit).
+	syncMu  sync.Mutex
+	durable int64
 }
 
 // NewWriter starts a new, empty log on w. If w has a Sync method (an
@@ -208,7 +215,13 @@ func (w *Writer) append(ts time.Time, session string, kind Kind, v any, durable 
 	w.last = rec.TS
 	w.unsynced++
 	if (w.dur == Sync && durable) || (w.dur == Batch && w.unsynced >= batchSize) {
-		if err := w.syncLocked(); err != nil {
+		// Synced without mu: other records are written meanwhile, and
+		// the next sync carries them all.
+		n := w.next
+		w.mu.Unlock()
+		err := w.syncTo(n)
+		w.mu.Lock()
+		if err != nil {
 			return Record{}, err
 		}
 	}
@@ -218,21 +231,39 @@ func (w *Writer) append(ts time.Time, session string, kind Kind, v any, durable 
 // Sync flushes every record written so far to disk.
 func (w *Writer) Sync() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.syncLocked()
+	n := w.next
+	w.mu.Unlock()
+	return w.syncTo(n)
 }
 
-func (w *Writer) syncLocked() error {
-	if w.err != nil {
-		return w.err
+// syncTo returns once the first n records are on disk. A sync that
+// fails fails the writer: after a failed fsync the kernel may have
+// dropped the pages, and a later fsync that succeeds proves nothing.
+func (w *Writer) syncTo(n int64) error {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	w.mu.Lock()
+	err, target, pending := w.err, w.next, w.unsynced
+	w.mu.Unlock()
+	if err != nil || w.durable >= n {
+		return err
 	}
-	if s, ok := w.w.(syncer); ok && w.dur != None && w.unsynced > 0 {
+	if s, ok := w.w.(syncer); ok && w.dur != None && pending > 0 {
 		if err := s.Sync(); err != nil {
-			w.err = fmt.Errorf("sync: %w", err)
-			return w.err
+			w.mu.Lock()
+			if w.err == nil {
+				w.err = fmt.Errorf("sync: %w", err)
+			}
+			err = w.err
+			w.mu.Unlock()
+			return err
 		}
 	}
-	w.unsynced = 0
+	w.mu.Lock()
+	// What was written after target waits for a sync of its own.
+	w.unsynced -= pending
+	w.mu.Unlock()
+	w.durable = target
 	return nil
 }
 
