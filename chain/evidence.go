@@ -225,10 +225,16 @@ func (e Evidence) Remove(digest string) error {
 		return fmt.Errorf("%q is not a sha256 digest", digest)
 	}
 	s := e.store()
+	// Its bytes, while they can still be read, to find copies of it
+	// where no entry can be read.
+	data, err := e.Get(digest)
+	if err != nil {
+		data = nil
+	}
 	if err := s.markPurged(key); err != nil {
 		return err
 	}
-	if err := s.wipe(key); err != nil {
+	if err := s.wipe(key, data); err != nil {
 		return err
 	}
 	p, _ := e.path(digest)

@@ -62,7 +62,12 @@ type segment struct {
 	idx  int64    // bytes of the index read
 	bad  error    // why the segment can never be read, if it cannot
 	full bool     // rescanned from its start, its index ignored
-	mine bool     // this store wrote it, in this process
+	mine bool     // this store writes it, in this process
+	// mineFrom is where this store's entries begin in it: a segment
+	// taken up again holds entries it did not write.
+	mineFrom int64
+	indexed  int64 // entries its index names end here
+	gaps     []gap // damaged bytes between whole entries
 
 	sync    sync.Mutex // held while the segment is synced
 	durable int64      // synced up to here
@@ -267,6 +272,7 @@ func (s *store) readIndex(g *segment, size int64) {
 		s.add(key, loc{seg: g, off: off + entryHead, n: n})
 		g.end = off + entryHead + n
 		g.idx += indexEntry
+		g.indexed = g.end
 	}
 }
 
@@ -286,10 +292,53 @@ func (s *store) scan(g *segment, size int64) error {
 		// zeroed tail, not an entry (a sparse file would otherwise
 		// read as millions of them).
 		if n < 0 || n > maxEntry || g.end+entryHead+n > size || key == ([sha256.Size]byte{}) {
-			return nil
+			// Damage, not a torn tail, when the index names a whole
+			// entry further on: the entries from there are read, and
+			// the bytes between are a gap a purge and verify name.
+			next, ok := s.resume(g, size)
+			if !ok {
+				return nil
+			}
+			g.gaps = append(g.gaps, gap{g.end, next})
+			g.end = next
+			continue
 		}
 		s.add(key, loc{seg: g, off: g.end + entryHead, n: n})
 		g.end += entryHead + n
 	}
 	return nil
+}
+
+// gap is bytes of a segment between whole entries that read as none.
+type gap struct{ from, to int64 }
+
+// resume finds the first entry past g.end that g's index names and whose
+// head there says the same (its digest and length), whole in the
+// segment.
+func (s *store) resume(g *segment, size int64) (int64, bool) {
+	f, err := regular(segName(s.dir, g.num, segIndex))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	head := make([]byte, len(indexMagic))
+	if _, err := io.ReadFull(r, head); err != nil || string(head) != indexMagic {
+		return 0, false
+	}
+	ie, at := make([]byte, indexEntry), make([]byte, entryHead)
+	best := int64(-1)
+	for {
+		if _, err := io.ReadFull(r, ie); err != nil {
+			return best, best > 0
+		}
+		off := int64(binary.BigEndian.Uint64(ie[sha256.Size:]))
+		n := int64(binary.BigEndian.Uint64(ie[sha256.Size+8:]))
+		if off <= g.end || n < 0 || n > maxEntry || off+entryHead+n > size || (best > 0 && off >= best) {
+			continue
+		}
+		if _, err := g.f.ReadAt(at, off); err == nil && string(at) == string(append(ie[:sha256.Size:sha256.Size], ie[sha256.Size+8:]...)) {
+			best = off
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -589,8 +590,9 @@ func TestAttackPackLiteralPutSegmentPerCall(t *testing.T) {
 }
 
 // Held: repair --pack on odd entries: a symlink and a directory named
-// like a digest are left and named, a mark beside present content keeps
-// the content readable, and other content converts.
+// like a digest are left and listed, other content converts; content
+// beside its own purge mark is dropped (a new user's review: packing it
+// kept what a purge was removing).
 func TestAttackPackPackOddEntriesHeld(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ev")
 	os.MkdirAll(dir, 0o700)
@@ -602,20 +604,24 @@ func TestAttackPackPackOddEntriesHeld(t *testing.T) {
 	os.WriteFile(target, []byte("outside"), 0o600)
 	os.Symlink(target, filepath.Join(dir, Digest([]byte("outside"))[7:]))
 	os.Mkdir(filepath.Join(dir, Digest([]byte("dir"))[7:]), 0o700)
-	_, err := OpenEvidence(dir).Pack()
-	t.Logf("Pack = %v", err)
+	done, err := OpenEvidence(dir).Pack()
+	if err != nil || len(done.Strange) != 2 || done.Dropped != 1 {
+		t.Fatalf("Pack = %+v, %v; want the symlink and the directory left, the marked content dropped", done, err)
+	}
 	r := OpenEvidence(dir)
-	for _, b := range [][]byte{good, marked} {
-		if got, err := r.Get(Digest(b)); err != nil || !bytes.Equal(got, b) {
-			t.Errorf("Get(%q) after pack = %q, %v", b, got, err)
-		}
+	if got, err := r.Get(Digest(good)); err != nil || !bytes.Equal(got, good) {
+		t.Errorf("Get(good) after pack = %q, %v", got, err)
+	}
+	// Its purge had stopped half-way: Pack finished it.
+	if _, err := r.Get(Digest(marked)); !errors.Is(err, ErrPurged) {
+		t.Errorf("content beside its purge mark, after pack: %v, want ErrPurged", err)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, Digest([]byte("outside"))[7:])); err != nil {
 		t.Errorf("the symlink was removed: %v", err)
 	}
-	// Run again: nothing changes.
-	if _, err := OpenEvidence(dir).Pack(); err == nil {
-		t.Errorf("second Pack did not name the odd entries")
+	// Run again: the odd entries are named again, nothing else changes.
+	if again, err := OpenEvidence(dir).Pack(); err != nil || len(again.Strange) != 2 || again.Contents+again.Dropped != 0 {
+		t.Errorf("second Pack = %+v, %v", again, err)
 	}
 }
 
@@ -633,5 +639,41 @@ func TestAttackPackDuplicatesNeverWrongBytesHeld(t *testing.T) {
 			t.Fatalf("Get returned %q with nil error", got)
 		}
 		t.Logf("order %q/%q: err = %v", order[0].data, order[1].data, err)
+	}
+}
+
+// A damaged length in one entry, with the index whole: the entries after
+// it still read (the index names them, their heads agree), the damage is
+// named, and a purge of a later content zeroes that content and nothing
+// the store keeps (a purge once zeroed every byte after the damage).
+func TestAttackPackDamageInTheMiddleKeepsTheRest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ev")
+	a, b, x := advE(`{"text":"kept-AAAA"}`), advE(`{"text":"kept-BBBB"}`), advE(`{"text":"SECRET-XXXX"}`)
+	advSeg(t, dir, 1, []advEntry{a, b, x}, true)
+	f, _ := os.OpenFile(segName(dir, 1, segData), os.O_WRONLY, 0)
+	f.WriteAt([]byte{0x40}, int64(len(packMagic))+32) // a's length, top byte
+	f.Close()
+	e := OpenEvidence(dir)
+	for _, c := range []advEntry{b, x} {
+		if got, err := e.Get(fmt.Sprintf("sha256:%x", c.key)); err != nil || !bytes.Equal(got, c.data) {
+			t.Fatalf("an entry after the damage: %q, %v", got, err)
+		}
+	}
+	if _, err := e.Get(fmt.Sprintf("sha256:%x", a.key)); err == nil || !strings.Contains(err.Error(), "pack-000001.data is damaged") {
+		t.Fatalf("the damaged entry: %v, want the damage named", err)
+	}
+	if err := OpenEvidence(dir).Remove(fmt.Sprintf("sha256:%x", x.key)); err != nil {
+		t.Fatal(err)
+	}
+	if in := advFileHolds(t, dir, []byte("SECRET-XXXX")); len(in) > 0 {
+		t.Errorf("the purged content is still in %v", in)
+	}
+	for _, kept := range []string{"kept-AAAA", "kept-BBBB"} {
+		if in := advFileHolds(t, dir, []byte(kept)); len(in) == 0 {
+			t.Errorf("the purge zeroed %s, which the store keeps", kept)
+		}
+	}
+	if got, err := OpenEvidence(dir).Get(fmt.Sprintf("sha256:%x", b.key)); err != nil || !bytes.Equal(got, b.data) {
+		t.Errorf("kept content after the purge: %q, %v", got, err)
 	}
 }

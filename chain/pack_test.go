@@ -397,3 +397,59 @@ func TestPackContentOfEverySize(t *testing.T) {
 		t.Fatalf("an entry whose head claims 1 TiB gave %d bytes, %v", len(got), err)
 	}
 }
+
+// TestPackTakesUpTheLastSegment: a store written once per client session
+// appends to the last segment when no writer holds it and it ends whole,
+// so five runs make one segment, not five; a content from an earlier run
+// is stored again (that entry may be damaged or unsynced); a segment
+// another store holds, or one with a torn tail, is left for a new one.
+func TestPackTakesUpTheLastSegment(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ev")
+	for i := range 5 {
+		e := OpenEvidence(dir)
+		for _, c := range []string{"shared output", fmt.Sprint("run ", i)} {
+			if _, err := e.Put([]byte(c), true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if nums, _ := segNums(dir); len(nums) != 1 {
+		t.Fatalf("five runs made segments %v, want one", nums)
+	}
+	seg, _ := os.ReadFile(segName(dir, 1, segData))
+	if n := bytes.Count(seg, []byte("shared output")); n != 5 {
+		t.Errorf("the shared output is in the segment %d times, want once a run", n)
+	}
+	r := OpenEvidence(dir)
+	for i := range 5 {
+		if got, err := r.Get(Digest([]byte(fmt.Sprint("run ", i)))); err != nil || string(got) != fmt.Sprint("run ", i) {
+			t.Fatalf("run %d: %q, %v", i, got, err)
+		}
+	}
+	// Held by a store still open: the next one starts segment 2.
+	held := OpenEvidence(dir)
+	held.Put([]byte("held"), false)
+	other := OpenEvidence(dir)
+	other.Put([]byte("other"), false)
+	if nums, _ := segNums(dir); len(nums) != 2 {
+		t.Fatalf("a store beside one that holds the last segment made segments %v", nums)
+	}
+	held.Close()
+	other.Close()
+	// A torn tail is not appended after.
+	f, _ := os.OpenFile(segName(dir, 2, segData), os.O_WRONLY|os.O_APPEND, 0)
+	f.Write([]byte("torn"))
+	f.Close()
+	e := OpenEvidence(dir)
+	e.Put([]byte("after the tear"), false)
+	e.Close()
+	if nums, _ := segNums(dir); len(nums) != 3 {
+		t.Fatalf("a store after a torn segment made segments %v, want a third", nums)
+	}
+	if got, err := OpenEvidence(dir).Get(Digest([]byte("after the tear"))); err != nil || string(got) != "after the tear" {
+		t.Fatalf("content after the tear: %q, %v", got, err)
+	}
+}

@@ -18,15 +18,20 @@ type Packed struct {
 	Bytes    int64 // their bytes
 	Altered  int   // of them, files whose bytes are not their name's: kept as they are
 	Marks    int   // purge marks moved into the store's list
+	Dropped  int   // files of content marked purged, removed as the purge meant
 	Temps    int   // half-written files of a crashed writer, removed
+	// Strange are files that are neither content nor marks, left as
+	// they are.
+	Strange []string
 }
 
 // Pack moves a store's per-file content and purge marks into a pack of
 // its own, then removes the files. The pack is synced first, so a crash
 // leaves every content in the files, in the pack, or both (and Pack run
 // again finishes). Altered content is kept as it is, under the digest its
-// file claims, so verify still finds it altered. Files that are neither
-// content nor marks are left alone and named in the error.
+// file claims, so verify still finds it altered; content whose purge mark
+// is there too is removed, not packed. Files that are neither content nor
+// marks are left alone, and listed.
 func (e Evidence) Pack() (Packed, error) {
 	var done Packed
 	if e.s == nil {
@@ -39,12 +44,22 @@ func (e Evidence) Pack() (Packed, error) {
 	if err != nil {
 		return done, err
 	}
-	var gone, strange []string
+	marked := map[string]bool{}
+	for _, f := range ents {
+		if hexd, ok := strings.CutSuffix(f.Name(), purgedSuffix); ok && f.Type().IsRegular() {
+			marked[hexd] = true
+		}
+	}
+	var gone []string
 	for _, f := range ents {
 		name := f.Name()
 		hexd, mark := strings.CutSuffix(name, purgedSuffix)
 		key, ok := parseDigest("sha256:" + hexd)
 		switch {
+		case ok && f.Type().IsRegular() && !mark && marked[hexd]:
+			// A purge that stopped between its mark and the removal:
+			// finish it rather than keep the content.
+			done.Dropped++
 		case ok && f.Type().IsRegular() && mark:
 			if err := e.store().markPurged(key); err != nil {
 				return done, err
@@ -68,7 +83,7 @@ func (e Evidence) Pack() (Packed, error) {
 		case name == purgedName || isSegment(name):
 			continue
 		default:
-			strange = append(strange, name)
+			done.Strange = append(done.Strange, name)
 			continue
 		}
 		gone = append(gone, name)
@@ -87,10 +102,7 @@ func (e Evidence) Pack() (Packed, error) {
 	if err := syncDir(e.Dir); err != nil {
 		return done, err
 	}
-	if len(strange) > 0 {
-		sort.Strings(strange)
-		return done, fmt.Errorf("%s holds files that are no evidence, left as they are: %s", e.Dir, strings.Join(strange, ", "))
-	}
+	sort.Strings(done.Strange)
 	return done, nil
 }
 

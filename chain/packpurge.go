@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -11,11 +12,15 @@ import (
 // wipe overwrites the bytes of every entry of key with zeroes (punching a
 // hole where the filesystem can, so the space is freed too) and syncs: a
 // purged content's bytes are gone from the store, its entry's head stays.
-// No index is trusted for it: every segment is read from its start. Bytes
-// past a segment's last whole entry, which no writer holds, are zeroed
-// too, since a torn or damaged entry there may hold the content; a
-// segment that cannot be read at all fails the purge, after the rest.
-func (s *store) wipe(key [sha256.Size]byte) error {
+// No index is trusted for it: every segment is read from its start.
+// Bytes that read as no entry (a gap after damage, or the tail of a
+// segment no writer holds: a torn write) may hold the content too: such
+// a region is zeroed when it begins with a head naming key (a torn or
+// damaged copy of it), and where data, the content's bytes when they are
+// known, occur in it; when they are not known, the purge fails naming the
+// region, and zeroes none of it (it may be another content's). A segment
+// that cannot be read at all fails the purge, after the rest.
+func (s *store) wipe(key [sha256.Size]byte, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refresh(); err != nil {
@@ -34,9 +39,13 @@ func (s *store) wipe(key [sha256.Size]byte) error {
 		if err := s.rebuild(g); err != nil {
 			return err
 		}
+		regions := append([]gap{}, g.gaps...)
 		if g.size > g.end && !InUse(name) {
-			if err := zero(name, g.end, g.size-g.end); err != nil {
-				return err
+			regions = append(regions, gap{g.end, g.size})
+		}
+		for _, r := range regions {
+			if err := s.wipeRegion(g, r, key, data); err != nil {
+				unread = append(unread, err.Error())
 			}
 		}
 	}
@@ -51,7 +60,33 @@ func (s *store) wipe(key [sha256.Size]byte) error {
 		}
 	}
 	if len(unread) > 0 {
-		return fmt.Errorf("%s cannot be read, and may still hold the content", strings.Join(unread, ", "))
+		return fmt.Errorf("%s cannot be read, and may still hold the content", strings.Join(unread, "; "))
+	}
+	return nil
+}
+
+// wipeRegion zeroes what of r in g may be key's content (see wipe).
+func (s *store) wipeRegion(g *segment, r gap, key [sha256.Size]byte, data []byte) error {
+	name := segName(s.dir, g.num, segData)
+	buf := make([]byte, r.to-r.from)
+	if _, err := g.f.ReadAt(buf, r.from); err != nil {
+		return err
+	}
+	if bytes.HasPrefix(buf, key[:]) {
+		return zero(name, r.from, r.to-r.from)
+	}
+	if data == nil {
+		return fmt.Errorf("%s (%d bytes at offset %d read as no entry)", filepath.Base(name), r.to-r.from, r.from)
+	}
+	for i := 0; len(data) > 0; {
+		j := bytes.Index(buf[i:], data)
+		if j < 0 {
+			break
+		}
+		if err := zero(name, r.from+int64(i+j), int64(len(data))); err != nil {
+			return err
+		}
+		i += j + len(data)
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func (s *store) holds(key [sha256.Size]byte) (loc, bool) {
 // purge must not trust it. Called with mu held.
 func (s *store) rebuild(g *segment) error {
 	s.idx.drop(g.i)
-	g.full, g.end, g.size = true, int64(len(packMagic)), -1
+	g.full, g.end, g.size, g.gaps = true, int64(len(packMagic)), -1, nil
 	if g.f == nil {
 		return nil
 	}

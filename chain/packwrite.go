@@ -12,8 +12,39 @@ import (
 
 // packWriter appends to the one segment this store made.
 type packWriter struct {
-	seg *segment
-	idx *os.File // nil once a write to it failed: the index stays a prefix
+	seg  *segment
+	data *os.File // open for writing: the segment's own, or one of its own for one taken up
+	lock *os.File // holds the segment's lock; closed to let it go
+	idx  *os.File // nil once a write to it failed: the index stays a prefix
+}
+
+// done lets the segment go: its lock, and what was opened to write it.
+func (w *packWriter) done() {
+	if w.idx != nil {
+		w.idx.Close()
+	}
+	if w.lock != nil {
+		w.lock.Close()
+	}
+	if w.data != w.seg.f {
+		w.data.Close()
+	}
+}
+
+// lockSegment takes the lock a writer holds on the segment at name, on
+// a descriptor of its own, so closing it lets the segment go while it
+// stays open for reading. Where locks are not offered it fails, and a
+// store never takes a segment up.
+func lockSegment(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // problem is why some content may be in the store and not be found: a
@@ -30,6 +61,9 @@ func (s *store) problem() error {
 	}
 	for _, g := range s.segs {
 		name := segName(s.dir, g.num, segData)
+		if len(g.gaps) > 0 {
+			return fmt.Errorf("%s is damaged: %d bytes at offset %d read as no entry", filepath.Base(name), g.gaps[0].to-g.gaps[0].from, g.gaps[0].from)
+		}
 		if g != s.wseg() && g.f != nil && g.size > g.end && !InUse(name) {
 			return fmt.Errorf("%s has %d bytes past its last whole entry, at offset %d: a torn write, or damage", filepath.Base(name), g.size-g.end, g.end)
 		}
@@ -52,7 +86,7 @@ func (s *store) put(key [sha256.Size]byte, data []byte, sync bool) error {
 	// came between, and whose syncs it knows; an entry anywhere else may
 	// be damaged or never synced, and costs a second copy. Another
 	// process may have purged it meanwhile: then it is stored again.
-	if l, ok := s.holds(key); ok && l.seg.mine && !l.seg.failed() && !(s.readPurged() == nil && s.purged[key]) {
+	if l, ok := s.holds(key); ok && l.seg.mine && l.off >= l.seg.mineFrom && !l.seg.failed() && !(s.readPurged() == nil && s.purged[key]) {
 		s.mu.Unlock()
 		if sync {
 			return s.syncTo(l.seg, l.off+l.n)
@@ -82,10 +116,10 @@ func (s *store) append(key [sha256.Size]byte, data []byte) (*segment, error) {
 	copy(buf, key[:])
 	binary.BigEndian.PutUint64(buf[sha256.Size:], uint64(len(data)))
 	buf = append(buf, data...)
-	if _, err := g.f.WriteAt(buf, g.end); err != nil {
+	if _, err := s.w.data.WriteAt(buf, g.end); err != nil {
 		// Part of it may be there: cut it, so no head can be read
 		// there; the next entry is written over whatever is left.
-		g.f.Truncate(g.end)
+		s.w.data.Truncate(g.end)
 		return g, err
 	}
 	if s.w.idx != nil {
@@ -148,14 +182,17 @@ var syncFile = (*os.File).Sync
 func (g *segment) failed() bool { return g.syncFailed.Load() }
 
 // newSegment makes the next segment and its index for this store to
-// append to. The number is past every segment there, and taken only if
-// no other writer took it first.
+// append to (or, the first time, takes up the last one: takeUp). The
+// number is past every segment there, and taken only if no other writer
+// took it first.
 func (s *store) newSegment() error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return err
 	}
 	if s.w != nil {
 		s.closeWriter()
+	} else if g := s.takeUp(); g != nil {
+		return nil
 	}
 	nums, err := segNums(s.dir)
 	if err != nil {
@@ -178,12 +215,14 @@ func (s *store) newSegment() error {
 	if err != nil {
 		return err
 	}
-	// Held for the life of this store, so a purge tells a segment being
-	// written from one a crash left torn. Where locks are not offered,
-	// a purge leaves every tail alone.
-	_ = lockFile(f)
+	// Held while this store writes it, so a purge tells a segment being
+	// written from one a crash left torn, and no other store takes it up.
+	lock, _ := lockSegment(segName(s.dir, next, segData))
 	if _, err := f.Write([]byte(packMagic)); err != nil {
 		f.Close()
+		if lock != nil {
+			lock.Close()
+		}
 		return err
 	}
 	idx, err := os.OpenFile(segName(s.dir, next, segIndex), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
@@ -198,7 +237,7 @@ func (s *store) newSegment() error {
 	g := &segment{num: next, f: f, end: int64(len(packMagic)), size: -1, mine: true}
 	g.written.Store(g.end)
 	s.addSegment(g)
-	s.w = &packWriter{seg: g, idx: idx}
+	s.w = &packWriter{seg: g, data: f, lock: lock, idx: idx}
 	return nil
 }
 
@@ -209,10 +248,8 @@ func (s *store) closeWriter() error {
 	s.w = nil
 	w.seg.sync.Lock()
 	defer w.seg.sync.Unlock()
+	defer w.done()
 	if w.seg.syncErr != nil {
-		if w.idx != nil {
-			w.idx.Close()
-		}
 		return w.seg.syncErr
 	}
 	err := syncFile(w.seg.f)
@@ -222,11 +259,6 @@ func (s *store) closeWriter() error {
 	}
 	if err == nil {
 		w.seg.durable = w.seg.end
-	}
-	if w.idx != nil {
-		if ierr := w.idx.Close(); err == nil {
-			err = ierr
-		}
 	}
 	return err
 }
@@ -273,4 +305,48 @@ func (s *store) markPurged(key [sha256.Size]byte) error {
 	}
 	s.purged[key] = true
 	return nil
+}
+
+// takeUp makes the store's last segment its own to append to, when no
+// writer holds it, it ends in a whole entry its index names, and it has
+// room: a gateway run once per client session would otherwise leave a
+// segment (two files) per session. Its entries from before stay out of
+// deduplication (mineFrom): this store did not write them. Called with
+// mu held, the store loaded.
+func (s *store) takeUp() *segment {
+	if len(s.segs) == 0 {
+		return nil
+	}
+	g := s.segs[len(s.segs)-1]
+	name := segName(s.dir, g.num, segData)
+	if g.bad != nil || g.f == nil || g.full {
+		return nil
+	}
+	if st, err := os.Lstat(name); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	lock, err := lockSegment(name)
+	if err != nil {
+		return nil
+	}
+	// Under the lock no one else appends; check what is there now.
+	if s.catchUp(g) != nil || g.size != g.end || g.indexed != g.end || g.end > packLimit {
+		lock.Close()
+		return nil
+	}
+	data, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		lock.Close()
+		return nil
+	}
+	idx, err := os.OpenFile(segName(s.dir, g.num, segIndex), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		data.Close()
+		lock.Close()
+		return nil
+	}
+	g.mine, g.mineFrom = true, g.end
+	g.written.Store(g.end)
+	s.w = &packWriter{seg: g, data: data, lock: lock, idx: idx}
+	return g
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -115,11 +116,17 @@ func runPack(stderr io.Writer, log string) error {
 	if err != nil {
 		return usageErr(fmt.Errorf("cannot pack %s: %v", ev.Dir, unwrapPath(err)), "")
 	}
-	if done.Contents+done.Marks == 0 {
+	if done.Contents+done.Marks+done.Dropped == 0 {
 		fmt.Fprintf(stderr, "bailiff: %s holds no per-file evidence: nothing to pack\n", ev.Dir)
-		return nil
+	} else {
+		fmt.Fprintf(stderr, "bailiff: packed %s (%s) and %s in %s\n", countOf(done.Contents, "content"), countOf(int(done.Bytes), "byte"), countOf(done.Marks, "purge mark"), ev.Dir)
 	}
-	fmt.Fprintf(stderr, "bailiff: packed %s (%s) and %s in %s\n", countOf(done.Contents, "content"), countOf(int(done.Bytes), "byte"), countOf(done.Marks, "purge mark"), ev.Dir)
+	if done.Dropped > 0 {
+		fmt.Fprintf(stderr, "bailiff: removed %s marked purged (a purge that had not finished) instead of packing it\n", countOf(done.Dropped, "content"))
+	}
+	if len(done.Strange) > 0 {
+		fmt.Fprintf(stderr, "bailiff: warning: left %s that %s no evidence: %s\n", countOf(len(done.Strange), "file"), map[bool]string{true: "is", false: "are"}[len(done.Strange) == 1], strings.Join(done.Strange, ", "))
+	}
 	if done.Altered > 0 {
 		fmt.Fprintf(stderr, "bailiff: warning: %s held bytes that do not hash to the file's name; packed as found, so bailiff verify %s still reports them altered\n", countOf(done.Altered, "content"), log)
 	}
