@@ -35,8 +35,19 @@ func parseArgs(raw []byte) (map[string]any, error) {
 }
 
 // decodeStrict decodes one JSON value, refusing duplicate keys, trailing
-// data and nesting deeper than maxDepth.
+// data and nesting deeper than maxDepth: in one pass where decodeFast is
+// sure of the input, by the reference otherwise.
 func decodeStrict(raw []byte) (any, error) {
+	if v, ok := decodeFast(raw); ok {
+		return v, nil
+	}
+	return decodeReference(raw)
+}
+
+// decodeReference is decodeStrict on encoding/json's token reader: what
+// the fast pass is held to, and what answers (and words the error) for
+// anything the fast pass leaves.
+func decodeReference(raw []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	v, err := decodeValue(dec, 0)
