@@ -28,3 +28,12 @@ tools:
     sink_params: [to, cc]
 YAML
 }
+
+# time_of CMD...: wall seconds and peak RSS (KiB) of one run.
+time_of() {
+  local t0 t1 rss
+  t0=$(date +%s.%N)
+  rss=$( { /usr/bin/time -f '%M' "$@" > /dev/null; } 2>&1 | tail -n 1)
+  t1=$(date +%s.%N)
+  echo "$(echo "$t1 - $t0" | bc -l) $rss"
+}

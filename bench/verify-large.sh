@@ -9,6 +9,7 @@
 # compare) on the same log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/common.sh
 size=${1:-144000000}
 dir=bench/out
 log=$dir/large-$size.jsonl
@@ -23,15 +24,6 @@ fi
 bytes=$(du -cb "$log" "$log.evidence" | tail -n 1 | cut -f1)
 # Read the files once so every run starts from the page cache.
 cat "$log" "$log.evidence"/* > /dev/null
-
-# time_of CMD...: wall seconds and peak RSS (KiB) of one run.
-time_of() {
-  local t0 t1 rss
-  t0=$(date +%s.%N)
-  rss=$( { /usr/bin/time -f '%M' "$@" > /dev/null; } 2>&1 | tail -n 1)
-  t1=$(date +%s.%N)
-  echo "$(echo "$t1 - $t0" | bc -l) $rss"
-}
 
 read -r sha_s sha_rss < <(time_of sh -c "cat '$log' '$log.evidence'/* | sha256sum")
 read -r v_s v_rss < <(time_of "$bin" verify "$log")

@@ -7,6 +7,7 @@
 #   bench/verify-small.sh [bytes] [bailiff-binary]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/common.sh
 size=${1:-300000000}
 dir=bench/out
 log=$dir/small-$size.jsonl
@@ -40,14 +41,6 @@ done | awk '{ n = ($2 - 25) / 48; raw += $1 - 24 - 40 * n; c += n } END { printf
 read -r raw outputs <<< "$raw"
 # Read the files once so every run starts from the page cache.
 cat "$log" "$ev"/* > /dev/null
-
-time_of() {
-  local t0 t1 rss
-  t0=$(date +%s.%N)
-  rss=$( { /usr/bin/time -f '%M' "$@" > /dev/null; } 2>&1 | tail -n 1)
-  t1=$(date +%s.%N)
-  echo "$(echo "$t1 - $t0" | bc -l) $rss"
-}
 
 read -r sha_s sha_rss < <(time_of sha256sum "$log")
 read -r shaall_s shaall_rss < <(time_of sh -c "cat '$log' '$ev'/* | sha256sum")

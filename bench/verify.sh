@@ -7,28 +7,14 @@
 # matches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/common.sh
 size=${1:-1073741824}
 dir=bench/out
-log=$dir/audit-$size.jsonl
-mkdir -p "$dir"
+mklog "$size"
 go build -o "$dir/bailiff" ./cmd/bailiff
-if [ ! -f "$log" ]; then
-  echo "generating a log of $size bytes in $log ..."
-  rm -rf "$log.evidence"
-  go run ./bench/genlog -size "$size" -o "$log"
-fi
 bytes=$(stat -c %s "$log")
 # Read the file once so every run starts from the page cache.
 cat "$log" > /dev/null
-
-# time_of CMD...: wall seconds and peak RSS (KiB) of one run.
-time_of() {
-  local t0 t1 rss
-  t0=$(date +%s.%N)
-  rss=$( { /usr/bin/time -f '%M' "$@" > /dev/null; } 2>&1 | tail -n 1)
-  t1=$(date +%s.%N)
-  echo "$(echo "$t1 - $t0" | bc -l) $rss"
-}
 
 read -r sha_s sha_rss < <(time_of sha256sum "$log")
 read -r int_s int_rss < <(time_of "$dir/bailiff" verify --integrity-only "$log")

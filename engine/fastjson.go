@@ -40,6 +40,11 @@ func (d *fastDecoder) space() {
 	}
 }
 
+var literals = [...]struct {
+	text string
+	v    any
+}{{"true", true}, {"false", false}, {"null", nil}}
+
 func (d *fastDecoder) value(depth int) (any, bool) {
 	if depth > maxDepth || d.i >= len(d.raw) {
 		return nil, false
@@ -50,14 +55,11 @@ func (d *fastDecoder) value(depth int) (any, bool) {
 	case c == '[':
 		return d.array(depth)
 	case c == '"':
-		return d.string()
+		return d.text()
 	case c == '-' || ('0' <= c && c <= '9'):
 		return d.number()
 	}
-	for _, lit := range []struct {
-		text string
-		v    any
-	}{{"true", true}, {"false", false}, {"null", nil}} {
+	for _, lit := range literals {
 		if len(d.raw)-d.i >= len(lit.text) && string(d.raw[d.i:d.i+len(lit.text)]) == lit.text {
 			d.i += len(lit.text)
 			return lit.v, true
@@ -79,11 +81,11 @@ func (d *fastDecoder) object(depth int) (any, bool) {
 		if d.i >= len(d.raw) || d.raw[d.i] != '"' {
 			return nil, false
 		}
-		k, ok := d.string()
+		k, ok := d.text()
 		if !ok {
 			return nil, false
 		}
-		if _, dup := m[k.(string)]; dup {
+		if _, dup := m[k]; dup {
 			return nil, false
 		}
 		d.space()
@@ -96,7 +98,7 @@ func (d *fastDecoder) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[k.(string)] = v
+		m[k] = v
 		d.space()
 		if d.i >= len(d.raw) {
 			return nil, false
@@ -183,9 +185,9 @@ func (d *fastDecoder) digits() int {
 	return n
 }
 
-// string reads a string whose bytes are UTF-8 and whose escapes name no
+// text reads a string whose bytes are UTF-8 and whose escapes name no
 // surrogate; anything else is left to the reference.
-func (d *fastDecoder) string() (any, bool) {
+func (d *fastDecoder) text() (string, bool) {
 	d.i++ // "
 	start := d.i
 	for d.i < len(d.raw) {
@@ -198,22 +200,22 @@ func (d *fastDecoder) string() (any, bool) {
 		case c == '\\':
 			return d.escaped(start)
 		case c < 0x20:
-			return nil, false
+			return "", false
 		case c < utf8.RuneSelf:
 			d.i++
 		default:
 			r, n := utf8.DecodeRune(d.raw[d.i:])
 			if r == utf8.RuneError && n == 1 {
-				return nil, false
+				return "", false
 			}
 			d.i += n
 		}
 	}
-	return nil, false
+	return "", false
 }
 
 // escaped goes on with a string from its first escape, building its text.
-func (d *fastDecoder) escaped(start int) (any, bool) {
+func (d *fastDecoder) escaped(start int) (string, bool) {
 	b := append([]byte{}, d.raw[start:d.i]...)
 	for d.i < len(d.raw) {
 		c := d.raw[d.i]
@@ -223,7 +225,7 @@ func (d *fastDecoder) escaped(start int) (any, bool) {
 			return string(b), true
 		case c == '\\':
 			if d.i+1 >= len(d.raw) {
-				return nil, false
+				return "", false
 			}
 			e := d.raw[d.i+1]
 			d.i += 2
@@ -243,27 +245,27 @@ func (d *fastDecoder) escaped(start int) (any, bool) {
 			case 'u':
 				r, ok := d.hex4()
 				if !ok || (0xD800 <= r && r <= 0xDFFF) {
-					return nil, false
+					return "", false
 				}
 				b = utf8.AppendRune(b, r)
 			default:
-				return nil, false
+				return "", false
 			}
 		case c < 0x20:
-			return nil, false
+			return "", false
 		case c < utf8.RuneSelf:
 			b = append(b, c)
 			d.i++
 		default:
 			r, n := utf8.DecodeRune(d.raw[d.i:])
 			if r == utf8.RuneError && n == 1 {
-				return nil, false
+				return "", false
 			}
 			b = append(b, d.raw[d.i:d.i+n]...)
 			d.i += n
 		}
 	}
-	return nil, false
+	return "", false
 }
 
 func (d *fastDecoder) hex4() (rune, bool) {
