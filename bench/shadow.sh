@@ -29,5 +29,5 @@ printf 'log: %s calls\n\n%-30s %9s %14s %12s\n' "$calls" "run" "seconds" "calls/
 run "shadow (recorded vs candidate)" "$dir/bailiff" shadow --candidate "$dir/candidate.yaml" "$log"
 shadow_secs=$secs
 run "ablate (7 checks)" "$dir/bailiff" ablate "$log"
-awk -v a="$secs" -v s="$shadow_secs" 'BEGIN { printf "\nablate / one shadow pass: %.2fx (aim: at most 1.5x)\n", a/s }'
-printf '\naim: shadow at 100,000 calls/s or more; memory bounded by open sessions (under 100 MB), both cores busy\n'
+awk -v a="$secs" -v s="$shadow_secs" 'BEGIN { printf "\nablate / one shadow pass: %.2fx (aim: at most 1.2x)\n", a/s }'
+printf '\naim: shadow at 150,000 calls/s or more; memory bounded by open sessions and the changed-call batch (under 100 MB), both cores busy\n'

@@ -58,7 +58,7 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, pro
 		}
 		for _, p := range t.Through {
 			if err := enc.Encode(throughLine{Type: "through", File: p.File, Session: p.Session, Pos: p.Pos, Call: p.ID, Tool: p.Tool,
-				Verdict: verdictOf(p, false)}); err != nil {
+				Verdict: baselineText(p)}); err != nil {
 				return err
 			}
 		}
@@ -104,7 +104,7 @@ func Ablation(w io.Writer, f Format, scores []shadow.Score, t shadow.Totals, pro
 		}
 		var rows [][]string
 		for _, p := range t.Through {
-			rows = append(rows, []string{p.File, p.Session, p.ID, fmt.Sprint(p.Pos), p.Tool, verdictOf(p, false)})
+			rows = append(rows, []string{p.File, p.Session, p.ID, fmt.Sprint(p.Pos), p.Tool, baselineText(p)})
 		}
 		_ = write(&b, []string{"ATTACK NOT STOPPED IN", "SESSION", "CALL", "POS", "TOOL", "VERDICT"}, rows)
 	}
@@ -152,4 +152,10 @@ func ablationState(dead, nothingAlone bool) string {
 		return "earned nothing alone"
 	}
 	return "-"
+}
+
+// baselineText is a pair's baseline verdict as a row shows it.
+func baselineText(p shadow.Pair) string {
+	d := p.Baseline
+	return outcomeText(shadow.Outcome{Verdict: d.Verdict, Check: d.Check, Rule: d.Rule, Unevaluable: d.Unevaluable})
 }

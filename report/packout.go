@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"bailiff/audit"
 	"bailiff/engine"
@@ -295,11 +296,22 @@ func max1(n int) int { return max(n, 1) }
 // truncate shortens s to at most n characters, marking the cut. It cuts
 // before any escaping, so an escape is never split.
 func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return string(r[:n-1]) + "…"
+	// As []rune would: a byte that is not UTF-8 counts as one character
+	// and is kept as U+FFFD.
+	var b strings.Builder
+	b.Grow(n + 3)
+	i := 0
+	for _, r := range s {
+		if i == n-1 {
+			break
+		}
+		b.WriteRune(r)
+		i++
+	}
+	return b.String() + "…"
 }
 
 // SARIF writes the findings as SARIF 2.1.0, for code scanning.

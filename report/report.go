@@ -6,13 +6,8 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"unicode"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Format is an output format of the offline commands.
@@ -34,64 +29,20 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q (want table, json or markdown)", s)
 }
 
-// writeTable writes aligned columns. Cells are cleaned of control
-// characters first: audit content is attacker-controlled and must not move
-// the cursor or forge a line on a reviewer's terminal.
-func writeTable(w io.Writer, header []string, rows [][]string) error {
-	r := renderer.NewBlueprint(tw.Rendition{
-		Borders:  tw.BorderNone,
-		Symbols:  tw.NewSymbolCustom("plain").WithColumn("  "),
-		Settings: tw.Settings{Separators: tw.Separators{BetweenColumns: tw.On}, Lines: tw.LinesNone},
-	})
-	// tablewriter pads the last column too; a terminal table has no use
-	// for the trailing blanks.
-	var b strings.Builder
-	if err := render(&b, r, tw.PaddingNone, plain, header, rows); err != nil {
-		return err
-	}
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
-	}
-	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
-	return err
-}
-
-// render draws a table with tablewriter, every cell through clean, with
-// nothing of its own: no wrapping, no case changes, no trimming, so a cell
-// reads exactly as the input (cleaned) and the output depends on it only.
-func render(w io.Writer, r tw.Renderer, pad tw.Padding, clean func(string) string, header []string, rows [][]string) error {
-	cell := tw.CellConfig{
-		Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off},
-		Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
-		Padding:    tw.CellPadding{Global: pad},
-	}
-	t := tablewriter.NewTable(w, tablewriter.WithRenderer(r), tablewriter.WithHeaderConfig(cell), tablewriter.WithRowConfig(cell),
-		tablewriter.WithTrimSpace(tw.Off), tablewriter.WithTrimLine(tw.Off))
-	c := func(r []string) []any {
-		out := make([]any, len(r))
-		for i, x := range r {
-			out[i] = clean(x)
-		}
-		return out
-	}
-	t.Header(c(header)...)
-	for _, row := range rows {
-		if err := t.Append(c(row)...); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
-
 // plain replaces control characters with a visible escape.
 func plain(s string) string {
 	if s == "" {
 		return "-"
 	}
+	if printableASCII(s) {
+		return s
+	}
 	var b strings.Builder
+	b.Grow(len(s))
 	for _, r := range s {
 		switch {
+		case r >= 0x20 && r < 0x7f:
+			b.WriteByte(byte(r))
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\t':
@@ -106,11 +57,6 @@ func plain(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// writeMarkdown writes a GitHub-flavoured table with | and newlines escaped.
-func writeMarkdown(w io.Writer, header []string, rows [][]string) error {
-	return render(w, renderer.NewMarkdown(), tw.Padding{Left: " ", Right: " ", Overwrite: true}, mdEscape, header, rows)
 }
 
 // mdEscape makes text safe in a Markdown table cell or line: control

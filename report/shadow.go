@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,21 +9,6 @@ import (
 
 	"bailiff/shadow"
 )
-
-func verdictOf(p shadow.Pair, candidate bool) string {
-	d := p.Baseline
-	if candidate {
-		d = p.Candidate
-	}
-	if d.Unevaluable {
-		return "unevaluable"
-	}
-	s := string(d.Verdict) + " by " + string(d.Check)
-	if d.Rule != "" {
-		s += " (" + d.Rule + ")"
-	}
-	return s
-}
 
 type shadowSummary struct {
 	Type   string         `json:"type"`
@@ -162,14 +148,26 @@ type shadowExample struct {
 
 // Shadow writes a comparison: the counts per category, the breakdown by
 // tool, rule and check (the candidate's) of every group where something
-// changed, and example calls of each changed category. unverified, when
-// not empty, says which logs failed verify and were used anyway.
+// changed, and the changed calls the diff kept. unverified, when not
+// empty, says which logs failed verify and were used anyway. The changed
+// calls are streamed, never held: an error part way through leaves what
+// was written, and the error says the output is incomplete.
 func Shadow(w io.Writer, f Format, d *shadow.Diff, prov Provenance) error {
+	if err := d.Err(); err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := shadowTo(bw, f, d, prov); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func shadowTo(w *bufio.Writer, f Format, d *shadow.Diff, prov Provenance) error {
 	cats := shadow.Categories()
 	groups := shadowGroupsOf(d)
-	examples := shadowExamples(d)
 	if f == JSON {
-		return shadowJSON(w, d, prov, groups, examples)
+		return shadowJSON(w, d, prov, groups)
 	}
 	write := writeTable
 	var b strings.Builder
@@ -211,19 +209,67 @@ func Shadow(w io.Writer, f Format, d *shadow.Diff, prov Provenance) error {
 		}
 		_ = write(&b, append([]string{strings.ToUpper(g.name)}, upper(cats)...), rows)
 	}
-	if len(examples) > 0 {
-		b.WriteString("\n")
-		if f == Markdown {
-			b.WriteString("### Examples\n\n")
-		}
-		var rows [][]string
-		for _, e := range examples {
-			rows = append(rows, []string{e.Category, e.File, e.Session, e.Call, e.Tool, e.Baseline, e.Candidate, truncate(e.argsText(), maxArgsCell), e.Reason})
-		}
-		_ = write(&b, []string{"CATEGORY", "FILE", "SESSION", "CALL", "TOOL", "BASELINE", "CANDIDATE", "ARGUMENTS", "WHY"}, rows)
+	if _, err := w.WriteString(b.String()); err != nil {
+		return err
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return shadowChanges(w, f == Markdown, d)
+}
+
+// shadowChanges lists the changed calls: one pass over them measures the
+// columns, a second draws the rows.
+func shadowChanges(w *bufio.Writer, md bool, d *shadow.Diff) error {
+	header := []string{"CATEGORY", "FILE", "SESSION", "CALL", "TOOL", "BASELINE", "CANDIDATE", "ARGUMENTS", "WHY"}
+	t := newTable(md, header)
+	cells := make([]string, len(header))
+	n := 0
+	err := d.EachChange(func(c *shadow.Change) error {
+		n++
+		t.measure(changeCells(cells, c))
+		return nil
+	})
+	if err != nil || n == 0 {
+		return err
+	}
+	w.WriteString("\n")
+	if md {
+		w.WriteString("### Examples\n\n")
+	}
+	t.header(w, header)
+	return d.EachChange(func(c *shadow.Change) error {
+		t.row(w, changeCells(cells, c))
+		return nil
+	})
+}
+
+// changeCells fills cells with a changed call's row.
+func changeCells(cells []string, c *shadow.Change) []string {
+	cells[0], cells[1], cells[2], cells[3], cells[4] = c.Category, c.File, c.Session, c.ID, c.Tool
+	cells[5], cells[6] = outcomeText(c.Baseline), outcomeText(c.Candidate)
+	cells[7], cells[8] = truncate(changeArgsText(c), maxArgsCell), c.Candidate.Reason
+	return cells
+}
+
+// changeArgsText is a change's arguments as the calls listing shows them.
+func changeArgsText(c *shadow.Change) string {
+	if c.ArgsErr != "" {
+		return "(arguments not shown: " + c.ArgsErr + ")"
+	}
+	s := string(c.Args)
+	if len(c.Redacted) > 0 {
+		s += " redacted: " + strings.Join(c.Redacted, ", ")
+	}
+	return s
+}
+
+func outcomeText(o shadow.Outcome) string {
+	if o.Unevaluable {
+		return "unevaluable"
+	}
+	s := string(o.Verdict) + " by " + string(o.Check)
+	if o.Rule != "" {
+		s += " (" + o.Rule + ")"
+	}
+	return s
 }
 
 // shadowGroupSet is one breakdown of a comparison: by tool, rule or check.
@@ -236,21 +282,21 @@ func shadowGroupsOf(d *shadow.Diff) []shadowGroupSet {
 	return []shadowGroupSet{{"tool", d.ByTool}, {"rule", d.ByRule}, {"check", d.ByCheck}}
 }
 
-// shadowExamples are the sample calls of every changed category.
-func shadowExamples(d *shadow.Diff) []shadowExample {
-	var examples []shadowExample
-	for _, c := range shadow.Categories()[1:] {
-		for _, p := range d.Changes(c) {
-			args := p.Args
-			if args == nil {
-				args = map[string]any{}
-			}
-			examples = append(examples, shadowExample{Type: "example", Category: c, File: p.File, Session: p.Session, Pos: p.Pos,
-				Call: p.ID, Tool: p.Tool, Baseline: verdictOf(p, false), Candidate: verdictOf(p, true), Reason: p.Candidate.Reason,
-				Args: args, Redacted: p.Redacted})
-		}
-	}
-	return examples
+// exampleLine is a changed call as shadow --format json writes it: the
+// arguments are the JSON the diff kept, written as they are.
+type exampleLine struct {
+	Type      string          `json:"type"`
+	Category  string          `json:"category"`
+	File      string          `json:"file"`
+	Session   string          `json:"session"`
+	Pos       int             `json:"pos"`
+	Call      string          `json:"call"`
+	Tool      string          `json:"tool"`
+	Baseline  string          `json:"baseline"`
+	Candidate string          `json:"candidate"`
+	Reason    string          `json:"reason"`
+	Args      json.RawMessage `json:"args"`
+	Redacted  []string        `json:"redacted,omitempty"`
 }
 
 // categoryCounts is m with every category present, zero or not.
@@ -263,8 +309,8 @@ func categoryCounts(m map[string]int) map[string]int {
 }
 
 // shadowJSON writes the comparison as JSON lines: the summary, every
-// group, then the examples.
-func shadowJSON(w io.Writer, d *shadow.Diff, prov Provenance, groups []shadowGroupSet, examples []shadowExample) error {
+// group, then the changed calls.
+func shadowJSON(w io.Writer, d *shadow.Diff, prov Provenance, groups []shadowGroupSet) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(shadowSummary{Type: "summary", Calls: d.Calls, Counts: categoryCounts(d.Counts), Candidate: prov.Candidate, CandidateIdentity: prov.CandidateIdentity, unverifiedFields: unverifiedOf(prov)}); err != nil {
@@ -277,12 +323,14 @@ func shadowJSON(w io.Writer, d *shadow.Diff, prov Provenance, groups []shadowGro
 			}
 		}
 	}
-	for _, e := range examples {
-		if err := enc.Encode(e); err != nil {
-			return err
+	return d.EachChange(func(c *shadow.Change) error {
+		if c.ArgsErr != "" {
+			return fmt.Errorf("call %s of %s: its arguments cannot be written as JSON: %s", c.ID, c.File, c.ArgsErr)
 		}
-	}
-	return nil
+		return enc.Encode(exampleLine{Type: "example", Category: c.Category, File: c.File, Session: c.Session, Pos: c.Pos,
+			Call: c.ID, Tool: c.Tool, Baseline: outcomeText(c.Baseline), Candidate: outcomeText(c.Candidate), Reason: c.Candidate.Reason,
+			Args: c.Args, Redacted: c.Redacted})
+	})
 }
 
 func upper(s []string) []string {

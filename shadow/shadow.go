@@ -48,8 +48,9 @@ func Category(p Pair) string {
 
 // Diff accumulates a comparison: counts per category, broken down by
 // tool, by the candidate's rule and by the candidate's check, and the
-// first few calls of each category that changed. It keeps no call it
-// does not show, so memory does not grow with history.
+// calls that changed. Kept all, the changed calls spill to a temporary
+// file past a bound, so memory does not grow with history; Close
+// removes it.
 type Diff struct {
 	// Examples is how many calls to keep per changed category; below
 	// zero, every one.
@@ -60,14 +61,14 @@ type Diff struct {
 	ByTool  map[string]map[string]int
 	ByRule  map[string]map[string]int
 	ByCheck map[string]map[string]int
-	Samples map[string][]Pair
-	sorted  bool // Samples are in Changes' order
+	kept    map[string][]Change // the first Examples of each category
+	all     spill               // every change, when Examples < 0
 }
 
 // NewDiff starts an empty comparison keeping n examples per category.
 func NewDiff(n int) *Diff {
 	return &Diff{Examples: n, Counts: map[string]int{}, ByTool: map[string]map[string]int{},
-		ByRule: map[string]map[string]int{}, ByCheck: map[string]map[string]int{}, Samples: map[string][]Pair{}}
+		ByRule: map[string]map[string]int{}, ByCheck: map[string]map[string]int{}, kept: map[string][]Change{}}
 }
 
 // Add counts one call.
@@ -85,51 +86,53 @@ func (d *Diff) Add(p Pair) {
 	switch {
 	case c == Unchanged:
 	case d.Examples < 0:
-		d.Samples[c] = append(d.Samples[c], p)
-		d.sorted = false
+		d.all.add(changeOf(c, p))
 	case d.Examples > 0:
-		d.Samples[c] = keepFirst(d.Samples[c], p, d.Examples)
+		d.kept[c] = keepFirst(d.kept[c], c, p, d.Examples)
 	}
 }
 
-// Changes are the calls kept of a changed category, by file, position
-// and id: every one when the diff keeps all (Examples < 0), whatever
-// order parallel sessions were added in.
-func (d *Diff) Changes(c string) []Pair {
-	if !d.sorted {
-		for _, list := range d.Samples {
-			sort.SliceStable(list, func(i, j int) bool { return before(list[i], list[j]) })
-		}
-		d.sorted = true
+// Err is the error that stopped the diff keeping changed calls, if any:
+// a listing without them would be a lie, so it must not be written.
+func (d *Diff) Err() error { return d.all.err }
+
+// EachChange calls fn with every kept change, category by category in
+// report order, each by file, position and id, whatever order parallel
+// sessions were added in. It may be called more than once.
+func (d *Diff) EachChange(fn func(*Change) error) error {
+	if d.Examples < 0 {
+		return d.all.each(fn)
 	}
-	return d.Samples[c]
+	for _, c := range Categories()[1:] {
+		for i := range d.kept[c] {
+			if err := fn(&d.kept[c][i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
+
+// Close removes what the diff spilled.
+func (d *Diff) Close() error { return d.all.close() }
 
 // keepFirst inserts p into the sorted list, keeping the n first by file,
 // position and id: the examples do not depend on the order in which
-// sessions verified in parallel finish.
-func keepFirst(list []Pair, p Pair, n int) []Pair {
-	i := sort.Search(len(list), func(i int) bool { return before(p, list[i]) })
+// sessions verified in parallel finish. A call past the n first is not
+// encoded at all.
+func keepFirst(list []Change, c string, p Pair, n int) []Change {
+	key := Change{Category: c, File: p.File, Pos: p.Pos, ID: p.ID}
+	i := sort.Search(len(list), func(i int) bool { return changeBefore(&key, &list[i]) })
 	if i >= n {
 		return list
 	}
-	list = append(list, Pair{})
+	list = append(list, Change{})
 	copy(list[i+1:], list[i:])
-	list[i] = p
+	list[i] = changeOf(c, p)
 	if len(list) > n {
 		list = list[:n]
 	}
 	return list
-}
-
-func before(a, b Pair) bool {
-	if a.File != b.File {
-		return a.File < b.File
-	}
-	if a.Pos != b.Pos {
-		return a.Pos < b.Pos
-	}
-	return a.ID < b.ID
 }
 
 func bump(m map[string]map[string]int, k, c string) {
@@ -151,3 +154,14 @@ func Keys(m map[string]map[string]int) []string {
 
 // Changed is how many calls the candidate decides otherwise.
 func (d *Diff) Changed() int { return d.Calls - d.Counts[Unchanged] - d.Counts[Unevaluable] }
+
+// before orders pairs by file, position and id.
+func before(a, b Pair) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	if a.Pos != b.Pos {
+		return a.Pos < b.Pos
+	}
+	return a.ID < b.ID
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -265,8 +264,12 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 	}
 	prov.CandidateIdentity = p.identity
 	d := shadow.NewDiff(p.examples)
+	defer d.Close()
 	if err := shadow.CompareAs(inputs, base, shadow.Fixed(cand), remap, d.Add); err != nil {
 		return compareErr(err)
+	}
+	if err := d.Err(); err != nil {
+		return err
 	}
 	if regranted != nil {
 		if err := regranted.check(); err != nil {
@@ -278,12 +281,10 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 		return usageErr(errors.New("--fail-on has nothing to measure: the input holds no calls"), "")
 	}
 	f, _ := p.format.get()
-	var out bytes.Buffer
-	if err := report.Shadow(&out, f, d, *prov); err != nil {
-		return err
-	}
-	if _, err := stdout.Write(out.Bytes()); err != nil {
-		return err
+	// Every changed call is listed, so the listing is streamed: held
+	// whole it would grow with history.
+	if err := report.Shadow(stdout, f, d, *prov); err != nil {
+		return fmt.Errorf("the output above is incomplete: %w", err)
 	}
 	n := 0
 	for _, c := range p.failOn {

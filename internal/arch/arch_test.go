@@ -134,27 +134,28 @@ func TestLayers(t *testing.T) {
 
 // owners are the third-party modules only one package may use.
 var owners = map[string]string{
-	"github.com/spf13/cobra":              "cmd/bailiff",
-	"github.com/schollz/progressbar/v3":   "cmd/bailiff",
-	"github.com/modelcontextprotocol/":    "proxy internal/demo", // the demo's own server and agent
-	"github.com/olekukonko/tablewriter":   "report",
-	"github.com/yuin/goldmark":            "report",
-	"github.com/coreos/go-oidc/":          "identity",
-	"github.com/go-jose/go-jose/":         "identity",
-	"golang.org/x/mod/sumdb/":             "chain",
-	"github.com/segmentio/encoding/json":  "chain",
-	"golang.org/x/net/idna":               "engine",
-	"golang.org/x/time/rate":              "proxy", // per-address bound on new HTTP sessions
-	"golang.org/x/net/publicsuffix":       "engine",
-	"golang.org/x/text/cases":             "engine",
-	"gopkg.in/yaml.v3":                    "engine cmd/bailiff",
-	"golang.org/x/text/unicode/norm":      "engine proxy",
-	"golang.org/x/term":                   "cmd/bailiff",
-	"golang.org/x/sync/semaphore":         "verify",
-	"modernc.org/sqlite":                  "state",                 // the operating state, one SQLite file
-	"github.com/jackc/pgx/v5":             "state internal/pgtest", // the same state in PostgreSQL, for replicas
-	"github.com/prometheus/client_golang": "telemetry",             // the metrics a gateway serves
-	"go.opentelemetry.io/otel":            "telemetry",             // the traces it sends
+	"github.com/spf13/cobra":               "cmd/bailiff",
+	"github.com/schollz/progressbar/v3":    "cmd/bailiff",
+	"github.com/modelcontextprotocol/":     "proxy internal/demo", // the demo's own server and agent
+	"github.com/clipperhouse/displaywidth": "report",
+	"github.com/olekukonko/tablewriter":    "report", // the reference its tables are tested against
+	"github.com/yuin/goldmark":             "report",
+	"github.com/coreos/go-oidc/":           "identity",
+	"github.com/go-jose/go-jose/":          "identity",
+	"golang.org/x/mod/sumdb/":              "chain",
+	"github.com/segmentio/encoding/json":   "chain",
+	"golang.org/x/net/idna":                "engine",
+	"golang.org/x/time/rate":               "proxy", // per-address bound on new HTTP sessions
+	"golang.org/x/net/publicsuffix":        "engine",
+	"golang.org/x/text/cases":              "engine",
+	"gopkg.in/yaml.v3":                     "engine cmd/bailiff",
+	"golang.org/x/text/unicode/norm":       "engine proxy",
+	"golang.org/x/term":                    "cmd/bailiff",
+	"golang.org/x/sync/semaphore":          "verify",
+	"modernc.org/sqlite":                   "state",                 // the operating state, one SQLite file
+	"github.com/jackc/pgx/v5":              "state internal/pgtest", // the same state in PostgreSQL, for replicas
+	"github.com/prometheus/client_golang":  "telemetry",             // the metrics a gateway serves
+	"go.opentelemetry.io/otel":             "telemetry",             // the traces it sends
 }
 
 // TestDependencyOwners: each dependency stays in the package whose job
