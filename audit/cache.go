@@ -24,6 +24,7 @@ type Cache struct {
 	// hash, so one read serves every result that shares it.
 	texts     map[string]string
 	textBytes int
+	maxText   int
 }
 
 // maxCachedText bounds the evidence text kept in memory, and
@@ -32,6 +33,7 @@ type Cache struct {
 // memory a large session needs.
 const (
 	maxCachedText = 8 << 20
+	minCachedText = 256 << 10
 	maxCachedOne  = 64 << 10
 )
 
@@ -55,7 +57,7 @@ func (v *Cache) Evidence(digest string) (string, error) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.textBytes+len(text) > maxCachedText {
+	if v.textBytes+len(text) > v.maxText {
 		v.texts, v.textBytes = map[string]string{}, 0
 	}
 	if v.texts == nil {
@@ -72,8 +74,14 @@ type policyEntry struct {
 }
 
 // NewCache is an empty cache over the evidence store ev.
-func NewCache(ev chain.EvidenceStore) *Cache {
-	return &Cache{ev: ev, policies: map[string]*policyEntry{}}
+func NewCache(ev chain.EvidenceStore) *Cache { return NewSharedCache(ev, 1) }
+
+// NewSharedCache is one of n caches read at once (a log of n verified
+// together): they share maxCachedText, each keeping at least
+// minCachedText, so a hundred logs keep 25 MB at most and not 800, while
+// each still holds the short outputs its sessions repeat.
+func NewSharedCache(ev chain.EvidenceStore, n int) *Cache {
+	return &Cache{ev: ev, policies: map[string]*policyEntry{}, maxText: max(minCachedText, maxCachedText/max(n, 1))}
 }
 
 // Policy loads the embedded policy text of a session record, once per

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -498,5 +499,37 @@ func TestHeldByWriter(t *testing.T) {
 	w.Close()
 	if HeldByWriter(f) {
 		t.Error("a log whose writer closed it: still held")
+	}
+}
+
+// TestReaderLinesPastItsBuffer: the reader starts with a small buffer and
+// grows it to the longest line, whatever sizes the lines come in and
+// however little each read returns: every record reads back whole, in
+// order.
+func TestReaderLinesPastItsBuffer(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, None)
+	sizes := []int{10, 64<<10 - 300, 64 << 10, 64<<10 + 1, 3 << 20, 5, 200 << 10, 1}
+	for i, n := range sizes {
+		body := &testCall{Call: fmt.Sprintf("c%d", i), Tool: "t", Args: map[string]any{"text": strings.Repeat("x", n)}, Digest: "sha256:x"}
+		if _, err := w.Append(t0, "s", KindCall, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := buf.Bytes()
+	for _, r := range []io.Reader{bytes.NewReader(data), iotest.HalfReader(bytes.NewReader(data)), iotest.DataErrReader(bytes.NewReader(data))} {
+		rd := NewReader(r)
+		for i, line := range lines(data) {
+			rec, err := rd.Next()
+			if err != nil {
+				t.Fatalf("record %d: %v", i, err)
+			}
+			if !bytes.Equal(rec.Line(), line) {
+				t.Fatalf("record %d: %d bytes, want %d", i, len(rec.Line()), len(line))
+			}
+		}
+		if _, err := rd.Next(); err != io.EOF {
+			t.Fatalf("after the last record: %v", err)
+		}
 	}
 }

@@ -50,8 +50,11 @@ type lineReader struct {
 	offset int64 // file offset of buf[start]
 }
 
+// newLineReader starts with a buffer of 64 KB, which grows to the
+// longest line: a verify of a hundred logs at once holds a hundred, so a
+// megabyte each was a hundred megabytes before a record was read.
 func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: r, buf: make([]byte, 1<<20)}
+	return &lineReader{r: r, buf: make([]byte, 64<<10)}
 }
 
 // next returns the next line without its newline, and whether it had one.

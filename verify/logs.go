@@ -59,7 +59,7 @@ func Logs(inputs []Input, opt Options) ([]*Report, error) {
 		if in.Follow != nil {
 			follow = in.Follow
 		}
-		vs[i] = &verifier{file: in.Name, cache: audit.NewCache(in.Evidence), key: opt.Key, approvers: opt.ApproverKeys, follow: follow}
+		vs[i] = &verifier{file: in.Name, cache: audit.NewSharedCache(in.Evidence, len(inputs)), key: opt.Key, approvers: opt.ApproverKeys, follow: follow}
 		if a, ok := in.Evidence.(interface{ Absent() bool }); ok && a.Absent() {
 			vs[i].noStore = true
 		}
@@ -111,9 +111,12 @@ func (e *LogError) Unwrap() error { return e.Err }
 // the pool in time order (a log's own order kept; at one time, the log
 // given first goes first).
 func merge(vs []*verifier, rds []*chain.Reader, reps []*Report, p *pool, readErrs []error, cp *chain.Checkpoint) {
+	// The records read ahead of the merge are bounded in all, not per
+	// log: a hundred logs read a hundred times as far ahead otherwise.
+	ahead := min(256, max(8, 4096/len(vs)))
 	chans := make([]chan chain.Record, len(vs))
 	for i := range vs {
-		chans[i] = make(chan chain.Record, 256)
+		chans[i] = make(chan chain.Record, ahead)
 		go func() {
 			defer close(chans[i])
 			readErrs[i] = vs[i].read(reps[i], rds[i], func(rec chain.Record) { chans[i] <- rec }, cp)

@@ -8,6 +8,9 @@
 // instead (bench/verify-large.sh). With -small, it writes the shape of a
 // busy gateway's log: many short sessions, each reading four distinct
 // outputs of about 2 KB and sending four mails (bench/verify-small.sh).
+// -prefix, -calls and -start shape the logs bench/many.sh and
+// bench/growth.sh compare: session ids of their own, sessions of a chosen
+// length, and a time of their own.
 package main
 
 import (
@@ -41,12 +44,15 @@ func main() {
 	out := flag.String("o", "", "log to write (must not exist)")
 	one := flag.Int64("session-output", 0, "instead, write one session with this many bytes of tool output")
 	small := flag.Bool("small", false, "write many short sessions of distinct small outputs")
+	prefix := flag.String("prefix", "s", "session ids are this and a number: logs meant to be read together need their own")
+	perSession := flag.Int("calls", 500, "read-and-send pairs per session (without -small)")
+	start := flag.Int("start", 0, "the hour, after 2026-11-01, the first session starts at (one session an hour, or one after another if longer)")
 	flag.Parse()
 	var err error
 	if *one > 0 {
 		err = largelog.Write(*out, *one)
 	} else {
-		err = run(*out, *size, *small)
+		err = run(*out, *size, *small, *prefix, *perSession, *start)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "genlog: error: %v\n", err)
@@ -54,9 +60,12 @@ func main() {
 	}
 }
 
-func run(out string, size int64, small bool) error {
+func run(out string, size int64, small bool, prefix string, perSession, start int) error {
 	if out == "" {
 		return fmt.Errorf("-o is required")
+	}
+	if perSession < 1 {
+		return fmt.Errorf("-calls must be at least 1")
 	}
 	pol, err := engine.Load("bench policy", []byte(policy))
 	if err != nil {
@@ -72,10 +81,10 @@ func run(out string, size int64, small bool) error {
 	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(cw, chain.None), Evidence: chain.OpenEvidence(chain.EvidenceDir(out))}
 	body := strings.Repeat("The quarterly numbers are attached; please review before Friday. ", 5)
 	for s := 0; cw.n < size; s++ {
-		id := fmt.Sprintf("s%07d", s)
+		id := fmt.Sprintf("%s%07d", prefix, s)
 		events := []replay.Event{{Line: 1, Start: &replay.Start{Session: id, Server: "mail",
 			Principal: engine.Principal{Subject: "ana"}, Tools: []engine.ToolDef{{Name: "get_recent_messages"}, {Name: "send_email"}}}}}
-		calls, text := 500, body
+		calls, text := perSession, body
 		if small {
 			// Distinct in every session, so the store holds each.
 			calls, text = 4, fmt.Sprintf("%s %s", id, strings.Repeat(body, 6))
@@ -94,7 +103,10 @@ func run(out string, size int64, small bool) error {
 		events = append(events, replay.Event{End: true})
 		for i := range events {
 			events[i].Line = i + 1
-			events[i].At = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(s)*time.Hour + time.Duration(i)*time.Second)
+			// A session an hour, or one after another when a session
+			// (an event a second) lasts longer.
+			span := max(time.Hour, time.Duration(len(events))*time.Second)
+			events[i].At = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(start)*time.Hour + time.Duration(s)*span + time.Duration(i)*time.Second)
 		}
 		if err := rec.Record(id, events); err != nil {
 			return err

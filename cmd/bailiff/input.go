@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -88,9 +87,13 @@ func openInput(stdin io.Reader, name string, want ...fileKind) (io.ReadCloser, e
 		}
 		r, closer = f, f
 	}
-	br := bufio.NewReaderSize(r, sniffSize)
-	head, err := br.Peek(sniffSize)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+	// The head is read whole and handed back before the rest, not kept
+	// in a buffer for the life of the reader: a verify of a hundred logs
+	// holds a hundred readers.
+	head := make([]byte, sniffSize)
+	n, err := io.ReadFull(r, head)
+	head = head[:n]
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		closer.Close()
 		return nil, usageErr(fmt.Errorf("cannot read %s: %v", name, unwrapPath(err)), "")
 	}
@@ -101,7 +104,7 @@ func openInput(stdin io.Reader, name string, want ...fileKind) (io.ReadCloser, e
 	return struct {
 		io.Reader
 		io.Closer
-	}{br, closer}, nil
+	}{io.MultiReader(bytes.NewReader(head), r), closer}, nil
 }
 
 // checkFile refuses name as openInput would, for a reader that opens the
