@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"container/heap"
 	"fmt"
 	"io"
 	"sync"
@@ -113,7 +114,7 @@ func (e *LogError) Unwrap() error { return e.Err }
 func merge(vs []*verifier, rds []*chain.Reader, reps []*Report, p *pool, readErrs []error, cp *chain.Checkpoint) {
 	// The records read ahead of the merge are bounded in all, not per
 	// log: a hundred logs read a hundred times as far ahead otherwise.
-	ahead := min(256, max(8, 4096/len(vs)))
+	ahead := min(256, max(8, 4096/max(len(vs), 1)))
 	chans := make([]chan chain.Record, len(vs))
 	for i := range vs {
 		chans[i] = make(chan chain.Record, ahead)
@@ -122,24 +123,50 @@ func merge(vs []*verifier, rds []*chain.Reader, reps []*Report, p *pool, readErr
 			readErrs[i] = vs[i].read(reps[i], rds[i], func(rec chain.Record) { chans[i] <- rec }, cp)
 		}()
 	}
-	heads := make([]chain.Record, len(vs))
-	open := make([]bool, len(vs))
+	// The next record is the earliest head of the logs still open: a
+	// heap, so a record costs the log of the logs given, not their count.
+	h := make(heads, 0, len(vs))
 	for i := range chans {
-		heads[i], open[i] = <-chans[i]
-	}
-	for {
-		next := -1
-		for i := range heads {
-			if open[i] && (next < 0 || heads[i].TS.Before(heads[next].TS)) {
-				next = i
-			}
+		if rec, ok := <-chans[i]; ok {
+			h = append(h, head{rec, i})
 		}
-		if next < 0 {
-			return
-		}
-		p.send(next, heads[next])
-		heads[next], open[next] = <-chans[next]
 	}
+	heap.Init(&h)
+	for len(h) > 0 {
+		next := h[0].log
+		p.send(next, h[0].rec)
+		if rec, ok := <-chans[next]; ok {
+			h[0].rec = rec
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
+	}
+}
+
+// heads are the next records of the logs being merged, earliest first;
+// at one time, the log given first.
+type head struct {
+	rec chain.Record
+	log int
+}
+
+type heads []head
+
+func (h heads) Len() int { return len(h) }
+func (h heads) Less(i, j int) bool {
+	if !h[i].rec.TS.Equal(h[j].rec.TS) {
+		return h[i].rec.TS.Before(h[j].rec.TS)
+	}
+	return h[i].log < h[j].log
+}
+func (h heads) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *heads) Push(x any)   { *h = append(*h, x.(head)) }
+func (h *heads) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // finish completes one log's report once every worker is done.

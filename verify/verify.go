@@ -25,6 +25,10 @@ const (
 	// host's clock set back, or records written elsewhere and spliced in
 	// with their hashes redone); the chain itself is intact.
 	WarnTime = "time"
+	// WarnNoStore is a warning about a whole log (seq 0): its results
+	// refer to stored content and its evidence store does not exist, so
+	// every output counts as purged.
+	WarnNoStore = "evidence-store"
 )
 
 // Finding is one disagreement between a log and what it should be.

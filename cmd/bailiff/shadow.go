@@ -222,6 +222,9 @@ pull-request comment.`,
 	return c
 }
 
+// spillHint is what to do when the changed calls could not be kept.
+const spillHint = "shadow keeps every changed call in a temporary file: set TMPDIR to a directory with room, or give --examples N to keep N of each kind in memory"
+
 func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args []string) error {
 	defer offlineMemory()()
 	cand, err := loadPolicy(stdin, p.candidate, nil)
@@ -269,7 +272,7 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 		return compareErr(err)
 	}
 	if err := d.Err(); err != nil {
-		return err
+		return usageErr(err, spillHint)
 	}
 	if regranted != nil {
 		if err := regranted.check(); err != nil {
@@ -284,7 +287,7 @@ func runShadow(stdin io.Reader, stdout, stderr io.Writer, p shadowParams, args [
 	// Every changed call is listed, so the listing is streamed: held
 	// whole it would grow with history.
 	if err := report.Shadow(stdout, f, d, *prov); err != nil {
-		return fmt.Errorf("the output above is incomplete: %w", err)
+		return usageErr(fmt.Errorf("the output above is incomplete: %w", err), spillHint)
 	}
 	n := 0
 	for _, c := range p.failOn {

@@ -367,7 +367,10 @@ func warnVerify(stderr io.Writer, name, evidence string, rep *verify.Report, opt
 	if _, err := os.Stat(evidence); err != nil && !opt.IntegrityOnly && name != "-" && rep.Contents > 0 {
 		// Not an error: a log may be verified without its evidence, and
 		// every decision that needed it is then listed as unevaluable.
-		fmt.Fprintf(stderr, "bailiff: warning: no evidence store at %s: every tool output counts as purged\n", evidence)
+		// A CI gate reads the JSON, not stderr: it carries it too.
+		why := fmt.Sprintf("no evidence store at %s: every tool output counts as purged", evidence)
+		fmt.Fprintf(stderr, "bailiff: warning: %s\n", why)
+		rep.Warnings = append(rep.Warnings, verify.Finding{File: name, Kind: verify.WarnNoStore, Reason: why})
 	}
 	if live {
 		// A writer is appending: its last line may simply be unfinished.
