@@ -19,13 +19,28 @@ type Cache struct {
 	ev       chain.EvidenceStore
 	mu       sync.Mutex
 	policies map[string]*policyEntry
-
-	// texts caches evidence text by digest: content is addressed by its
-	// hash, so one read serves every result that shares it.
-	texts     map[string]string
-	textBytes int
-	maxText   int
+	texts    *Texts
 }
+
+// Texts caches evidence text by digest for one or more logs' caches:
+// content is addressed by its hash, so one read serves every result that
+// shares it. The logs read together share one bound, so a hundred logs
+// keep no more than one; an entry is still only ever its own log's, since
+// one log's store must not answer for another's missing evidence.
+type Texts struct {
+	mu    sync.Mutex
+	texts map[textKey]string
+	bytes int
+}
+
+type textKey struct {
+	owner  *Cache
+	digest string
+}
+
+// NewTexts is an empty text cache to share among the caches of logs read
+// together.
+func NewTexts() *Texts { return &Texts{} }
 
 // maxCachedText bounds the evidence text kept in memory, and
 // maxCachedOne the text of one output worth keeping: the outputs that
@@ -33,15 +48,16 @@ type Cache struct {
 // memory a large session needs.
 const (
 	maxCachedText = 8 << 20
-	minCachedText = 256 << 10
 	maxCachedOne  = 64 << 10
 )
 
 // Evidence is the output text of the evidence stored under digest.
 func (v *Cache) Evidence(digest string) (string, error) {
-	v.mu.Lock()
-	text, ok := v.texts[digest]
-	v.mu.Unlock()
+	key := textKey{v, digest}
+	t := v.texts
+	t.mu.Lock()
+	text, ok := t.texts[key]
+	t.mu.Unlock()
 	if ok {
 		return text, nil
 	}
@@ -55,16 +71,16 @@ func (v *Cache) Evidence(digest string) (string, error) {
 	if len(text) > maxCachedOne {
 		return text, nil
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.textBytes+len(text) > v.maxText {
-		v.texts, v.textBytes = map[string]string{}, 0
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.bytes+len(text) > maxCachedText {
+		t.texts, t.bytes = map[textKey]string{}, 0
 	}
-	if v.texts == nil {
-		v.texts = map[string]string{}
+	if t.texts == nil {
+		t.texts = map[textKey]string{}
 	}
-	v.texts[digest] = text
-	v.textBytes += len(text)
+	t.texts[key] = text
+	t.bytes += len(text)
 	return text, nil
 }
 
@@ -74,14 +90,12 @@ type policyEntry struct {
 }
 
 // NewCache is an empty cache over the evidence store ev.
-func NewCache(ev chain.EvidenceStore) *Cache { return NewSharedCache(ev, 1) }
+func NewCache(ev chain.EvidenceStore) *Cache { return NewSharedCache(ev, NewTexts()) }
 
-// NewSharedCache is one of n caches read at once (a log of n verified
-// together): they share maxCachedText, each keeping at least
-// minCachedText, so a hundred logs keep 25 MB at most and not 800, while
-// each still holds the short outputs its sessions repeat.
-func NewSharedCache(ev chain.EvidenceStore, n int) *Cache {
-	return &Cache{ev: ev, policies: map[string]*policyEntry{}, maxText: max(minCachedText, maxCachedText/max(n, 1))}
+// NewSharedCache is an empty cache over ev whose evidence text is kept in
+// texts, with the other logs read at once.
+func NewSharedCache(ev chain.EvidenceStore, texts *Texts) *Cache {
+	return &Cache{ev: ev, policies: map[string]*policyEntry{}, texts: texts}
 }
 
 // Policy loads the embedded policy text of a session record, once per

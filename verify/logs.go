@@ -55,12 +55,13 @@ func Logs(inputs []Input, opt Options) ([]*Report, error) {
 	}
 	vs := make([]*verifier, len(inputs))
 	rds := make([]*chain.Reader, len(inputs))
+	texts := audit.NewTexts()
 	for i, in := range inputs {
 		follow := opt.Follow
 		if in.Follow != nil {
 			follow = in.Follow
 		}
-		vs[i] = &verifier{file: in.Name, cache: audit.NewSharedCache(in.Evidence, len(inputs)), key: opt.Key, approvers: opt.ApproverKeys, follow: follow}
+		vs[i] = &verifier{file: in.Name, cache: audit.NewSharedCache(in.Evidence, texts), key: opt.Key, approvers: opt.ApproverKeys, follow: follow}
 		if a, ok := in.Evidence.(interface{ Absent() bool }); ok && a.Absent() {
 			vs[i].noStore = true
 		}
