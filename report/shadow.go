@@ -129,7 +129,9 @@ type shadowGroup struct {
 	Counts map[string]int `json:"counts"`
 }
 
-type shadowExample struct {
+// exampleFields are a changed call's fields, but its arguments, as
+// shadow --format json writes them and the pack reads them back.
+type exampleFields struct {
 	Type      string `json:"type"`
 	Category  string `json:"category"`
 	File      string `json:"file"`
@@ -140,6 +142,11 @@ type shadowExample struct {
 	Baseline  string `json:"baseline"`
 	Candidate string `json:"candidate"`
 	Reason    string `json:"reason"`
+}
+
+// shadowExample is a changed call as the pack reads it.
+type shadowExample struct {
+	exampleFields
 	// Args are the call's arguments as recorded; Redacted names the
 	// paths whose values the log does not hold.
 	Args     map[string]any `json:"args"`
@@ -285,18 +292,9 @@ func shadowGroupsOf(d *shadow.Diff) []shadowGroupSet {
 // exampleLine is a changed call as shadow --format json writes it: the
 // arguments are the JSON the diff kept, written as they are.
 type exampleLine struct {
-	Type      string          `json:"type"`
-	Category  string          `json:"category"`
-	File      string          `json:"file"`
-	Session   string          `json:"session"`
-	Pos       int             `json:"pos"`
-	Call      string          `json:"call"`
-	Tool      string          `json:"tool"`
-	Baseline  string          `json:"baseline"`
-	Candidate string          `json:"candidate"`
-	Reason    string          `json:"reason"`
-	Args      json.RawMessage `json:"args"`
-	Redacted  []string        `json:"redacted,omitempty"`
+	exampleFields
+	Args     json.RawMessage `json:"args"`
+	Redacted []string        `json:"redacted,omitempty"`
 }
 
 // categoryCounts is m with every category present, zero or not.
@@ -327,8 +325,8 @@ func shadowJSON(w io.Writer, d *shadow.Diff, prov Provenance, groups []shadowGro
 		if c.ArgsErr != "" {
 			return fmt.Errorf("call %s of %s: its arguments cannot be written as JSON: %s", c.ID, c.File, c.ArgsErr)
 		}
-		return enc.Encode(exampleLine{Type: "example", Category: c.Category, File: c.File, Session: c.Session, Pos: c.Pos,
-			Call: c.ID, Tool: c.Tool, Baseline: outcomeText(c.Baseline), Candidate: outcomeText(c.Candidate), Reason: c.Candidate.Reason,
+		return enc.Encode(exampleLine{exampleFields: exampleFields{Type: "example", Category: c.Category, File: c.File, Session: c.Session, Pos: c.Pos,
+			Call: c.ID, Tool: c.Tool, Baseline: outcomeText(c.Baseline), Candidate: outcomeText(c.Candidate), Reason: c.Candidate.Reason},
 			Args: c.Args, Redacted: c.Redacted})
 	})
 }
