@@ -97,15 +97,7 @@ func TestAttackPackSyncedPutDedupesAgainstDamagedEntry(t *testing.T) {
 	offs := advSeg(t, dir, 1, []advEntry{x}, true)
 	advZeroAt(t, segName(dir, 1, segData), offs[0], len(x.data))
 
-	e := OpenEvidence(dir)
-	d, err := e.Put(x.data, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
-	if got, err := OpenEvidence(dir).Get(d); err != nil || !bytes.Equal(got, x.data) {
-		t.Fatalf("synced Put returned nil, but Get = %q, %v", got, err)
-	}
+	putThenGet(t, dir, x)
 }
 
 // 1b. The same with only the (never synced) index surviving: the index
@@ -116,15 +108,7 @@ func TestAttackPackSyncedPutDedupesAgainstIndexOnly(t *testing.T) {
 	advSeg(t, dir, 1, []advEntry{x}, true)
 	advZeroAt(t, segName(dir, 1, segData), int64(len(packMagic)), entryHead+len(x.data))
 
-	e := OpenEvidence(dir)
-	d, err := e.Put(x.data, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
-	if got, err := OpenEvidence(dir).Get(d); err != nil || !bytes.Equal(got, x.data) {
-		t.Fatalf("synced Put returned nil, but Get = %q, %v", got, err)
-	}
+	putThenGet(t, dir, x)
 }
 
 // 2. Content stored twice (two writers): the first copy synced and whole,
@@ -193,12 +177,7 @@ func TestAttackPackWipeTrustsIndex(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ev")
 	x, y := advE(`{"text":"SECRET-AAAA"}`), advE(`{"text":"public-BBBB"}`)
 	advSeg(t, dir, 1, []advEntry{x, y}, true)
-	idx, _ := os.ReadFile(segName(dir, 1, segIndex))
-	a, b := len(indexMagic), len(indexMagic)+indexEntry
-	first := append([]byte{}, idx[a:a+32]...)
-	copy(idx[a:a+32], idx[b:b+32])
-	copy(idx[b:b+32], first)
-	os.WriteFile(segName(dir, 1, segIndex), idx, 0o600)
+	swapIndexDigests(t, dir)
 
 	if err := OpenEvidence(dir).Remove(fmt.Sprintf("sha256:%x", x.key)); err != nil {
 		t.Fatal(err)
@@ -675,5 +654,21 @@ func TestAttackPackDamageInTheMiddleKeepsTheRest(t *testing.T) {
 	}
 	if got, err := OpenEvidence(dir).Get(fmt.Sprintf("sha256:%x", b.key)); err != nil || !bytes.Equal(got, b.data) {
 		t.Errorf("kept content after the purge: %q, %v", got, err)
+	}
+}
+
+// putThenGet stores x synced over whatever the store holds, and reads it
+// back from a store opened afresh: a synced Put that returned nil must
+// have left x readable.
+func putThenGet(t *testing.T, dir string, x advEntry) {
+	t.Helper()
+	e := OpenEvidence(dir)
+	d, err := e.Put(x.data, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	if got, err := OpenEvidence(dir).Get(d); err != nil || !bytes.Equal(got, x.data) {
+		t.Fatalf("synced Put returned nil, but Get = %q, %v", got, err)
 	}
 }

@@ -87,14 +87,7 @@ func TestPackCrashAtEveryByte(t *testing.T) {
 func TestPackIndexThatLies(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ev")
 	ds, data := packOf(t, dir, 4, false)
-	idx, _ := os.ReadFile(segName(dir, 1, segIndex))
-	// Swap the first two entries' digests: each now names the other's
-	// place, and the offsets still chain.
-	a, b := len(indexMagic), len(indexMagic)+indexEntry
-	first := append([]byte{}, idx[a:a+32]...)
-	copy(idx[a:a+32], idx[b:b+32])
-	copy(idx[b:b+32], first)
-	os.WriteFile(segName(dir, 1, segIndex), idx, 0o600)
+	swapIndexDigests(t, dir)
 	e := OpenEvidence(dir)
 	for i, d := range ds {
 		if got, err := e.Get(d); err != nil || !bytes.Equal(got, data[i]) {
@@ -451,5 +444,23 @@ func TestPackTakesUpTheLastSegment(t *testing.T) {
 	}
 	if got, err := OpenEvidence(dir).Get(Digest([]byte("after the tear"))); err != nil || string(got) != "after the tear" {
 		t.Fatalf("content after the tear: %q, %v", got, err)
+	}
+}
+
+// swapIndexDigests swaps the digests of the first two entries of the
+// first segment's index: each then names the other's place, and the
+// offsets still chain.
+func swapIndexDigests(t *testing.T, dir string) {
+	t.Helper()
+	idx, err := os.ReadFile(segName(dir, 1, segIndex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := len(indexMagic), len(indexMagic)+indexEntry
+	first := append([]byte{}, idx[a:a+32]...)
+	copy(idx[a:a+32], idx[b:b+32])
+	copy(idx[b:b+32], first)
+	if err := os.WriteFile(segName(dir, 1, segIndex), idx, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -99,18 +99,10 @@ func (d *fastDecoder) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k] = v
-		d.space()
-		if d.i >= len(d.raw) {
+		if more, ok := d.after('}'); !ok {
 			return nil, false
-		}
-		switch d.raw[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
+		} else if !more {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -130,20 +122,30 @@ func (d *fastDecoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		l = append(l, v)
-		d.space()
-		if d.i >= len(d.raw) {
+		if more, ok := d.after(']'); !ok {
 			return nil, false
-		}
-		switch d.raw[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
+		} else if !more {
 			return l, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// after reads what follows a member or an element: a comma (more
+// follow), the closing bracket (ok, no more), or anything else (not ok).
+func (d *fastDecoder) after(closing byte) (more, ok bool) {
+	d.space()
+	if d.i >= len(d.raw) {
+		return false, false
+	}
+	switch d.raw[d.i] {
+	case ',':
+		d.i++
+		return true, true
+	case closing:
+		d.i++
+		return false, true
+	}
+	return false, false
 }
 
 // number takes JSON's number grammar exactly, and keeps its text.
