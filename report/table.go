@@ -43,6 +43,15 @@ func (t *table) measure(cells []string) {
 	}
 }
 
+// width is column i's width; a cell past the header's columns has none
+// of its own, and is written as it is rather than stop the output.
+func (t *table) width(i int) int {
+	if i < len(t.widths) {
+		return t.widths[i]
+	}
+	return 0
+}
+
 // header writes the header row, and under it Markdown's separator.
 func (t *table) header(w *bufio.Writer, cells []string) {
 	t.row(w, cells)
@@ -66,7 +75,7 @@ func (t *table) row(w *bufio.Writer, cells []string) {
 			c = t.clean(c)
 			w.WriteByte(' ')
 			w.WriteString(c)
-			pad(w, t.widths[i]-width(c))
+			pad(w, t.width(i)-width(c))
 			w.WriteString(" |")
 		}
 		w.WriteByte('\n')
@@ -80,7 +89,7 @@ func (t *table) row(w *bufio.Writer, cells []string) {
 		}
 		line.WriteString(c)
 		if i < len(cells)-1 {
-			line.WriteString(strings.Repeat(" ", max(0, t.widths[i]-width(c))))
+			line.WriteString(strings.Repeat(" ", max(0, t.width(i)-width(c))))
 		}
 	}
 	w.WriteString(strings.TrimRight(line.String(), " "))

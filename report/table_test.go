@@ -120,3 +120,14 @@ func FuzzTable(f *testing.F) {
 		}
 	})
 }
+
+// TestTableRowLongerThanHeader: a row with more cells than the header is
+// drawn, never a panic: one bad row must not stop a listing.
+func TestTableRowLongerThanHeader(t *testing.T) {
+	for _, md := range []bool{false, true} {
+		got := drawn(t, md, []string{"A"}, [][]string{{"x", "extra"}})
+		if !strings.Contains(got, "extra") {
+			t.Errorf("md=%v: the extra cell is gone:\n%s", md, got)
+		}
+	}
+}
