@@ -30,6 +30,7 @@ func main() {
 	}
 	cmd := exec.Command("go", args...)
 	cmd.Stderr = os.Stderr
+	cmd.Env = raceEnv(os.Environ(), os.Args[1:])
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testrun:", err)
@@ -57,6 +58,40 @@ func main() {
 // namesPackage tells whether the arguments name a package: an argument
 // that is no flag, and no flag's value. Only go test's flags that take a
 // separate value are known here; the rest are written -flag=value.
+// raceEnv is env for a run with the race detector: unless GORACE says
+// otherwise, a race-built process that exits waits 10 ms for a report in
+// progress on another thread, not the runtime's 1 s. The CLI tests run
+// the race-built test binary as bailiff hundreds of times, and the 1 s
+// wait at each exit was most of their time (a race found before exit is
+// reported when found, and still fails the run).
+func raceEnv(env, args []string) []string {
+	race := false
+	for _, a := range args {
+		if a == "-race" || a == "--race" || a == "-race=true" || a == "--race=true" {
+			race = true
+		}
+		if a == "-args" {
+			break
+		}
+	}
+	if !race {
+		return env
+	}
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
+			if strings.Contains(v, "atexit_sleep_ms=") {
+				return env
+			}
+			out := append([]string(nil), env...)
+			out[i] = strings.TrimSpace("GORACE=" + v + " " + raceExitSleep)
+			return out
+		}
+	}
+	return append(append([]string(nil), env...), "GORACE="+raceExitSleep)
+}
+
+const raceExitSleep = "atexit_sleep_ms=10"
+
 func namesPackage(args []string) bool {
 	takesValue := map[string]bool{"-run": true, "-skip": true, "-count": true, "-timeout": true, "-p": true, "-parallel": true,
 		"-bench": true, "-benchtime": true, "-cpu": true, "-tags": true, "-fuzz": true, "-fuzztime": true, "-coverprofile": true, "-covermode": true}

@@ -100,3 +100,34 @@ func TestReadmeAndCIRunIt(t *testing.T) {
 		t.Error(".ci/run does not run the README's test command with -race")
 	}
 }
+
+// A race-built process waits at exit (1 s unless GORACE says otherwise);
+// the runner shortens the wait, and leaves a GORACE that sets it alone.
+func TestRaceEnv(t *testing.T) {
+	for _, c := range []struct {
+		env, args string
+		want      string // GORACE in the result; "-" for none
+	}{
+		{"HOME=/h", "-race", "atexit_sleep_ms=10"},
+		{"HOME=/h", "-race=true ./proxy", "atexit_sleep_ms=10"},
+		{"HOME=/h", "-run TestX", "-"},
+		{"HOME=/h", "-args -race", "-"},
+		{"GORACE=halt_on_error=1", "-race", "halt_on_error=1 atexit_sleep_ms=10"},
+		{"GORACE=atexit_sleep_ms=500", "-race", "atexit_sleep_ms=500"},
+	} {
+		env := strings.Fields(c.env)
+		before := append([]string(nil), env...)
+		got := "-"
+		for _, kv := range raceEnv(env, strings.Fields(c.args)) {
+			if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
+				got = v
+			}
+		}
+		if got != c.want {
+			t.Errorf("raceEnv(%q, %q): GORACE %q, want %q", c.env, c.args, got, c.want)
+		}
+		if strings.Join(env, " ") != strings.Join(before, " ") {
+			t.Errorf("raceEnv(%q, %q) changed its input", c.env, c.args)
+		}
+	}
+}
