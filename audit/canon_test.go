@@ -106,6 +106,10 @@ func FuzzDecodeFast(f *testing.F) {
 	}
 	f.Add([]byte(`{"call":"c1","tool":"t","args":{"a":[1,-0.5e+3,"\u2028<&>\u0001\b\f\"\\",true,false,null,{}],"b":{"z":1,"a":[]}},"redacted":["a"],"resolved":{"x":"2","y":"1"},"digest":"d","elicit":true,"trace":"0af7651916cd43dd8448eb211c80319c","verdict":"deny","check":"taint","reason":"r","tainted_by":{"seq":3,"server":"s","tool":"t"},"destination":"x","grant":"g"}`))
 	f.Add([]byte(`{"call":"c1","server":"s","tool":"t","channel":"resources/read","status":"ok","content":"sha256:00","size":12}`))
+	// Field names as argument names, an escaped field name, a quote
+	// escaped inside a name.
+	f.Add([]byte(`{"call":"c1","tool":"t","args":{"args":{"call":"x"},"seq":1,"tool":"y"},"digest":"d","verdict":"allow","check":"rules","reason":"r"}`))
+	f.Add([]byte(`{"c\u0061ll":"c1","tool":"t","args":{"a\"b":"\"x\""},"digest":"d","verdict":"allow"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, pair := range [][2]any{{&CallBody{}, &CallBody{}}, {&ResultBody{}, &ResultBody{}}} {
 			if !pair[0].(chain.FastDecoder).DecodeFast(data) {
@@ -182,4 +186,40 @@ func fixtureBodies(tb testing.TB) [][]byte {
 		tb.Fatal("no fixture bodies")
 	}
 	return out
+}
+
+// FuzzAppendJSONString: the hand string encoder, with its eight-byte
+// skips, writes exactly what encoding/json writes without HTML escaping,
+// whatever bytes sit at whatever offset.
+func FuzzAppendJSONString(f *testing.F) {
+	f.Add("The quarterly numbers are attached; please review before Friday.")
+	f.Add("0123456\"89abcdef\\01234567\x1f9abcdef\u2028x\xffyz <&> \u00e9\u4e16\U0001F600")
+	f.Add("aaaaaaa\x7f\x80aaaaaaaaaaaaaaaaa")
+	f.Fuzz(func(t *testing.T, s string) {
+		var std bytes.Buffer
+		enc := json.NewEncoder(&std)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(std.Bytes(), []byte("\n"))
+		if got := appendJSONString([]byte("x"), s); !bytes.Equal(got[1:], want) || got[0] != 'x' {
+			t.Fatalf("appendJSONString(%q) = %s, encoding/json writes %s", s, got[1:], want)
+		}
+	})
+}
+
+// plain8 agrees with a byte-by-byte look over every byte value in every
+// position of the word.
+func TestPlain8(t *testing.T) {
+	for pos := 0; pos < 8; pos++ {
+		for c := 0; c < 256; c++ {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			want := c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
+			if got := plain8(string(w)); got != want {
+				t.Errorf("plain8 with byte %#x at %d = %v, want %v", c, pos, got, want)
+			}
+		}
+	}
 }

@@ -164,7 +164,7 @@ func scanMembers(p *parser, field func(*parser, string) bool) bool {
 		return true
 	}
 	for {
-		k, ok := p.str()
+		k, ok := p.key()
 		if !ok || !p.byte(':') || !field(p, k) {
 			return false
 		}
@@ -278,18 +278,66 @@ func (p *parser) str() (string, bool) {
 		return "", false
 	}
 	start := p.i
-	for p.i < len(p.b) {
-		switch c := p.b[p.i]; c {
-		case '"':
-			s := string(p.b[start:p.i])
-			p.i++
-			return s, true
-		case '\\':
-			return p.escaped(start)
-		}
-		p.i++
+	n := bytes.IndexByte(p.b[start:], '"')
+	if n < 0 {
+		return "", false
 	}
-	return "", false
+	if e := bytes.IndexByte(p.b[start:start+n], '\\'); e >= 0 {
+		p.i = start + e
+		return p.escaped(start)
+	}
+	p.i = start + n + 1
+	return string(p.b[start : start+n]), true
+}
+
+// key reads a member's name. The names of a record's own fields are
+// given as constants, not copied, since every record has them; any
+// other name is read as str reads it.
+func (p *parser) key() (string, bool) {
+	if p.i < len(p.b) && p.b[p.i] == '"' {
+		if n := bytes.IndexByte(p.b[p.i+1:], '"'); n >= 0 {
+			if k := fieldName(p.b[p.i+1 : p.i+1+n]); k != "" {
+				p.i += n + 2
+				return k, true
+			}
+		}
+	}
+	return p.str()
+}
+
+// fieldName is name as a constant when it is one of the fields of a
+// call, result or source body; "" otherwise. The switch on a converted
+// slice does not copy it.
+func fieldName(name []byte) string {
+	switch string(name) {
+	case "call":
+		return "call"
+	case "server":
+		return "server"
+	case "tool":
+		return "tool"
+	case "digest":
+		return "digest"
+	case "args":
+		return "args"
+	case "verdict":
+		return "verdict"
+	case "check":
+		return "check"
+	case "rule":
+		return "rule"
+	case "reason":
+		return "reason"
+	case "status":
+		return "status"
+	case "content":
+		return "content"
+	case "size":
+		return "size"
+	case "seq":
+		return "seq"
+	}
+	return ""
 }
 
 // escaped finishes a string that has escapes, from its start.
