@@ -35,6 +35,8 @@ func TestOfflineMemoryFollowsLiveHeap(t *testing.T) {
 	wait(offlineLimit) // little live: the floor
 	live.Store(160 << 20)
 	wait(240 << 20) // half again what is live
+	live.Store(48 << 20)
+	wait(80 << 20) // never less than offlineHeadroom over it
 	live.Store(20 << 20)
 	wait(offlineLimit) // and back down
 	close(stop)
