@@ -28,6 +28,9 @@ type Session struct {
 	state *engine.State
 	log   Log // nil for a session read back: nothing is written
 	calls map[string]*Pending
+	done  map[string]settled // calls settled with their results (settled.go)
+	rare  map[string]rareCall
+	names names
 }
 
 // Log is where a session's records go (a *chain.Writer). A result is
@@ -181,7 +184,7 @@ func (s *Session) DecideAs(p *engine.Policy, c *engine.Call, now time.Time) engi
 // not applied. A new call ends the wait for an answer to an earlier ask:
 // an unanswered ask stays an ask (no answer is a deny).
 func (s *Session) Call(now time.Time, c *engine.Call, d engine.Decision, body *CallBody) (*Pending, error) {
-	if _, dup := s.calls[c.ID]; dup {
+	if s.Made(c.ID) {
 		return nil, errors.New(reusedID(s.state.Session, c.ID))
 	}
 	if s.log != nil {
@@ -222,13 +225,16 @@ func reusedID(session, id string) string {
 // id already used is refused, and asking this costs no error value on the
 // path every call takes.
 func (s *Session) Made(id string) bool {
-	_, ok := s.calls[id]
+	if _, ok := s.calls[id]; ok {
+		return true
+	}
+	_, ok := s.done[id]
 	return ok
 }
 
 // Lookup is the call the session made with id.
 func (s *Session) Lookup(id string) (*Pending, error) {
-	pc, ok := s.calls[id]
+	pc, ok := s.pending(id)
 	if !ok {
 		return nil, fmt.Errorf("answers call %q, which session %q has not made", id, s.state.Session)
 	}
@@ -334,14 +340,12 @@ func (s *Session) Result(now time.Time, pos int, body *ResultBody, out *Output) 
 	if body.Status != StatusOK && body.Call != "" {
 		s.state.Failed(body.Call, now)
 	}
-	if pc := s.calls[body.Call]; pc != nil && !pc.waiting && pc.call.Args != nil {
+	if pc := s.calls[body.Call]; pc != nil && !pc.waiting {
 		// A call with its result is settled: only its id, server, tool
-		// and digest are asked of it again (grants, sources). Its
-		// arguments would otherwise stay in memory for the whole of a
-		// long-lived gateway session.
-		c := *pc.call
-		c.Args = nil
-		pc.call = &c
+		// and digest are asked of it again (grants, sources). It is kept
+		// without its arguments and decision, which would otherwise
+		// stay in memory for the whole of a long-lived session.
+		s.keep(body.Call, pc)
 	}
 	switch {
 	case out == nil:

@@ -3,7 +3,9 @@ package audit
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -269,7 +271,90 @@ func TestASettledCallLetsGoOfItsArguments(t *testing.T) {
 	if _, err := s.Result(t0, 2, &ResultBody{Call: "c1", ToolRef: engine.ToolRef{Tool: "send"}, Status: StatusOK}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if pc.Call().Args != nil || pc.Call().Digest != c.Digest || c.Args == nil {
-		t.Errorf("after its result: args %v digest %q (caller's args %v)", pc.Call().Args, pc.Call().Digest, c.Args)
+	kept, err := s.Lookup("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Call().Args != nil || kept.Call().Digest != c.Digest || kept.Call().ToolRef != c.ToolRef || c.Args == nil {
+		t.Errorf("after its result: args %v digest %q tool %v (caller's args %v)", kept.Call().Args, kept.Call().Digest, kept.Call().ToolRef, c.Args)
+	}
+	if kept.Decision().Verdict != pc.Decision().Verdict || kept.Waiting() {
+		t.Errorf("after its result: verdict %s waiting %v, want %s and not waiting", kept.Decision().Verdict, kept.Waiting(), pc.Decision().Verdict)
+	}
+}
+
+// TestSettledCallsAreKeptSmall: a long session keeps every call it made
+// (ids are never reused, grants name calls), so a settled call is kept as
+// its id, tool, digest and verdict: what is asked of it again, read back
+// the same, and a few dozen bytes rather than the hundreds its decoded
+// call and decision take.
+func TestSettledCallsAreKeptSmall(t *testing.T) {
+	p, err := engine.Load("p", []byte(testPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(Config{Policy: p}, t0, "s1", &SessionBody{Server: "srv", Principal: engine.Principal{Subject: "ana"},
+		Tools: []engine.ToolDef{{Name: "send"}, {Name: "pay"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000
+	hmac := "hmac-sha256:" + strings.Repeat("ab", 32)
+	made := func(i int) *engine.Call {
+		c := call(fmt.Sprintf("call-%06d", i), "send")
+		if i%7 == 0 {
+			c.Digest = hmac // a keyed digest is kept as written
+		}
+		if i%11 == 0 {
+			c.Digest = strings.ToUpper(c.Digest) // and so is any other form
+		}
+		return c
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		c := made(i)
+		d := engine.Decision{Verdict: engine.Allow, Check: engine.CheckRules, Rule: "send", Reason: fmt.Sprintf("rule send: allow (%d)", i)}
+		if _, err := s.Call(t0, c, d, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Result(t0, 2*i+2, &ResultBody{Call: c.ID, ToolRef: engine.ToolRef{Tool: "send"}, Status: StatusOK}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perCall := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("%d settled calls: %d bytes each", n, perCall)
+	// The session's share is about 110 bytes a call, the engine's
+	// forwarded-call index about 90, the ids themselves 16.
+	if perCall > 300 {
+		t.Errorf("a settled call holds %d bytes; kept whole it held about 500", perCall)
+	}
+	for _, i := range []int{0, 1, 7, 11, 77, n - 1} {
+		want := made(i)
+		id := want.ID
+		if !s.Made(id) {
+			t.Fatalf("%s not made", id)
+		}
+		if _, err := s.Call(t0, made(i), engine.Decision{Verdict: engine.Allow}, nil); err == nil || !strings.Contains(err.Error(), "used twice") {
+			t.Errorf("%s made again: %v", id, err)
+		}
+		pc, err := s.Lookup(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := pc.Call()
+		if got.ID != id || got.ToolRef != want.ToolRef || got.Digest != want.Digest || got.Args != nil || pc.Decision().Verdict != engine.Allow || pc.Waiting() {
+			t.Errorf("%s read back as %+v, verdict %s", id, *got, pc.Decision().Verdict)
+		}
+		// A second result (another channel's) finds it, and keeps it again.
+		if _, err := s.Result(t0, 3*n+i, &ResultBody{Call: id, ToolRef: engine.ToolRef{Tool: "send"}, Status: StatusOK}, nil); err != nil {
+			t.Errorf("a second result for %s: %v", id, err)
+		}
+	}
+	if _, err := s.Lookup("call-999999"); err == nil {
+		t.Error("a call never made was found")
 	}
 }
