@@ -31,9 +31,17 @@ type sides struct {
 	base    *audit.Session   // the baseline's session, which its driver keeps
 	own     []*audit.Session // by candidate: its own session, nil on base's state
 	ledgers []*audit.Ledger  // by candidate: where its own sessions count together
-	pairs   [][]Pair
-	index   map[string]int // a call's pair, the same in every candidate's
-	err     error          // the first failure: the session's pairs are incomplete
+	// pairs holds, by candidate, the pairs not yet handed on, from the
+	// session's call number first on; asked says which wait for a grant.
+	// Pairs are handed on once they and every pair before them are final
+	// (handOn), so a long session holds only what follows its oldest
+	// unanswered ask (it held every call, with its arguments, until its
+	// end).
+	pairs [][]Pair
+	asked []bool
+	first int
+	index map[string]int // an asked call's number, the same in every candidate's
+	err   error          // the first failure: the session's pairs are incomplete
 }
 
 func newSides(cands []*engine.Policy, ledgers []*audit.Ledger, remap Remap, file string, fn func(int, Pair)) *sides {
@@ -92,10 +100,50 @@ func (sd *sides) call(now time.Time, pos int, label string, c *engine.Call, db e
 			return err
 		}
 	}
-	if len(sd.cands) > 0 {
-		sd.index[c.ID] = len(sd.pairs[0]) - 1
+	if len(sd.cands) == 0 {
+		return nil
 	}
+	// Only a call the baseline asked waits for a grant (settle): any
+	// other pair is final as it is made.
+	waits := db.Verdict == engine.Ask
+	sd.asked = append(sd.asked, waits)
+	if waits {
+		sd.index[c.ID] = sd.first + len(sd.asked) - 1
+		return nil
+	}
+	sd.handOn(false)
 	return nil
+}
+
+// handOnBatch is how many final pairs wait to be handed on together: the
+// sessions of a log are compared on several workers, which share where
+// the pairs go, and a pair handed on at each call had them take turns at
+// it (shadow 15% slower); a batch is handed on as a session's pairs were.
+const handOnBatch = 256
+
+// handOn hands on, in call order, the pairs that are final with every
+// pair before them once there are handOnBatch, or, all, every pair held.
+func (sd *sides) handOn(all bool) {
+	n := 0
+	for n < len(sd.asked) && (all || !sd.asked[n]) {
+		n++
+	}
+	if n == 0 || !all && n < handOnBatch {
+		return
+	}
+	for i, ps := range sd.pairs {
+		for _, p := range ps[:n] {
+			sd.fn(i, p)
+		}
+		// fn took copies: what is left moves to the front, and the
+		// array is filled again by the calls that follow.
+		rest := copy(ps, ps[n:])
+		clear(ps[rest:])
+		sd.pairs[i] = ps[:rest]
+	}
+	rest := copy(sd.asked, sd.asked[n:])
+	sd.asked = sd.asked[:rest]
+	sd.first += n
 }
 
 // grant keeps g, for a later identical call, on every side.
@@ -110,10 +158,11 @@ func (sd *sides) grant(now time.Time, g engine.Grant) {
 // settle answers the asked call with grant g: the baseline settled it as
 // db; a candidate that asked it too is answered by the same grant.
 func (sd *sides) settle(now time.Time, call string, g engine.Grant, db engine.Decision) error {
-	at, ok := sd.index[call]
+	n, ok := sd.index[call]
 	if !ok {
 		return fmt.Errorf("grant answers call %q, which session %q has not made", call, sd.session)
 	}
+	at := n - sd.first
 	for i, cand := range sd.cands {
 		s := sd.own[i]
 		if s == nil {
@@ -134,6 +183,9 @@ func (sd *sides) settle(now time.Time, call string, g engine.Grant, db engine.De
 			}
 		}
 	}
+	delete(sd.index, call)
+	sd.asked[at] = false
+	sd.handOn(false)
 	return nil
 }
 
@@ -159,15 +211,8 @@ func (sd *sides) tools(now time.Time, body *audit.ToolsBody) {
 // flush hands the session's pairs on and closes its sides, ready for the
 // next session.
 func (sd *sides) flush() {
-	for i, ps := range sd.pairs {
-		for _, p := range ps {
-			sd.fn(i, p)
-		}
-		// fn took copies: the array is filled again by the next session.
-		clear(ps)
-		sd.pairs[i] = ps[:0]
-	}
-	sd.index = nil
+	sd.handOn(true)
+	sd.index, sd.first = nil, 0
 	sd.close()
 }
 
