@@ -28,7 +28,9 @@ type Pair struct {
 
 // CompareSession drives one session's events under a baseline and a candidate
 // at once and calls fn with every call's pair of final decisions, in
-// order, when the session ends.
+// order, once the pair and every pair before it are final (a pair the
+// baseline asked is final when a grant answers it, or when the session
+// ends).
 //
 // History is the baseline's: what it allowed was forwarded, spent budget
 // and produced the outputs the events hold; what it asked was answered by
@@ -42,8 +44,9 @@ func CompareSession(base, cand *engine.Policy, file string, events []audit.Event
 
 // compareSessions is CompareSession for several candidates at once, over
 // one baseline: the history is applied once, and each output analyzed
-// once, for all of them. fn is called with the candidate's index; a
-// session's pairs are handed on candidate by candidate, each in order.
+// once, for all of them. fn is called with the candidate's index; each
+// candidate's pairs are handed on in order, a batch of every
+// candidate's at a time (sides.handOn).
 // The events are not changed: an output read from a log is read when its
 // step is taken, and let go after.
 func compareSessions(base *engine.Policy, cands []*engine.Policy, remap Remap, file string, events []audit.Event, fn func(int, Pair)) error {
