@@ -43,7 +43,11 @@ type Log interface {
 	Next() int64
 }
 
-// Pending is a call the session has made.
+// Pending is a call the session has made. Once its result has come it
+// is kept compact (settled.go) and Lookup makes a new Pending of it: one
+// held from before then is not the session's any more, and the decision
+// of one made again holds its verdict and whether it was unevaluable,
+// nothing else (nothing asks more of a settled call).
 type Pending struct {
 	call     *engine.Call
 	decision engine.Decision

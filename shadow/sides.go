@@ -31,15 +31,19 @@ type sides struct {
 	base    *audit.Session   // the baseline's session, which its driver keeps
 	own     []*audit.Session // by candidate: its own session, nil on base's state
 	ledgers []*audit.Ledger  // by candidate: where its own sessions count together
-	// pairs holds, by candidate, the pairs not yet handed on, from the
-	// session's call number first on; asked says which wait for a grant.
-	// Pairs are handed on once they and every pair before them are final
+	// pairs holds, by candidate, the pairs of the session's calls from
+	// number first on, of which the head first are handed on already
+	// and ready more are final; asked says which wait for a grant. Pairs
+	// are handed on once they and every pair before them are final
 	// (handOn), so a long session holds only what follows its oldest
 	// unanswered ask (it held every call, with its arguments, until its
 	// end).
 	pairs [][]Pair
 	asked []bool
 	first int
+	head  int
+	ready int
+	moved int            // calls whose pairs were moved down (compact), for the tests
 	index map[string]int // an asked call's number, the same in every candidate's
 	err   error          // the first failure: the session's pairs are incomplete
 }
@@ -124,26 +128,45 @@ const handOnBatch = 256
 // handOn hands on, in call order, the pairs that are final with every
 // pair before them once there are handOnBatch, or, all, every pair held.
 func (sd *sides) handOn(all bool) {
-	n := 0
-	for n < len(sd.asked) && (all || !sd.asked[n]) {
-		n++
+	// A pair once final stays final: the run goes on from where it was
+	// last seen to end, not from the head again.
+	for sd.head+sd.ready < len(sd.asked) && (all || !sd.asked[sd.head+sd.ready]) {
+		sd.ready++
 	}
+	n := sd.ready
 	if n == 0 || !all && n < handOnBatch {
 		return
 	}
 	for i, ps := range sd.pairs {
-		for _, p := range ps[:n] {
+		for _, p := range ps[sd.head : sd.head+n] {
 			sd.fn(i, p)
 		}
-		// fn took copies: what is left moves to the front, and the
-		// array is filled again by the calls that follow.
-		rest := copy(ps, ps[n:])
+		clear(ps[sd.head : sd.head+n]) // fn took copies
+	}
+	sd.head += n
+	sd.ready = 0
+	sd.compact()
+}
+
+// compact moves the pairs still held to the front of their arrays once
+// they are no more than those handed on, so that each pair is moved
+// at most about once: moving them at every hand-on cost the square of
+// the calls held behind an ask answered late. The arrays are filled
+// again by the calls that follow.
+func (sd *sides) compact() {
+	if sd.head < len(sd.asked)-sd.head {
+		return
+	}
+	for i, ps := range sd.pairs {
+		rest := copy(ps, ps[sd.head:])
 		clear(ps[rest:])
 		sd.pairs[i] = ps[:rest]
 	}
-	rest := copy(sd.asked, sd.asked[n:])
+	rest := copy(sd.asked, sd.asked[sd.head:])
 	sd.asked = sd.asked[:rest]
-	sd.first += n
+	sd.moved += rest
+	sd.first += sd.head
+	sd.head = 0
 }
 
 // grant keeps g, for a later identical call, on every side.
@@ -212,7 +235,7 @@ func (sd *sides) tools(now time.Time, body *audit.ToolsBody) {
 // next session.
 func (sd *sides) flush() {
 	sd.handOn(true)
-	sd.index, sd.first = nil, 0
+	sd.index, sd.first, sd.head, sd.ready = nil, 0, 0, 0
 	sd.close()
 }
 
