@@ -289,15 +289,7 @@ func TestASettledCallLetsGoOfItsArguments(t *testing.T) {
 // the same, and a few dozen bytes rather than the hundreds its decoded
 // call and decision take.
 func TestSettledCallsAreKeptSmall(t *testing.T) {
-	p, err := engine.Load("p", []byte(testPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Start(Config{Policy: p}, t0, "s1", &SessionBody{Server: "srv", Principal: engine.Principal{Subject: "ana"},
-		Tools: []engine.ToolDef{{Name: "send"}, {Name: "pay"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := start(t, nil)
 	const n = 20000
 	hmac := "hmac-sha256:" + strings.Repeat("ab", 32)
 	made := func(i int) *engine.Call {

@@ -1,8 +1,7 @@
 package audit
 
 import (
-	"encoding/hex"
-
+	"bailiff/chain"
 	"bailiff/engine"
 )
 
@@ -23,8 +22,8 @@ type settled struct {
 }
 
 const (
-	unevaluable uint8 = 1 << iota
-	inRare            // rare holds the digest as written, and the redacted paths
+	keptUnevaluable uint8 = 1 << iota
+	keptRare              // rare holds the digest as written, and the redacted paths
 )
 
 // rareCall is what a settled call keeps beyond settled, when it has it.
@@ -52,17 +51,17 @@ func (n *names) of(v string) uint32 {
 	return i
 }
 
-const sha256Prefix = "sha256:"
-
 // keep moves call id, settled with its result, from s.calls to s.done.
 func (s *Session) keep(id string, pc *Pending) {
 	c := pc.call
 	k := settled{server: s.names.of(c.Server), tool: s.names.of(c.Tool), verdict: s.names.of(string(pc.decision.Verdict))}
 	if pc.decision.Unevaluable {
-		k.flags |= unevaluable
+		k.flags |= keptUnevaluable
 	}
-	if !plainDigest(c.Digest, &k.sum) || len(c.Redacted) > 0 {
-		k.flags |= inRare
+	var plain bool
+	k.sum, plain = chain.ParseDigest(c.Digest)
+	if !plain || len(c.Redacted) > 0 {
+		k.flags |= keptRare
 		if s.rare == nil {
 			s.rare = map[string]rareCall{}
 		}
@@ -73,21 +72,6 @@ func (s *Session) keep(id string, pc *Pending) {
 	}
 	s.done[id] = k
 	delete(s.calls, id)
-}
-
-// plainDigest reads d into sum when it is "sha256:" and 64 lowercase hex
-// digits, the one form that is written back the same from sum.
-func plainDigest(d string, sum *[32]byte) bool {
-	if len(d) != len(sha256Prefix)+64 || d[:len(sha256Prefix)] != sha256Prefix {
-		return false
-	}
-	for i := len(sha256Prefix); i < len(d); i++ {
-		if c := d[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	_, err := hex.Decode(sum[:], []byte(d[len(sha256Prefix):]))
-	return err == nil
 }
 
 // pending is call id as a Pending, from s.calls or, made again, from
@@ -102,14 +86,14 @@ func (s *Session) pending(id string) (*Pending, bool) {
 		return nil, false
 	}
 	c := &engine.Call{ID: id, ToolRef: engine.ToolRef{Server: s.names.list[k.server], Tool: s.names.list[k.tool]}}
-	if k.flags&inRare != 0 {
+	if k.flags&keptRare != 0 {
 		r := s.rare[id]
 		c.Digest, c.Redacted = r.digest, r.redacted
 		delete(s.rare, id)
 	} else {
-		c.Digest = sha256Prefix + hex.EncodeToString(k.sum[:])
+		c.Digest = chain.DigestOf(k.sum)
 	}
-	pc := &Pending{call: c, decision: engine.Decision{Verdict: engine.Verdict(s.names.list[k.verdict]), Unevaluable: k.flags&unevaluable != 0}}
+	pc := &Pending{call: c, decision: engine.Decision{Verdict: engine.Verdict(s.names.list[k.verdict]), Unevaluable: k.flags&keptUnevaluable != 0}}
 	delete(s.done, id)
 	s.calls[id] = pc
 	return pc, true

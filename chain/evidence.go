@@ -2,7 +2,6 @@ package chain
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -99,8 +98,7 @@ func (e *EvidenceError) Error() string {
 
 // Digest is the digest under which data is stored: "sha256:<hex>".
 func Digest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return DigestOf(sha256.Sum256(data))
 }
 
 func (e Evidence) path(digest string) (string, error) {
@@ -123,7 +121,7 @@ func (e Evidence) Put(data []byte, sync bool) (string, error) {
 	if err := e.s.put(key, data, sync); err != nil {
 		return "", err
 	}
-	return "sha256:" + hex.EncodeToString(key[:]), nil
+	return DigestOf(key), nil
 }
 
 // syncDir syncs a directory's entries; a variable so a test can see it
@@ -144,7 +142,7 @@ var syncDir = func(dir string) error {
 // removed it, ErrMissing when it is not there otherwise (or the store
 // itself is absent), an *EvidenceError when its bytes do not match.
 func (e Evidence) Get(digest string) ([]byte, error) {
-	key, ok := parseDigest(digest)
+	key, ok := ParseDigest(digest)
 	if !ok {
 		return nil, fmt.Errorf("%q is not a sha256 digest", digest)
 	}
@@ -220,7 +218,7 @@ func (e Evidence) purged(s *store, key [sha256.Size]byte, digest string) bool {
 // bytes a second purge removes. Removing what is not there is not an
 // error.
 func (e Evidence) Remove(digest string) error {
-	key, ok := parseDigest(digest)
+	key, ok := ParseDigest(digest)
 	if !ok {
 		return fmt.Errorf("%q is not a sha256 digest", digest)
 	}
@@ -247,7 +245,7 @@ func (e Evidence) Remove(digest string) error {
 // MarkPurged records that the content under digest was purged, without
 // touching the content itself.
 func (e Evidence) MarkPurged(digest string) error {
-	key, ok := parseDigest(digest)
+	key, ok := ParseDigest(digest)
 	if !ok {
 		return fmt.Errorf("%q is not a sha256 digest", digest)
 	}
@@ -263,7 +261,7 @@ func (e Evidence) Has(digest string) bool {
 
 // Purged reports whether the store holds the purge mark for digest.
 func (e Evidence) Purged(digest string) bool {
-	key, ok := parseDigest(digest)
+	key, ok := ParseDigest(digest)
 	if !ok {
 		return false
 	}
@@ -287,7 +285,7 @@ func (e Evidence) CopyTo(dst Evidence, digest string) error {
 	case errors.Is(err, ErrMissing):
 		return nil
 	case errors.As(err, &ee), err == nil:
-		key, _ := parseDigest(digest)
+		key, _ := ParseDigest(digest)
 		return dst.store().put(key, data, false)
 	}
 	return err

@@ -91,7 +91,7 @@ func alter(t *testing.T, e Evidence, d string) {
 		}
 		return
 	}
-	key, _ := parseDigest(d)
+	key, _ := ParseDigest(d)
 	s := newStore(e.Dir)
 	l, ok, err := s.lookup(key, true)
 	if !ok || err != nil || l.n == 0 {

@@ -3,8 +3,10 @@ package chain
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -99,6 +101,34 @@ func FuzzParseBundle(f *testing.F) {
 		}
 		if _, _, err := VerifyBundle(b, vkey); err == nil {
 			t.Fatal("a fuzzed bundle verified")
+		}
+	})
+}
+
+// FuzzParseDigest: the table-driven digest reader accepts exactly
+// "sha256:" and 64 lower-case hex digits, reads them as hex does, and
+// DigestOf writes back the same text.
+func FuzzParseDigest(f *testing.F) {
+	f.Add(Digest([]byte("x")))
+	f.Add("sha256:" + strings.Repeat("A", 64))
+	f.Add("sha256:" + strings.Repeat("0", 63) + "g")
+	f.Add("sha256:" + strings.Repeat("f", 65))
+	f.Fuzz(func(t *testing.T, d string) {
+		key, ok := ParseDigest(d)
+		h, prefixed := strings.CutPrefix(d, "sha256:")
+		want, err := hex.DecodeString(h)
+		wantOK := prefixed && len(h) == 64 && err == nil && strings.ToLower(h) == h
+		if ok != wantOK {
+			t.Fatalf("ParseDigest(%q) ok = %v, want %v", d, ok, wantOK)
+		}
+		if !ok {
+			if key != [32]byte{} {
+				t.Fatalf("ParseDigest(%q) refused it but filled the key", d)
+			}
+			return
+		}
+		if !bytes.Equal(key[:], want) || DigestOf(key) != d {
+			t.Fatalf("ParseDigest(%q) = %x, DigestOf gives %s", d, key, DigestOf(key))
 		}
 	})
 }

@@ -350,7 +350,7 @@ func TestPackDigestsSharingTheirFirstBytes(t *testing.T) {
 }
 
 func sha256Of(b []byte) [32]byte {
-	key, _ := parseDigest(Digest(b))
+	key, _ := ParseDigest(Digest(b))
 	return key
 }
 

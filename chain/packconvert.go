@@ -54,7 +54,7 @@ func (e Evidence) Pack() (Packed, error) {
 	for _, f := range ents {
 		name := f.Name()
 		hexd, mark := strings.CutSuffix(name, purgedSuffix)
-		key, ok := parseDigest("sha256:" + hexd)
+		key, ok := ParseDigest("sha256:" + hexd)
 		switch {
 		case ok && f.Type().IsRegular() && !mark && marked[hexd]:
 			// A purge that stopped between its mark and the removal:
@@ -139,7 +139,7 @@ func (e Evidence) Digests() ([]string, error) {
 	}
 	for _, f := range ents {
 		if d := "sha256:" + f.Name(); f.Type().IsRegular() {
-			if _, ok := parseDigest(d); ok && e.Has(d) {
+			if _, ok := ParseDigest(d); ok && e.Has(d) {
 				out = append(out, d)
 			}
 		}

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -113,7 +113,7 @@ func (s *store) readPurged() error {
 		}
 		s.pread += int64(len(line)) + 1
 		data = rest
-		if key, ok := parseDigest(string(line)); ok {
+		if key, ok := ParseDigest(string(line)); ok {
 			s.purged[key] = true
 		}
 	}
@@ -128,19 +128,27 @@ func (s *store) isPurged(key [sha256.Size]byte) bool {
 	return s.purged[key]
 }
 
-// parseDigest reads "sha256:<64 lower-case hex>".
-func parseDigest(d string) ([sha256.Size]byte, bool) {
-	var key [sha256.Size]byte
+// ParseDigest reads "sha256:<64 lower-case hex>", the one form Digest
+// writes, into its bytes; ok is false for any other text.
+func ParseDigest(d string) (key [sha256.Size]byte, ok bool) {
 	h, ok := strings.CutPrefix(d, "sha256:")
-	if !ok || len(h) != 2*sha256.Size || strings.Trim(h, "0123456789abcdef") != "" {
+	if !ok || len(h) != 2*sha256.Size {
 		return key, false
 	}
+	var bad byte
 	for i := range key {
-		v, _ := strconv.ParseUint(h[2*i:2*i+2], 16, 8)
-		key[i] = byte(v)
+		hi, lo := hexVal[h[2*i]], hexVal[h[2*i+1]]
+		bad |= hi | lo
+		key[i] = hi<<4 | lo&0x0f
+	}
+	if bad&0x80 != 0 {
+		return [sha256.Size]byte{}, false
 	}
 	return key, true
 }
+
+// DigestOf is the digest text of key: "sha256:<hex>".
+func DigestOf(key [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(key[:]) }
 
 // lookup finds where key's entry may be; with refresh, it reads what was
 // added on disk first when the index has no candidate.

@@ -55,9 +55,6 @@ func main() {
 	}
 }
 
-// namesPackage tells whether the arguments name a package: an argument
-// that is no flag, and no flag's value. Only go test's flags that take a
-// separate value are known here; the rest are written -flag=value.
 // raceEnv is env for a run with the race detector: unless GORACE says
 // otherwise, a race-built process that exits waits 10 ms for a report in
 // progress on another thread, not the runtime's 1 s. The CLI tests run
@@ -92,6 +89,9 @@ func raceEnv(env, args []string) []string {
 
 const raceExitSleep = "atexit_sleep_ms=10"
 
+// namesPackage tells whether the arguments name a package: an argument
+// that is no flag, and no flag's value. Only go test's flags that take a
+// separate value are known here; the rest are written -flag=value.
 func namesPackage(args []string) bool {
 	takesValue := map[string]bool{"-run": true, "-skip": true, "-count": true, "-timeout": true, "-p": true, "-parallel": true,
 		"-bench": true, "-benchtime": true, "-cpu": true, "-tags": true, "-fuzz": true, "-fuzztime": true, "-coverprofile": true, "-covermode": true}
