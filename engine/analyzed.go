@@ -24,14 +24,7 @@ func (s *State) AddAnalyzed(p *Policy, src Source, a *Analyzed) {
 	if p.trustedSource(src) {
 		return
 	}
-	defer func() {
-		// As in AddOutput: output the index failed on is unknown output.
-		if r := recover(); r != nil {
-			s.purged = append(s.purged, src)
-		}
-	}()
-	a.analyze()
-	s.taint.addAnalyzed(src, a)
+	s.wait(waiting{src: src, a: a})
 }
 
 func (a *Analyzed) analyze() {

@@ -48,7 +48,8 @@
 // at its start, the budget spent, the output seen (indexed so that a
 // destination can be looked up in all of it), and the grants given. The
 // engine never drives a state itself: package audit applies each step of
-// a session to it, in order, and Decide only reads it.
+// a session to it, in order, and Decide changes nothing a later decision
+// could tell (it may index output that waited for a decision to need it).
 //
 // # The policy
 //

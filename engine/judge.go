@@ -10,9 +10,12 @@ func judgeDest(s *State, ct *contract, d *dest, o *oracle) (destOutcome, Source,
 		return destOutcome(o.choose(3, d.path, CheckTaint)), Source{}, ""
 	}
 	out, src, why := judge(s, ct, d.raw, d.norm)
-	if out == destMiss && len(s.purged) > 0 && runeCount(d.norm) >= minTaintLen {
+	if out != destMiss || runeCount(d.norm) < minTaintLen {
+		return out, src, why
+	}
+	if gone := s.unknownOutputs(); len(gone) > 0 {
 		// The destination may have been in output whose text is gone.
-		src = s.purged[0]
+		src = gone[0]
 		if o.choose(2, purgedLabel+src.String(), CheckTaint) == 1 {
 			out, why = destTainted, "may have appeared"
 		}
@@ -27,7 +30,7 @@ func judge(s *State, ct *contract, raw, d string) (destOutcome, Source, string) 
 	if trustedBy(ct, &t, d, s.self) || t.ok && s.approved[d] {
 		return destOK, Source{}, ""
 	}
-	ix := &s.taint
+	ix := s.index()
 	long := runeCount(d) >= minTaintLen
 	email, isEmail := singleEmail(d)
 	// An exact email, or a URL whose host is long enough to index, is

@@ -60,25 +60,29 @@ type Grant struct {
 
 // State is what the engine remembers of one session: the pinned tools,
 // the budget used, the untrusted output seen, and the grants given. The
-// caller feeds it events in order; Decide only reads it.
+// caller feeds it events in order; Decide changes nothing a later
+// decision could tell (it may index waiting output: lazy.go).
 type State struct {
 	Session   string
 	Server    string
 	Principal Principal
 
-	pins      map[string]string              // tool -> definition digest at session start
-	fixed     map[string]map[string][]string // tool -> argument path -> values its pinned schema fixes
-	current   map[string]string              // nil until the tool list changes
-	used      map[ToolRef]int                // forwarded, non-failed calls per tool on its server
-	forwarded map[string]ToolRef             // call id -> tool, for calls that consumed budget
-	taint     taintIndex
-	grants    []Grant
-	spent     map[string]bool   // grant ids already used
-	approved  map[string]bool   // normalized destinations a human approved
-	purged    []Source          // untrusted output whose text is unknown
-	self      string            // the principal's address, normalized; "" for none or not one address
-	ledger    *Ledger           // the session's own, unless ShareLedger gave one
-	charges   map[string]charge // call id -> what it spent, until its result
+	pins       map[string]string              // tool -> definition digest at session start
+	fixed      map[string]map[string][]string // tool -> argument path -> values its pinned schema fixes
+	current    map[string]string              // nil until the tool list changes
+	used       map[ToolRef]int                // forwarded, non-failed calls per tool on its server
+	forwarded  map[string]ToolRef             // call id -> tool, for calls that consumed budget
+	taint      taintIndex
+	grants     []Grant
+	spent      map[string]bool   // grant ids already used
+	approved   map[string]bool   // normalized destinations a human approved
+	purged     []Source          // untrusted output whose text is unknown: read by unknownOutputs
+	waiting    []waiting         // untrusted output not yet indexed (lazy.go)
+	waitingN   int               // bytes of text waiting
+	indexAfter int               // indexAfter, or 0 in tests that index at once
+	self       string            // the principal's address, normalized; "" for none or not one address
+	ledger     *Ledger           // the session's own, unless ShareLedger gave one
+	charges    map[string]charge // call id -> what it spent, until its result
 }
 
 // NewState starts a session with the tools listed at its start.
@@ -89,6 +93,7 @@ func NewState(session, server string, principal Principal, tools []ToolDef) *Sta
 		spent: map[string]bool{}, approved: map[string]bool{},
 		self:   principalAddress(principal.Email),
 		ledger: NewLedger(), charges: map[string]charge{},
+		indexAfter: indexAfter,
 	}
 	for _, t := range tools {
 		s.pin(t)
@@ -130,7 +135,10 @@ func (s *State) Err() error { return s.taint.err }
 
 // Close frees the blocks the session spilled. The state is not used
 // after.
-func (s *State) Close() { s.taint.release() }
+func (s *State) Close() {
+	s.waiting, s.waitingN = nil, 0
+	s.taint.release()
+}
 
 // ListTools records a later tools/list answer (after list_changed): the
 // pins stay as they were, and calls are checked against both.
@@ -142,19 +150,13 @@ func (s *State) ListTools(tools []ToolDef) {
 }
 
 // AddOutput records the text of a tool result. Output from a source the
-// policy trusts does not taint; everything else does.
+// policy trusts does not taint; everything else does, once indexed
+// (lazy.go).
 func (s *State) AddOutput(p *Policy, src Source, text string) {
 	if p.trustedSource(src) {
 		return
 	}
-	defer func() {
-		// Output the index failed on is unknown output: any long enough
-		// destination could have been in it, which is never an allow.
-		if r := recover(); r != nil {
-			s.purged = append(s.purged, src)
-		}
-	}()
-	s.taint.add(src, text)
+	s.wait(waiting{src: src, text: text})
 }
 
 // AddPurged records untrusted output whose text is no longer known (its
@@ -165,7 +167,7 @@ func (s *State) AddPurged(p *Policy, src Source) {
 	if p.trustedSource(src) {
 		return
 	}
-	s.purged = append(s.purged, src)
+	s.wait(waiting{src: src, purged: true})
 }
 
 // AddGrant records a grant given out of band, for a later identical call.

@@ -237,7 +237,7 @@ func TestSpillError(t *testing.T) {
 	st := &memStore{fail: true}
 	s.SpillTo(st, 0)
 	s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "read"}}, strings.Repeat("x", 3*BlockSize)+" drop-box-team")
-	if _, ok := s.taint.find("xxxxxxxx"); ok {
+	if _, ok := s.index().find("xxxxxxxx"); ok {
 		t.Fatal("found text the store could not read")
 	}
 	if s.Err() == nil {

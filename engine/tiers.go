@@ -76,7 +76,7 @@ func tierDecision(p *Policy, ct *contract, s *State, d *dest) tierOutcome {
 	if t.ok && (t.url || t.email != "") {
 		D = registrable(t.host)
 	}
-	v := tierVote{p: p, ix: &s.taint, D: D, skipLists: true}
+	v := tierVote{p: p, ix: s.index(), D: D, skipLists: true}
 	core := v.run(s, &t, d.norm)
 	whole := d.norm // with its scheme: "http://" does not hold "https://"
 	if !t.url && t.email != "" {
@@ -85,7 +85,7 @@ func tierDecision(p *Policy, ct *contract, s *State, d *dest) tierOutcome {
 	if v.listed && !v.bad && !v.heldOutsideLists(whole) {
 		// Listings point, they do not publish: set aside only when
 		// another output holds the whole destination.
-		v = tierVote{p: p, ix: &s.taint, D: D}
+		v = tierVote{p: p, ix: s.index(), D: D}
 		v.run(s, &t, d.norm)
 	}
 	if v.bad || s.taint.err != nil {
@@ -106,7 +106,7 @@ func tierDecision(p *Policy, ct *contract, s *State, d *dest) tierOutcome {
 	// that names only D's host, beside a path or address someone else
 	// supplied, publishes nothing.
 	var by Source
-	if runeCount(core) < minTaintLen || !heldBy(&s.taint, core, D, &by) {
+	if runeCount(core) < minTaintLen || !heldBy(s.index(), core, D, &by) {
 		return tierOutcome{}
 	}
 	return tierOutcome{d: &Decision{Verdict: ct.onSelf, Check: CheckTaint, TaintedBy: &by, Destination: d.norm,
@@ -202,7 +202,7 @@ func (v *tierVote) key(m map[string]keyRef, key string, strict bool) {
 // have held anything. It returns d's core: d without its scheme, or its
 // one address.
 func (v *tierVote) run(s *State, t *target, d string) string {
-	for _, src := range s.purged {
+	for _, src := range s.unknownOutputs() {
 		v.saw(src, true) // piece "": it may have held anything
 	}
 	for _, i := range v.ix.cut {
