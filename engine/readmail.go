@@ -266,7 +266,12 @@ func quoteByte(c byte) string {
 // normalized (norm): trusted (ok) only when both readings find the same
 // recipients and every recipient's domain is written as it resolves.
 func mailTarget(raw, norm string) target {
-	r, n := readMail(strings.TrimSpace(raw)), readMail(norm)
+	raw = strings.TrimSpace(raw)
+	r := readMail(raw)
+	n := r // the common case, an address already in its normal form, is read once
+	if norm != raw {
+		n = readMail(norm)
+	}
 	if r.why == "" && n.why != "" {
 		r.why = n.why
 	}
@@ -281,11 +286,14 @@ func mailTarget(raw, norm string) target {
 		e = strings.TrimSuffix(e, ".")
 		re := r.addrs[i]
 		h, hok := canonicalHost(emailDomain(e), false)
-		rh, rhok := canonicalHost(emailDomain(re), false)
+		rd := emailDomain(re)
+		rh, rhok := h, hok
+		if rd != emailDomain(e) {
+			rh, rhok = canonicalHost(rd, false)
+		}
 		// Mail clients do not all map a domain with UTS-46: one that is
 		// trusted must be written as it is (no invisible or compatibility
 		// characters), so that every client reads the same domain.
-		rd := emailDomain(re)
 		if !hok || !rhok || h != rh || !unorm.NFKC.IsNormalString(rd) || strings.ContainsFunc(rd, invisibleRune) {
 			return target{why: "a recipient's domain reads differently as written and as it resolves"}
 		}

@@ -2,14 +2,19 @@ package verify
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"bailiff/audit"
 	"bailiff/chain"
+	"bailiff/engine"
 	"bailiff/internal/fault"
+	"bailiff/replay"
 )
 
 // TestWorkerFailureFailsTheRun: a panic while one worker replays one
@@ -65,6 +70,53 @@ func TestFindingsIndependentOfWorkers(t *testing.T) {
 			if !reflect.DeepEqual(got, one) {
 				t.Errorf("%s: %d workers report\n%+v\none worker\n%+v", name, workers, got, one)
 			}
+		}
+	}
+}
+
+// TestBatchesCarryEveryRecord: records go to the workers in batches, and
+// every record arrives, in its session's order, whatever the workers:
+// partial batches at the end, and a record larger than the whole queue
+// bound between small ones (it takes the bound alone, and gives back what
+// it took).
+func TestBatchesCarryEveryRecord(t *testing.T) {
+	pol, err := engine.Load("bench", []byte(benchPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	ev := chain.OpenEvidence(t.TempDir())
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
+	huge := strings.Repeat("x", queueBytes+5)
+	calls := 0
+	for s := range 5 {
+		id := fmt.Sprintf("s%d", s)
+		events := []replay.Event{{Start: &replay.Start{Session: id, Server: "mail", Principal: engine.Principal{Subject: "ana"},
+			Tools: []engine.ToolDef{{Name: "get_recent_messages"}, {Name: "send_email"}}}}}
+		for c := range 37 * (s + 1) {
+			text := "short"
+			if s == 2 && c == 20 {
+				text = huge
+			}
+			send := fmt.Sprintf("m%d", c)
+			events = append(events,
+				replay.Event{Call: &replay.Call{ID: send, Tool: "send_email", Args: map[string]any{"to": "c@corp.example", "text": text}}},
+				replay.Event{Output: &replay.Output{Call: send, Text: "Message sent", Evidence: engine.OutputJSON("Message sent", nil, nil)}})
+			calls++
+		}
+		events = append(events, replay.Event{End: true})
+		for i := range events {
+			events[i].Line = i + 1
+			events[i].At = time.Date(2026, 11, 1, s, 0, i, 0, time.UTC)
+		}
+		if err := rec.Record(id, events); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, workers := range []int{1, 2, 3} {
+		rep, err := Log("mail", bytes.NewReader(buf.Bytes()), ev, Options{Workers: workers})
+		if err != nil || len(rep.Findings) != 0 || rep.Calls != calls || rep.Sessions != 5 {
+			t.Fatalf("%d workers: %v; %d calls of %d, %d sessions, findings %+v", workers, err, rep.Calls, calls, rep.Sessions, rep.Findings)
 		}
 	}
 }

@@ -160,7 +160,7 @@ func TestCountingSessionsInOneLane(t *testing.T) {
 	if err != nil || pol.HasLimits() {
 		t.Fatalf("plain policy: %v, limits %v", err, pol != nil && pol.HasLimits())
 	}
-	p := &pool{chans: make([]chan item, 8), vs: vs, ordered: (*engine.Policy).HasLimits, quick: true}
+	p := &pool{chans: make([]chan []item, 8), vs: vs, ordered: (*engine.Policy).HasLimits, quick: true}
 	spread := map[int]bool{}
 	for i, data := range logs {
 		rd := chain.NewReader(bytes.NewReader(data))
