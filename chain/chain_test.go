@@ -533,3 +533,51 @@ func TestReaderLinesPastItsBuffer(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairRefusesBytesPastARecord: a writer stops before a record's
+// newline, never past its end, so a whole record followed by anything
+// but its newline (a byte in the newline's place, a brace, white space)
+// is an edit: verify says so rather than call it torn, and repair refuses
+// it rather than cut a whole record as a tear. A record cut short, even
+// just before its last brace, or followed only by the zeros a crash
+// leaves, is still a tear.
+func TestRepairRefusesBytesPastARecord(t *testing.T) {
+	var log bytes.Buffer
+	w := NewWriter(&log, Sync)
+	for i := 0; i < 3; i++ {
+		if _, err := w.Append(t0, "s", KindEnd, &testEnd{Reason: fmt.Sprint("r", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := log.Bytes()
+	whole := data[:len(data)-1]
+	for name, tail := range map[string]string{"X": "X", "brace": "}", "space": " ", "tab and X": "\tX", "a second start": `{"v":1`} {
+		bad := append(append([]byte{}, whole...), tail...)
+		var ve *VerifyError
+		if done, err := Repair(bytes.NewReader(bad), io.Discard); !errors.As(err, &ve) || ve.Seq != 2 || ve.Torn {
+			t.Errorf("%s: repair = %+v, %v; want a refusal at seq 2, not a tear", name, done, err)
+		}
+		_, err := VerifyIntegrity(bytes.NewReader(bad))
+		if !errors.As(err, &ve) || ve.Torn || !strings.Contains(ve.Reason, "never writes past it") {
+			t.Errorf("%s: VerifyIntegrity = %v; want the line named as no tear", name, err)
+		}
+		rd := NewReader(bytes.NewReader(bad))
+		var nerr error
+		for nerr == nil {
+			_, nerr = rd.Next()
+		}
+		if err = nerr; !errors.As(err, &ve) || ve.Seq != 2 || ve.Torn || !strings.Contains(ve.Reason, "never writes past it") {
+			t.Errorf("%s: Next = %v; want the line named as no tear", name, err)
+		}
+	}
+	for name, n := range map[string]int{"before the brace": 1, "before the hash's quote": 2, "mid-hash": 30} {
+		torn := whole[:len(whole)-n]
+		if done, err := Repair(bytes.NewReader(torn), io.Discard); err != nil || done.Kept != 2 || done.Cut != int64(len(torn)-bytes.LastIndexByte(torn, '\n')-1) {
+			t.Errorf("%s: repair = %+v, %v; want record 2 cut as a tear", name, done, err)
+		}
+	}
+	zeros := append(append([]byte{}, whole...), 0, 0, 0)
+	if done, err := Repair(bytes.NewReader(zeros), io.Discard); err != nil || done.Kept != 2 {
+		t.Errorf("a whole record then zeros: repair = %+v, %v; want it cut as a crash leaves it", done, err)
+	}
+}

@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -306,43 +304,6 @@ func (f *Frontier) Root() tlog.Hash {
 		h = tlog.NodeHash(f.stack[i], h)
 	}
 	return h
-}
-
-// tornReason tells a partial last record from a whole one that lacks only
-// its newline, since repair cuts the first and keeps the second.
-func tornReason(line []byte) string {
-	if json.Valid(line) {
-		return fmt.Sprintf("the last line (%d bytes) has no newline (the writer stopped before it; bailiff repair adds it if the record is intact)", len(line))
-	}
-	return fmt.Sprintf("torn last line: %d bytes with no newline (the writer stopped mid-record; bailiff repair cuts it off)", len(line))
-}
-
-// notATear says why an unterminated last line cannot be what a writer
-// stopped mid-record leaves, or "" if it can. A writer writes the record
-// it is due: its line starts with that seq, and where the cut falls
-// after "prev" it links to the record before; a crash may add zeros. A
-// fragment that says
-// anything else was written by someone else, and cutting it as a tear
-// would hide the edit.
-func notATear(line []byte, seq int64, prev tlog.Hash) string {
-	if json.Valid(line) {
-		return "" // a whole record lacking its newline: checked as one
-	}
-	// A crash can also leave zeros where the file grew before its data
-	// reached the disk.
-	line = bytes.TrimRight(line, "\x00")
-	want := []byte(linePrefix + strconv.FormatInt(seq, 10) + `,"ts":"`)
-	n := min(len(line), len(want))
-	if !bytes.Equal(line[:n], want[:n]) {
-		return fmt.Sprintf("the unterminated last line (%d bytes) is not the start of record %d: it was not left by a writer stopping mid-record", len(line), seq)
-	}
-	if i := bytes.LastIndex(line, []byte(prevKey)); i >= 0 && len(line) >= i+len(prevKey)+64 {
-		var got tlog.Hash
-		if decodeHex(&got, line[i+len(prevKey):i+len(prevKey)+64]) == nil && got != prev {
-			return fmt.Sprintf("the unterminated last line (%d bytes) does not link to record %d: it was not left by a writer stopping mid-record", len(line), seq-1)
-		}
-	}
-	return ""
 }
 
 // FirstLineHash is the SHA-256 (hex) of a log's first line, however long

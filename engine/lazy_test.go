@@ -126,3 +126,22 @@ func FuzzLazyIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestStoreErrorWhenTheIndexIsUsed: output waiting for the index has not
+// been written to the block store, so a store that fails says so only
+// when a decision first needs the index; until then no decision read
+// anything the store holds. Once it does, Err is set for the caller to
+// stop on.
+func TestStoreErrorWhenTheIndexIsUsed(t *testing.T) {
+	p := mustLoad(t, lazyPolicy)
+	s := NewState("s", "mail", Principal{}, lazyTools)
+	s.SpillTo(&memStore{fail: true}, 0)
+	s.AddOutput(p, Source{Pos: 1, ToolRef: ToolRef{Tool: "get_message"}}, strings.Repeat("x", 2*BlockSize)+" drop@evil.example")
+	if d := Decide(p, s, sendTo("bob@corp.example"), t0); d.Verdict != Allow || s.Err() != nil {
+		t.Fatalf("trusted send: %+v, err %v; want allow with nothing written", d, s.Err())
+	}
+	Decide(p, s, sendTo("drop@evil.example"), t0)
+	if s.Err() == nil {
+		t.Fatal("no error once the index was needed and the store failed")
+	}
+}

@@ -130,7 +130,9 @@ func (s *State) SpillTo(bs BlockStore, after int) {
 
 // Err is the first error of the state's block store. After one, a
 // decision may have missed output it could not read back: the caller must
-// not trust it, and should stop.
+// not trust it, and should stop. Output waiting for the index has not
+// been written yet (lazy.go), so a failing store shows here once a
+// decision first needs the index, and before that no decision read it.
 func (s *State) Err() error { return s.taint.err }
 
 // Close frees the blocks the session spilled. The state is not used

@@ -31,7 +31,7 @@ func (p *Pack) status() (word, why string) {
 	case len(p.Findings) > 0:
 		return "findings", fmt.Sprintf("every log verifies; %s below %s a look", counted(len(p.Findings), "finding"), verb(len(p.Findings), "needs", "need"))
 	}
-	return "clean", "every log verifies, every recorded verdict recomputes, and nothing needs a look"
+	return "clean", "every log verifies, every recorded verdict recomputes, and there is no finding"
 }
 
 // resultsFit refuses a shadow or ablate result whose call count is not

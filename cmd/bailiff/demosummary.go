@@ -164,12 +164,25 @@ func (s *demoSummary) transcript() string {
 	for _, f := range demoFiles {
 		fmt.Fprintf(&b, "  %-26s %s\n", f[0], f[1])
 	}
+	// The commands above ran in that directory, with bailiff installed:
+	// a newcomer who ran the demo with go run has neither.
+	fmt.Fprintf(&b, "\nTo look for yourself (in this repository, bailiff is `go run ./cmd/bailiff` until you `go install ./cmd/bailiff`):\n")
+	for _, c := range demoNext {
+		fmt.Fprintf(&b, "  $ %s\n       %s\n", fmt.Sprintf(c[0], s.Dir), c[1])
+	}
+	fmt.Fprintf(&b, "  the review pack: %s/pack.md, or pack.html in a browser\n", s.Dir)
 	if s.OK {
 		fmt.Fprintf(&b, "\nEvery check held.\n")
 	} else {
 		fmt.Fprintf(&b, "\nA check FAILED (marked above).\n")
 	}
 	return b.String()
+}
+
+// demoNext are commands to look further, each with the demo's directory.
+var demoNext = [][2]string{
+	{"bailiff calls %s/audit.jsonl", "every call, with its verdict and why"},
+	{"bailiff verify %s/tampered.jsonl", "the edit, caught at its record (exit 1)"},
 }
 
 // demoFiles are what the demo leaves in its directory.
