@@ -558,7 +558,7 @@ func TestRepairRefusesBytesPastARecord(t *testing.T) {
 			t.Errorf("%s: repair = %+v, %v; want a refusal at seq 2, not a tear", name, done, err)
 		}
 		_, err := VerifyIntegrity(bytes.NewReader(bad))
-		if !errors.As(err, &ve) || ve.Torn || !strings.Contains(ve.Reason, "never writes past it") {
+		if !errors.As(err, &ve) || ve.Torn || !strings.Contains(ve.Reason, "never writes past a record's end") {
 			t.Errorf("%s: VerifyIntegrity = %v; want the line named as no tear", name, err)
 		}
 		rd := NewReader(bytes.NewReader(bad))
@@ -566,7 +566,7 @@ func TestRepairRefusesBytesPastARecord(t *testing.T) {
 		for nerr == nil {
 			_, nerr = rd.Next()
 		}
-		if err = nerr; !errors.As(err, &ve) || ve.Seq != 2 || ve.Torn || !strings.Contains(ve.Reason, "never writes past it") {
+		if err = nerr; !errors.As(err, &ve) || ve.Seq != 2 || ve.Torn || !strings.Contains(ve.Reason, "never writes past a record's end") {
 			t.Errorf("%s: Next = %v; want the line named as no tear", name, err)
 		}
 	}
@@ -579,5 +579,47 @@ func TestRepairRefusesBytesPastARecord(t *testing.T) {
 	zeros := append(append([]byte{}, whole...), 0, 0, 0)
 	if done, err := Repair(bytes.NewReader(zeros), io.Discard); err != nil || done.Kept != 2 {
 		t.Errorf("a whole record then zeros: repair = %+v, %v; want it cut as a crash leaves it", done, err)
+	}
+	// What no writer writes, cut short or not, is refused: an edited
+	// record then zeros, a wrong closing byte, a hash that is not hex or
+	// not the record's, zeros in the middle.
+	last := bytes.LastIndexByte(whole, '\n') + 1
+	edited := bytes.Replace(whole[last:], []byte(`"r2"`), []byte(`"r9"`), 1)
+	hashAt := len(whole) - 2 - 64
+	for name, bad := range map[string][]byte{
+		"an edited record then zeros": append(append(append([]byte{}, whole[:last]...), edited...), 0, 0),
+		"a wrong closing byte":        append(append([]byte{}, whole[:len(whole)-1]...), "]xyz"...),
+		"a hash that is not hex":      append(append([]byte{}, whole[:len(whole)-4]...), "ZZ"...),
+		"a hash not the record's":     append(append([]byte{}, whole[:hashAt]...), strings.Repeat("0", 64)...),
+		"zeros in the middle":         append(append([]byte{}, whole[:last+40]...), "\x00\x00junk"...),
+	} {
+		var ve *VerifyError
+		if done, err := Repair(bytes.NewReader(bad), io.Discard); !errors.As(err, &ve) || ve.Seq != 2 || ve.Torn {
+			t.Errorf("%s: repair = %+v, %v; want a refusal at seq 2", name, done, err)
+		}
+	}
+}
+
+// TestRepairCutsATearWhateverTheArguments: a call whose arguments hold a
+// "prev" (or "hash") key of 64 hex digits, cut anywhere, is a tear: the
+// checks of a fragment's own prev and hash do not mistake the body's.
+func TestRepairCutsATearWhateverTheArguments(t *testing.T) {
+	hex64 := strings.Repeat("ab", 32)
+	var log bytes.Buffer
+	w := NewWriter(&log, Sync)
+	if _, err := w.Append(t0, "s", KindEnd, &testEnd{Reason: "r0"}); err != nil {
+		t.Fatal(err)
+	}
+	body := map[string]any{"args": map[string]any{"a": 1, "hash": hex64, "prev": hex64, "z": map[string]any{"prev": hex64}}, "tool": "git"}
+	if _, err := w.Append(t0, "s", KindCall, body); err != nil {
+		t.Fatal(err)
+	}
+	data := log.Bytes()
+	first := bytes.IndexByte(data, '\n') + 1
+	for cut := first + 1; cut < len(data)-1; cut++ {
+		done, err := Repair(bytes.NewReader(data[:cut]), io.Discard)
+		if err != nil || done.Kept != 1 || done.Cut != int64(cut-first) {
+			t.Fatalf("cut after %d of %d bytes: repair = %+v, %v; want record 1 cut as a tear", cut-first, len(data)-first, done, err)
+		}
 	}
 }

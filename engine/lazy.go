@@ -16,10 +16,14 @@ package engine
 // indexAfter is how many bytes may wait unindexed: a quarter of what a
 // spilling session keeps in memory before it spills. Each output counts
 // its text and waitCost more, so that a flood of empty outputs is bounded
-// too.
+// too. A shared analysis counts analyzedCost times its text: waiting, it
+// keeps alive what another state's analysis of it adds (the normalized
+// text and its decoded forms, which the index would otherwise have taken
+// and let the analysis go).
 const (
-	indexAfter = 256 << 10
-	waitCost   = 64
+	indexAfter   = 256 << 10
+	waitCost     = 64
+	analyzedCost = 6
 )
 
 // waiting is one output not yet in the index: its text (or its shared
@@ -36,7 +40,7 @@ func (s *State) wait(w waiting) {
 	s.waiting = append(s.waiting, w)
 	s.waitingN += waitCost + len(w.text)
 	if w.a != nil {
-		s.waitingN += len(w.a.Text)
+		s.waitingN += analyzedCost * len(w.a.Text)
 	}
 	if s.waitingN >= s.indexAfter {
 		s.index()

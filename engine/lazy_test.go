@@ -60,6 +60,14 @@ func TestOutputWaitsUntilADestinationNeedsIt(t *testing.T) {
 	if len(s.waiting) != 0 || s.waitingN != 0 {
 		t.Fatalf("indexed, yet %d outputs (%d bytes) still wait", len(s.waiting), s.waitingN)
 	}
+	// A shared analysis keeps more than its text alive, and waits less.
+	s = NewState("s", "mail", Principal{}, lazyTools)
+	for i := 0; s.taint.size == 0; i++ {
+		if i*len(line) > indexAfter/analyzedCost {
+			t.Fatalf("%d bytes of shared analyses wait, over the %d bound", i*len(line), indexAfter/analyzedCost)
+		}
+		s.AddAnalyzed(p, Source{Pos: i, ToolRef: ToolRef{Tool: "get_message"}}, &Analyzed{Text: line})
+	}
 	// Nor do empty outputs wait without bound.
 	s = NewState("s", "mail", Principal{}, lazyTools)
 	for i := 0; len(s.taint.sources) == 0; i++ {
