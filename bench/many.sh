@@ -50,14 +50,20 @@ row() {
   read -r s r < <(time_of "$@")
   [ "$base" = - ] && base=$s
   awk -v n="$name" -v s="$s" -v b="$base" -v r="$r" 'BEGIN { printf "%-40s %9.2f %8.2fx %12.1f\n", n, s, s/b, r/1024 }'
-  last=$s
+  last=$s rss=$r
 }
 row "verify, 1 log" - "$dir/bailiff" verify "$one"/*.jsonl
 v1=$last
 row "verify, $n logs one after another" "$v1" "$dir/bailiff" verify "$apart"/*.jsonl
+va=$last; vr=$rss
 row "verify, $n logs side by side" "$v1" "$dir/bailiff" verify "$together"/*.jsonl
 row "shadow, 1 log" - "$dir/bailiff" shadow --candidate "$dir/candidate.yaml" "$one"/*.jsonl
 s1=$last
 row "shadow, $n logs one after another" "$s1" "$dir/bailiff" shadow --candidate "$dir/candidate.yaml" "$apart"/*.jsonl
+sa=$last; sr=$rss
 row "shadow, $n logs side by side" "$s1" "$dir/bailiff" shadow --candidate "$dir/candidate.yaml" "$together"/*.jsonl
 printf '\naim: %d logs one after another at most 1.0x one log, peak RSS under 100 MB; side by side, memory bounded by the sessions open at once\n' "$n"
+awk -v va="$va" -v v1="$v1" -v vr="$vr" -v sa="$sa" -v s1="$s1" -v sr="$sr" 'BEGIN {
+  printf "  verify, one after another: %s (%.2fx, %.0f MB)\n", (va <= v1 && vr/1024 < 100) ? "met" : "NOT met", va/v1, vr/1024
+  printf "  shadow, one after another: %s (%.2fx, %.0f MB)\n", (sa <= s1 && sr/1024 < 100) ? "met" : "NOT met", sa/s1, sr/1024
+}'
