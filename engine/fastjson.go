@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -217,14 +218,26 @@ func (d *fastDecoder) text() (string, bool) {
 }
 
 // escaped goes on with a string from its first escape, building its text.
+// Bytes that stand for themselves are copied a run at a time (an output's
+// text is mostly such runs between escaped newlines and quotes), into a
+// strings.Builder, whose text becomes the string without another copy.
 func (d *fastDecoder) escaped(start int) (string, bool) {
-	b := append([]byte{}, d.raw[start:d.i]...)
+	var b strings.Builder
+	b.Grow(min(len(d.raw)-start, 4<<10))
+	b.Write(d.raw[start:d.i])
 	for d.i < len(d.raw) {
 		c := d.raw[d.i]
 		switch {
+		case plainByte(c):
+			j := d.i + 1
+			for j < len(d.raw) && plainByte(d.raw[j]) {
+				j++
+			}
+			b.Write(d.raw[d.i:j])
+			d.i = j
 		case c == '"':
 			d.i++
-			return string(b), true
+			return b.String(), true
 		case c == '\\':
 			if d.i+1 >= len(d.raw) {
 				return "", false
@@ -233,41 +246,44 @@ func (d *fastDecoder) escaped(start int) (string, bool) {
 			d.i += 2
 			switch e {
 			case '"', '\\', '/':
-				b = append(b, e)
+				b.WriteByte(e)
 			case 'b':
-				b = append(b, '\b')
+				b.WriteByte('\b')
 			case 'f':
-				b = append(b, '\f')
+				b.WriteByte('\f')
 			case 'n':
-				b = append(b, '\n')
+				b.WriteByte('\n')
 			case 'r':
-				b = append(b, '\r')
+				b.WriteByte('\r')
 			case 't':
-				b = append(b, '\t')
+				b.WriteByte('\t')
 			case 'u':
 				r, ok := d.hex4()
 				if !ok || (0xD800 <= r && r <= 0xDFFF) {
 					return "", false
 				}
-				b = utf8.AppendRune(b, r)
+				b.WriteRune(r)
 			default:
 				return "", false
 			}
 		case c < 0x20:
 			return "", false
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			d.i++
 		default:
 			r, n := utf8.DecodeRune(d.raw[d.i:])
 			if r == utf8.RuneError && n == 1 {
 				return "", false
 			}
-			b = append(b, d.raw[d.i:d.i+n]...)
+			b.Write(d.raw[d.i : d.i+n])
 			d.i += n
 		}
 	}
 	return "", false
+}
+
+// plainByte tells whether c stands for itself inside a JSON string: ASCII,
+// not a control character, a quote or a backslash.
+func plainByte(c byte) bool {
+	return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'
 }
 
 func (d *fastDecoder) hex4() (rune, bool) {

@@ -63,3 +63,17 @@ func FuzzDecodeFast(f *testing.F) {
 		checkFast(t, raw)
 	})
 }
+
+// BenchmarkOutputFromJSON reads back an output of about 2 KB as the
+// evidence store holds it: mail text, its newlines and quotes escaped.
+func BenchmarkOutputFromJSON(b *testing.B) {
+	line := "Subject: \"Q3\" numbers, see https://corp.example/q3\tand reply to bob@corp.example — thanks\n"
+	raw := OutputJSON(strings.Repeat(line, 2048/len(line)), []any{map[string]any{"type": "text", "text": "x"}}, nil)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := OutputFromJSON(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
