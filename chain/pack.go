@@ -93,7 +93,8 @@ type store struct {
 	pread  int64 // bytes of the purge marks read
 	w      *packWriter
 
-	refreshes int // how often the packs were read again: a test counts them
+	refreshes int      // how often the packs were read again: a test counts them
+	win       *windows // set for a store opened only to be read (ReadEvidence)
 }
 
 func newStore(dir string) *store {

@@ -185,7 +185,7 @@ func (s *store) read(key [sha256.Size]byte, l loc) ([]byte, bool, error) {
 		want = 4096 - entryHead
 	}
 	buf := make([]byte, entryHead+want)
-	got, err := l.seg.f.ReadAt(buf, l.off-entryHead)
+	got, err := s.readAt(l.seg, buf, l.off-entryHead)
 	if err != nil && !(errors.Is(err, io.EOF) && got >= entryHead) {
 		return nil, false, err
 	}

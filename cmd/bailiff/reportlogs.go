@@ -54,7 +54,7 @@ func packInto(sum *audit.Summary, logs, files []string, opt verify.Options, prog
 			return nil, err
 		}
 		defer f.Close()
-		lr := &logRead{name: name, f: f, ev: chain.OpenEvidence(chain.EvidenceDir(file)), r: f}
+		lr := &logRead{name: name, f: f, ev: chain.ReadEvidence(chain.EvidenceDir(file)), r: f}
 		if progress != nil {
 			lr.r = io.TeeReader(f, progress)
 		}

@@ -137,7 +137,7 @@ func comparable(in shadow.Input) error {
 		return err
 	}
 	defer f.Close()
-	return audit.LogSessions(in.Name, bufio.NewReaderSize(f, 1<<20), chain.OpenEvidence(chain.EvidenceDir(in.File())),
+	return audit.LogSessions(in.Name, bufio.NewReaderSize(f, 1<<20), chain.ReadEvidence(chain.EvidenceDir(in.File())),
 		func(audit.LogSession) error { return nil })
 }
 

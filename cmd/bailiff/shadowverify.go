@@ -67,7 +67,7 @@ func verifyTogether(stderr io.Writer, inputs []shadow.Input, logs []int, prov *r
 		}
 		defer f.Close()
 		counted[k] = &countingReader{r: io.TeeReader(f, tap)}
-		vins[k] = verify.Input{Name: in.Name, R: counted[k], Evidence: chain.OpenEvidence(chain.EvidenceDir(in.File()))}
+		vins[k] = verify.Input{Name: in.Name, R: counted[k], Evidence: chain.ReadEvidence(chain.EvidenceDir(in.File()))}
 		if follows != nil {
 			follow := follows[k]
 			vins[k].Follow = func(base *audit.Session, now time.Time, body *audit.SessionBody) verify.Follower {

@@ -316,7 +316,7 @@ func verifyAll(stdin io.Reader, stderr io.Writer, files []string, evidence strin
 		if dirs[i], err = evidenceFor(stderr, name, evidence, opt); err != nil {
 			return nil, err
 		}
-		inputs[i] = verify.Input{Name: name, R: io.TeeReader(f, bar), Evidence: chain.OpenEvidence(dirs[i])}
+		inputs[i] = verify.Input{Name: name, R: io.TeeReader(f, bar), Evidence: chain.ReadEvidence(dirs[i])}
 	}
 	live := make([]bool, len(files))
 	for i, name := range files {
