@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 )
 
 // An offline reader (verify, shadow, report) takes a log's outputs in the
@@ -13,12 +14,15 @@ import (
 // reads a window of the segment at a time and serves the entries in it
 // from memory.
 //
-// Bytes in a segment are only ever appended, except by a purge, which
-// overwrites an entry: a window read before a purge that another process
-// runs meanwhile can still give the purged bytes (they still hash to
-// their digest), as a read a moment earlier would have. That is why only
-// a store opened to be read through gets a window, never one a writer or
-// a purge uses, whose view of what is stored must be the disk's.
+// Bytes in a segment change after they are written only where a purge
+// wipes an entry, or where a writer whose write failed cuts the segment
+// back and writes the next entry over the torn bytes. So a window serves
+// entries only for windowTTL after it was read (an output purged since
+// can be given back, as a read made then would have), and every window
+// is let go as soon as a read from one does not match what was asked, or
+// what it gave does not hash to its digest: the disk is read again. Only
+// a store opened to be read through gets windows, never one a writer,
+// repair or purge uses, whose view of what is stored must be the disk's.
 
 // windowSize is how much of a segment one read takes in, and windowCount
 // how many such windows a store keeps, so that workers reading apart (one
@@ -28,6 +32,7 @@ import (
 const (
 	windowSize  = 32 << 10
 	windowCount = 4
+	windowTTL   = 100 * time.Millisecond
 )
 
 type windows struct {
@@ -41,7 +46,8 @@ type window struct {
 	seg  *segment
 	off  int64 // where buf starts in seg
 	buf  []byte
-	used int // the clock when last used, to replace the least recent
+	used int       // the clock when last used, to replace the least recent
+	at   time.Time // when it was read
 }
 
 // ReadEvidence is the store in dir opened to be read, not written: what
@@ -62,10 +68,14 @@ func (s *store) readAt(seg *segment, p []byte, off int64) (int, error) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	ws.clock++
+	now := time.Now()
+	holds := func(c *window) bool {
+		return c.seg == seg && off >= c.off && off+int64(len(p)) <= c.off+int64(len(c.buf)) && now.Sub(c.at) < windowTTL
+	}
 	w := &ws.w[0]
 	for i := range ws.w {
 		c := &ws.w[i]
-		if c.seg == seg && off >= c.off && off+int64(len(p)) <= c.off+int64(len(c.buf)) {
+		if holds(c) {
 			w = c
 			break
 		}
@@ -73,7 +83,7 @@ func (s *store) readAt(seg *segment, p []byte, off int64) (int, error) {
 			w = c
 		}
 	}
-	if w.seg != seg || off < w.off || off+int64(len(p)) > w.off+int64(len(w.buf)) {
+	if !holds(w) {
 		if cap(w.buf) < windowSize {
 			w.buf = make([]byte, windowSize)
 		}
@@ -83,7 +93,7 @@ func (s *store) readAt(seg *segment, p []byte, off int64) (int, error) {
 			w.seg, w.buf = nil, w.buf[:0]
 			return 0, err
 		}
-		w.seg, w.off, w.buf = seg, off, w.buf[:n]
+		w.seg, w.off, w.buf, w.at = seg, off, w.buf[:n], now
 	}
 	w.used = ws.clock
 	n := copy(p, w.buf[off-w.off:])
@@ -91,4 +101,18 @@ func (s *store) readAt(seg *segment, p []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// forget lets every window go: what one held did not match the disk's
+// entry, or its digest, and the next reads must see the disk.
+func (s *store) forget() {
+	ws := s.win
+	if ws == nil {
+		return
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for i := range ws.w {
+		ws.w[i].seg = nil
+	}
 }

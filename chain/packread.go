@@ -221,7 +221,9 @@ func (s *store) get(key [sha256.Size]byte, refresh bool) ([]byte, bool, error) {
 		return data, match, err
 	}
 	// Another content's entry, or an index that points at the wrong
-	// one: read the segment from its start (once), then look again.
+	// one: read the segment from its start (once), then look again,
+	// from the disk.
+	s.forget()
 	s.mu.Lock()
 	if !l.seg.full {
 		err = s.rebuild(l.seg)

@@ -202,7 +202,7 @@ func readCalls(in shadow.Input, ref report.InputRef, fn func(*audit.CallRow) err
 	}
 	defer f.Close()
 	// Only the bytes verify read: a running gateway may append meanwhile.
-	read, err := audit.Calls(in.Name, bufio.NewReaderSize(io.LimitReader(f, ref.Bytes), 1<<20), chain.OpenEvidence(chain.EvidenceDir(in.File())), fn)
+	read, err := audit.Calls(in.Name, bufio.NewReaderSize(io.LimitReader(f, ref.Bytes), 1<<20), chain.ReadEvidence(chain.EvidenceDir(in.File())), fn)
 	if err == nil {
 		err = read.Err
 	}
