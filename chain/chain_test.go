@@ -428,10 +428,9 @@ func TestRawField(t *testing.T) {
 	}
 }
 
-// A writer stopped between a record and its newline leaves a whole
-// record: repair keeps it. An edited last record left without its newline
-// must not pass for a tear, or repair would cut the evidence of the edit.
-func TestRepairKeepsAWholeLastRecord(t *testing.T) {
+// threeEnds is a log of three end records, r0 to r2.
+func threeEnds(t *testing.T) []byte {
+	t.Helper()
 	var log bytes.Buffer
 	w := NewWriter(&log, Sync)
 	for i := 0; i < 3; i++ {
@@ -439,7 +438,14 @@ func TestRepairKeepsAWholeLastRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	data := log.Bytes()
+	return log.Bytes()
+}
+
+// A writer stopped between a record and its newline leaves a whole
+// record: repair keeps it. An edited last record left without its newline
+// must not pass for a tear, or repair would cut the evidence of the edit.
+func TestRepairKeepsAWholeLastRecord(t *testing.T) {
+	data := threeEnds(t)
 	unterminated := data[:len(data)-1]
 	var fixed bytes.Buffer
 	done, err := Repair(bytes.NewReader(unterminated), &fixed)
@@ -542,14 +548,7 @@ func TestReaderLinesPastItsBuffer(t *testing.T) {
 // just before its last brace, or followed only by the zeros a crash
 // leaves, is still a tear.
 func TestRepairRefusesBytesPastARecord(t *testing.T) {
-	var log bytes.Buffer
-	w := NewWriter(&log, Sync)
-	for i := 0; i < 3; i++ {
-		if _, err := w.Append(t0, "s", KindEnd, &testEnd{Reason: fmt.Sprint("r", i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data := log.Bytes()
+	data := threeEnds(t)
 	whole := data[:len(data)-1]
 	for name, tail := range map[string]string{"X": "X", "brace": "}", "space": " ", "tab and X": "\tX", "a second start": `{"v":1`} {
 		bad := append(append([]byte{}, whole...), tail...)
