@@ -80,7 +80,7 @@ func jsonPrefix(b []byte) bool {
 // pastRecordEnd), and where the cut leaves only "prev" it could be a
 // body's, so it is not judged.
 func ownTail(b []byte, seq int64, prev tlog.Hash, bad func(string, ...any) string) string {
-	k := tailAt(b)
+	k := tailAt(b, 0)
 	if k < 0 {
 		return ""
 	}
@@ -89,6 +89,11 @@ func ownTail(b []byte, seq int64, prev tlog.Hash, bad func(string, ...any) strin
 		return bad("does not link to record %d", seq-1)
 	}
 	rest := b[k+len(hashKey):]
+	if len(rest) > 64+2 {
+		// pastRecordEnd has refused a whole end with bytes after it;
+		// anything else this long is not the record's end either.
+		return bad("has a hash that is not 64 lower-case hex digits")
+	}
 	for i, c := range rest {
 		if i < 64 && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') || i >= 64 && c != `"}`[i-64] {
 			return bad("has a hash that is not 64 lower-case hex digits")
@@ -104,10 +109,11 @@ func ownTail(b []byte, seq int64, prev tlog.Hash, bad func(string, ...any) strin
 	return ""
 }
 
-// tailAt is where a record's own `","hash":"` starts in b, right after
-// its own prev's hex, or -1 if b does not reach it.
-func tailAt(b []byte) int {
-	for i := 0; ; {
+// tailAt is where a record's own `","hash":"` starts in b at or after
+// from, right after a `,"prev":"` and its 64 bytes, or -1 if there is
+// none.
+func tailAt(b []byte, from int) int {
+	for i := from; i < len(b); {
 		j := bytes.Index(b[i:], []byte(hashKey))
 		if j < 0 {
 			return -1
@@ -118,6 +124,7 @@ func tailAt(b []byte) int {
 		}
 		i = k + 1
 	}
+	return -1
 }
 
 // pastRecordEnd is how many bytes follow the end of a whole record in
@@ -126,21 +133,15 @@ func tailAt(b []byte) int {
 // comes just before "hash" inside one, and a string's quotes are escaped.
 // Zeros after the end are not counted: a crash can leave them.
 func pastRecordEnd(line []byte) int {
-	end := []byte(hashKey)
-	for i := 0; ; {
-		j := bytes.Index(line[i:], end)
-		if j < 0 {
-			return 0
-		}
-		h := i + j + len(end) // where the hash's hex starts
-		i = i + j + 1
-		if h-len(end)-64-len(prevKey) < 0 || !bytes.Equal(line[h-len(end)-64-len(prevKey):h-len(end)-64], []byte(prevKey)) || len(line) < h+66 {
-			continue
+	for k := tailAt(line, 0); k >= 0; k = tailAt(line, k+1) {
+		h := k + len(hashKey) // where the hash's hex starts
+		if len(line) < h+66 {
+			return 0 // a later end would start later still
 		}
 		var x tlog.Hash
-		if decodeHex(&x, line[h-len(end)-64:h-len(end)]) != nil || decodeHex(&x, line[h:h+64]) != nil || string(line[h+64:h+66]) != `"}` {
-			continue
+		if decodeHex(&x, line[k-64:k]) == nil && decodeHex(&x, line[h:h+64]) == nil && string(line[h+64:h+66]) == `"}` {
+			return len(bytes.TrimRight(line[h+66:], "\x00"))
 		}
-		return len(bytes.TrimRight(line[h+66:], "\x00"))
 	}
+	return 0
 }

@@ -27,19 +27,9 @@ tools:
 // benchLog records sessions of a mail assistant reading and sending mail,
 // and returns the log and its evidence store.
 func benchLog(b testing.TB, sessions int) ([]byte, chain.Evidence) {
-	b.Helper()
-	pol, err := engine.Load("bench", []byte(benchPolicy))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var buf bytes.Buffer
-	ev := chain.OpenEvidence(b.TempDir())
-	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
 	body := strings.Repeat("The quarterly numbers are attached; please review before Friday. ", 5)
-	for s := 0; s < sessions; s++ {
-		id := fmt.Sprintf("s%d", s)
-		events := []replay.Event{{Start: &replay.Start{Session: id, Server: "mail", Principal: engine.Principal{Subject: "ana"},
-			Tools: []engine.ToolDef{{Name: "get_recent_messages"}, {Name: "send_email"}}}}}
+	return mailLog(b, sessions, func(int) []replay.Event {
+		var events []replay.Event
 		for c := 0; c < 200; c++ {
 			read, send := fmt.Sprintf("r%d", c), fmt.Sprintf("m%d", c)
 			inbox := fmt.Sprintf("From: sender%d@mail.example\nSubject: report %d\n%s", c%50, c, body)
@@ -49,6 +39,27 @@ func benchLog(b testing.TB, sessions int) ([]byte, chain.Evidence) {
 				replay.Event{Call: &replay.Call{ID: send, Tool: "send_email", Args: map[string]any{"to": fmt.Sprintf("c%d@corp.example", c%20), "text": body}}},
 				replay.Event{Output: &replay.Output{Call: send, Text: "Message sent", Evidence: engine.OutputJSON("Message sent", nil, nil)}})
 		}
+		return events
+	})
+}
+
+// mailLog records sessions of the mail assistant under benchPolicy, each
+// the calls and outputs calls gives for it between its start and end, and
+// returns the log and its evidence store.
+func mailLog(b testing.TB, sessions int, calls func(s int) []replay.Event) ([]byte, chain.Evidence) {
+	b.Helper()
+	pol, err := engine.Load("bench", []byte(benchPolicy))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	ev := chain.OpenEvidence(b.TempDir())
+	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
+	for s := 0; s < sessions; s++ {
+		id := fmt.Sprintf("s%d", s)
+		events := []replay.Event{{Start: &replay.Start{Session: id, Server: "mail", Principal: engine.Principal{Subject: "ana"},
+			Tools: []engine.ToolDef{{Name: "get_recent_messages"}, {Name: "send_email"}}}}}
+		events = append(events, calls(s)...)
 		events = append(events, replay.Event{End: true})
 		for i := range events {
 			events[i].Line = i + 1

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"bailiff/audit"
 	"bailiff/chain"
 	"bailiff/engine"
 	"bailiff/internal/fault"
@@ -80,19 +78,10 @@ func TestFindingsIndependentOfWorkers(t *testing.T) {
 // bound between small ones (it takes the bound alone, and gives back what
 // it took).
 func TestBatchesCarryEveryRecord(t *testing.T) {
-	pol, err := engine.Load("bench", []byte(benchPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	ev := chain.OpenEvidence(t.TempDir())
-	rec := &audit.Recorder{Policy: pol, Log: chain.NewWriter(&buf, chain.None), Evidence: ev}
 	huge := strings.Repeat("x", queueBytes+5)
 	calls := 0
-	for s := range 5 {
-		id := fmt.Sprintf("s%d", s)
-		events := []replay.Event{{Start: &replay.Start{Session: id, Server: "mail", Principal: engine.Principal{Subject: "ana"},
-			Tools: []engine.ToolDef{{Name: "get_recent_messages"}, {Name: "send_email"}}}}}
+	data, ev := mailLog(t, 5, func(s int) []replay.Event {
+		var events []replay.Event
 		for c := range 37 * (s + 1) {
 			text := "short"
 			if s == 2 && c == 20 {
@@ -104,17 +93,10 @@ func TestBatchesCarryEveryRecord(t *testing.T) {
 				replay.Event{Output: &replay.Output{Call: send, Text: "Message sent", Evidence: engine.OutputJSON("Message sent", nil, nil)}})
 			calls++
 		}
-		events = append(events, replay.Event{End: true})
-		for i := range events {
-			events[i].Line = i + 1
-			events[i].At = time.Date(2026, 11, 1, s, 0, i, 0, time.UTC)
-		}
-		if err := rec.Record(id, events); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return events
+	})
 	for _, workers := range []int{1, 2, 3} {
-		rep, err := Log("mail", bytes.NewReader(buf.Bytes()), ev, Options{Workers: workers})
+		rep, err := Log("mail", bytes.NewReader(data), ev, Options{Workers: workers})
 		if err != nil || len(rep.Findings) != 0 || rep.Calls != calls || rep.Sessions != 5 {
 			t.Fatalf("%d workers: %v; %d calls of %d, %d sessions, findings %+v", workers, err, rep.Calls, calls, rep.Sessions, rep.Findings)
 		}
